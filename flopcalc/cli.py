@@ -1,0 +1,216 @@
+"""The command line: options in, one report out. The only module that prints or exits.
+
+Errors: a `FlopcalcError` (bad input) becomes one line on stderr and exit 2; a Typer/Click usage
+error the same; exit 1 is kept for an exceeded `check` budget. `--debug` or FLOPCALC_DEBUG=1
+shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from typing import Any, Callable, List, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from . import __version__
+from .errors import FlopcalcError
+from .numbers import parse_count, parse_length
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Exact parameter and FLOP counts for transformer models. "
+    "MODEL is a preset name (flopcalc list), a YAML file, or a Hugging Face config.json.",
+)
+
+_debug = bool(os.environ.get("FLOPCALC_DEBUG"))
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class AttentionOpt(str, Enum):
+    full = "full"
+    causal = "causal"
+
+
+# ---------------------------------------------------------------------------- shared options
+
+ModelArg = Annotated[str, typer.Argument(
+    metavar="MODEL", help="Preset name, path to a YAML preset, or path to a config.json.")]
+SetOpt = Annotated[Optional[List[str]], typer.Option(
+    "--set", metavar="KEY=VALUE",
+    help="Override a config field (repeatable; dotted keys for nested ones, e.g. bias.qkv=false).")]
+SeqOpt = Annotated[Optional[str], typer.Option(
+    "--seq", help="Sequence (source) length; k = 1024 (32k = 32,768). Default: the model's context.")]
+TgtSeqOpt = Annotated[Optional[str], typer.Option(
+    "--tgt-seq", help="Target (decoder) length of an encoder-decoder model. Default: --seq.")]
+BatchOpt = Annotated[str, typer.Option("--batch", help="Sequences per forward pass.")]
+TokensOpt = Annotated[Optional[str], typer.Option(
+    "--tokens", help="Training tokens D (300B, 1.5T, 3e11). Default: published, else 20 per param.")]
+AttentionFlag = Annotated[AttentionOpt, typer.Option(
+    "--attention", help="full: every (query, key) pair; causal: the s(s+1)/2 unmasked ones.",
+    case_sensitive=False)]
+FormatOpt = Annotated[Format, typer.Option(
+    "--format", "-f", help="table (for people), json or csv (for scripts).", case_sensitive=False)]
+ElementwiseOpt = Annotated[bool, typer.Option(
+    "--elementwise", help="Also count bias adds, norms, activations, softmax, residual adds.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"flopcalc {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    global _debug
+    _debug = _debug or debug
+
+
+# --------------------------------------------------------------------------------- emitting
+
+def emit(fmt: Format, data: Callable[[], Any], csv_text: Callable[[], str],
+         tables: Callable[[], list[Any]], warnings: list[str] = ()) -> None:
+    """Render in full, then write: a failure leaves stdout empty. Warnings go to stderr."""
+    from . import render
+
+    for line in warnings:
+        print(f"flopcalc: warning: {line}", file=sys.stderr)
+    if fmt is Format.json:
+        sys.stdout.write(render.to_json(data()) + "\n")
+    elif fmt is Format.csv:
+        sys.stdout.write(csv_text())
+    else:
+        render.print_tables(sys.stdout, tables())
+
+
+def load(model: str, overrides: Optional[List[str]]) -> Any:
+    from .registry import load_model
+
+    return load_model(model, overrides or ())
+
+
+def opt_length(text: Optional[str], option: str) -> Optional[int]:
+    return None if text is None else parse_length(text, option)
+
+
+def opt_count(text: Optional[str], option: str) -> Optional[int]:
+    return None if text is None else parse_count(text, option)
+
+
+# --------------------------------------------------------------------------------- commands
+
+@app.command()
+def model(
+    model: ModelArg,
+    seq: SeqOpt = None,
+    tgt_seq: TgtSeqOpt = None,
+    batch: BatchOpt = "1",
+    tokens: TokensOpt = None,
+    attention: AttentionFlag = AttentionOpt.full,
+    elementwise: ElementwiseOpt = False,
+    set_: SetOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Parameters, forward FLOPs by component, training FLOPs and the attention crossover."""
+    from . import render
+    from .report import build_report
+
+    report = build_report(
+        load(model, set_), seq=opt_length(seq, "--seq"), tgt_seq=opt_length(tgt_seq, "--tgt-seq"),
+        batch=parse_count(batch, "--batch"), tokens=opt_count(tokens, "--tokens"),
+        attention=attention.value, elementwise=elementwise)
+    emit(fmt, report.to_dict, lambda: render.model_csv(report),
+         lambda: render.model_tables(report), report.warnings)
+
+
+@app.command("list")
+def list_(fmt: FormatOpt = Format.table) -> None:
+    """Every shipped preset with its key dimensions and parameter count."""
+    from . import render
+    from .listing import preset_rows
+
+    rows = preset_rows()
+    emit(fmt, lambda: {"schema_version": 1, "presets": rows},
+         lambda: render.list_csv(rows), lambda: render.list_tables(rows))
+
+
+@app.command()
+def show(model: ModelArg, set_: SetOpt = None) -> None:
+    """Print the resolved config as YAML; the output is itself a valid preset."""
+    from .listing import config_yaml
+
+    sys.stdout.write(config_yaml(load(model, set_).config))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of `flopcalc model --format json`."""
+    from . import render
+    from .report import json_schema
+
+    sys.stdout.write(render.to_json(json_schema()) + "\n")
+
+
+# ------------------------------------------------------------------------------- entry point
+
+def _click_exceptions() -> tuple[type, type, type]:
+    try:  # Typer >= 0.25 vendors Click
+        from typer._click.exceptions import Abort, ClickException, Exit
+    except ImportError:  # pragma: no cover - older Typer on plain Click
+        from click.exceptions import Abort, ClickException, Exit  # type: ignore[no-redef]
+    return ClickException, Exit, Abort
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Console-script entry point: run the app and map every failure to an exit code."""
+    click_error, click_exit, click_abort = _click_exceptions()
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="flopcalc", standalone_mode=False)
+    except click_exit as exc:
+        return exc.exit_code
+    except click_error as exc:
+        if _debug:
+            raise
+        hint = " (see flopcalc --help)" if getattr(exc, "ctx", None) is None else (
+            f" (see {exc.ctx.command_path} --help)")
+        print(f"flopcalc: error: {exc.format_message()}{hint}", file=sys.stderr)
+        return exc.exit_code
+    except FlopcalcError as exc:
+        if _debug:
+            raise
+        print(f"flopcalc: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except (click_abort, KeyboardInterrupt):
+        print("flopcalc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `flopcalc ... | head`: the reader left; not an error of ours.
+        sys.stderr.close()
+        return 0
+    except Exception as exc:  # a bug: say so in one line, never a raw traceback
+        if _debug:
+            raise
+        print(f"flopcalc: internal error: {type(exc).__name__}: {exc} (rerun with --debug for "
+              "the traceback, and please report it)", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Human number syntax for options and budget files, always resolved to an exact int.
+
+Counts, tokens, params and FLOP limits: `1_000`, `1,000`, `3.14e23`, and the suffixes K, M, B (or
+G), T = 10^3, 10^6, 10^9, 10^12, case-insensitive (`300B`, `2.5t`). Sequence lengths: `k` = 1024
+and `M` = 1024², as context lengths are quoted (`32k` = 32,768; `128k` = 131,072).
+A value must come out as a positive whole number: `1.5` tokens, `0`, `-3`, `nan` and `inf` are
+errors (exit 2), never truncated.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from .errors import FlopcalcError
+
+DECIMAL_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+LENGTH_SUFFIXES = {"k": 2**10, "m": 2**20}
+
+
+def _to_int(text: str, option: str, suffixes: dict[str, int], example: str) -> int:
+    raw = str(text).strip()
+    body = raw.replace("_", "").replace(",", "")
+    scale = 1
+    if body and body[-1].lower() in suffixes:
+        scale = suffixes[body[-1].lower()]
+        body = body[:-1]
+    try:
+        value = Decimal(body) * scale
+    except InvalidOperation:
+        raise FlopcalcError(f"{option}: '{raw}' is not a number; write e.g. {example}") from None
+    if not value.is_finite():
+        raise FlopcalcError(f"{option}: '{raw}' is not a finite number; write e.g. {example}")
+    if value != value.to_integral_value():
+        raise FlopcalcError(f"{option}: '{raw}' is not a whole number ({value.normalize():f}); "
+                            "give an integer")
+    if value <= 0:
+        raise FlopcalcError(f"{option}: '{raw}' must be a positive whole number")
+    return int(value)
+
+
+def parse_count(text: str | int, option: str = "value") -> int:
+    """Counts, tokens, params, FLOPs: '300B' → 300_000_000_000; '3.14e23' → 314·10^21."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)
+    if not isinstance(text, str):
+        raise FlopcalcError(f"{option}: {text!r} is not a number; write e.g. 300B or 3.14e23")
+    return _to_int(text, option, DECIMAL_SUFFIXES, "300B, 1.5T, 3.14e23 or 2_000_000")
+
+
+def parse_length(text: str | int, option: str = "--seq") -> int:
+    """Sequence lengths: '32k' → 32_768; '2048' → 2048; '1M' → 1_048_576."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)
+    if not isinstance(text, str):
+        raise FlopcalcError(f"{option}: {text!r} is not a length; write e.g. 2048 or 32k")
+    return _to_int(text, option, LENGTH_SUFFIXES, "2048, 8k or 128k (k = 1024)")

@@ -1,0 +1,219 @@
+"""Formatting only: reports in, text out. No arithmetic beyond choosing how to show a number.
+
+rich is imported inside the table functions, so `--format json` and `--format csv` never load it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from .report import Report, Row
+
+_SCALES = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))
+
+
+def human(n: int | float) -> str:
+    """A short approximate form: 124.4M, 174.6B, 3.140e23 (≥ 1e15 in scientific notation)."""
+    if abs(n) >= 10**15:
+        mantissa, exponent = f"{n:.3e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+    for scale, suffix in _SCALES:
+        if abs(n) >= scale:
+            return f"{n / scale:.4g}{suffix}"
+    return f"{n:.4g}" if isinstance(n, float) else str(n)
+
+
+def exact(n: int | float) -> str:
+    return f"{n:,}" if isinstance(n, int) else f"{n:,.6g}"
+
+
+def with_human(n: int) -> str:
+    """'174,604,259,328 (174.6B)': the exact integer and its rounded form side by side."""
+    short = human(n)
+    return exact(n) if short == str(n) else f"{exact(n)} ({short})"
+
+
+def percent(x: float) -> str:
+    return f"{x:.1f}%" if x >= 0.05 or x == 0 else "<0.1%"
+
+
+def shape(dims: Sequence[int] | None) -> str:
+    return " x ".join(map(str, dims)) if dims else ""
+
+
+# ----------------------------------------------------------------------------------- JSON/CSV
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+# ------------------------------------------------------------------------------- rich helpers
+
+def new_table(title: str, columns: Sequence[str], caption: str | None = None) -> "Table":
+    """A table whose columns after the first are right-aligned (numbers), per rich-cli."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, title_justify="left",
+                  min_width=min(len(title), 78),
+                  caption_justify="left", pad_edge=False, show_edge=False, expand=False,
+                  collapse_padding=True)
+    for i, name in enumerate(columns):
+        table.add_column(name, justify="left" if i == 0 else "right", overflow="fold")
+    return table
+
+
+def print_tables(out: Any, renderables: Iterable[Any]) -> None:
+    """Print rich renderables to the text stream `out` (a terminal gets colour unless NO_COLOR)."""
+    from rich.console import Console
+
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    for i, item in enumerate(renderables):
+        if i:
+            console.print()
+        console.print(item)
+
+
+# ------------------------------------------------------------------------------- model report
+
+def model_csv(report: "Report") -> str:
+    s = report.settings
+    rows: list[list[Any]] = [
+        ["settings", key, "", "", value, ""]
+        for key, value in (("seq", s.seq), ("tgt_seq", s.tgt_seq or ""), ("batch", s.batch),
+                           ("tokens", s.tokens), ("attention", s.attention))
+    ]
+    for group in report.layers:
+        rows += [[f"params.per_layer.{group.stack}", r.name, r.kind, shape(r.shape), r.value,
+                  f"{r.share_pct:.4f}"] for r in group.param_rows]
+    rows += [["params", r.name, r.kind, shape(r.shape), r.value, f"{r.share_pct:.4f}"]
+             for r in report.params.rows]
+    rows += [["params", key, "total", "", getattr(report.params, key), ""]
+             for key in ("total", "embedding", "non_embedding")]
+    rows += [["flops", r.name, r.kind, "", r.value, f"{r.share_pct:.4f}"]
+             for r in report.flops.rows]
+    rows += [["flops", key, "total", "", getattr(report.flops, key), ""]
+             for key in ("forward", "weights", "attention", "elementwise")]
+    t = report.training
+    rows += [["training", key, "", "", getattr(t, key), ""]
+             for key in ("tokens", "six_nd", "attention_correction", "six_nd_plus_attention",
+                         "exact")]
+    rows.append(["training", "six_nd_below_exact_pct", "", "", f"{t.six_nd_below_exact_pct:.4f}",
+                 ""])
+    x = report.crossover
+    rows += [["crossover", "seq", "", "", x.seq, ""],
+             ["crossover", "d_model_multiple", "", "", x.d_model_multiple, ""],
+             ["crossover", "attention_share_pct", "", "", f"{x.attention_share_pct:.4f}", ""]]
+    return to_csv(["section", "name", "kind", "shape", "value", "share_pct"], rows)
+
+
+def _group_rows(rows: list["Row"], depth: int) -> list[tuple[str, int, float]]:
+    """Rows merged by the first `depth` dotted parts of their name (order kept)."""
+    merged: dict[str, list[float]] = {}
+    for r in rows:
+        key = ".".join(r.name.split(".")[:depth])
+        acc = merged.setdefault(key, [0, 0.0])
+        acc[0] += r.value
+        acc[1] += r.share_pct
+    return [(k, int(v[0]), v[1]) for k, v in merged.items()]
+
+
+def model_tables(report: "Report") -> list[Any]:
+    s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
+    out: list[Any] = []
+    lengths = f"seq {s.seq:,}" + (f", target {s.tgt_seq:,}" if s.tgt_seq else "")
+    out.append(f"[bold]{report.model.title}[/bold] ({report.model.name})\n"
+               f"{lengths}, batch {s.batch}, attention {s.attention}, D = {s.tokens:,} tokens "
+               f"({human(s.tokens)}; {s.tokens_source})\n")
+
+    for g in report.layers:
+        table = new_table(f"Parameters of one {g.stack} layer (x {g.n_layers} layers)",
+                          ["component", "shape", "params", "% layer"])
+        for r in g.param_rows:
+            table.add_row(r.name, shape(r.shape), exact(r.value), percent(r.share_pct))
+        table.add_row("[bold]layer total[/bold]", "", with_human(g.params), "100.0%")
+        out.append(table)
+
+    table = new_table("Model parameters", ["component", "params", "% total"])
+    for name, value, share in _group_rows(p.rows, 2):
+        table.add_row(name, with_human(value), percent(share))
+    table.add_row("[bold]total[/bold]", with_human(p.total), "100.0%")
+    table.add_row("non-embedding N", with_human(p.non_embedding), percent(100 * p.non_embedding / p.total))
+    out.append(table)
+
+    table = new_table(f"Forward FLOPs ({lengths}, batch {s.batch})",
+                      ["component", "FLOPs", "% fwd"])
+    for r in f.rows:
+        table.add_row(r.name, with_human(r.value), percent(r.share_pct))
+    table.add_row("weight GEMMs", with_human(f.weights), percent(100 * f.weights / f.forward))
+    table.add_row("attention matrix (s²)", with_human(f.attention),
+                  percent(100 * f.attention / f.forward))
+    if f.elementwise:
+        table.add_row("element-wise", with_human(f.elementwise),
+                      percent(100 * f.elementwise / f.forward))
+    table.add_row("[bold]forward[/bold]", with_human(f.forward), "100.0%")
+    table.add_row("per output token", exact(f.forward_per_token), "")
+    out.append(table)
+
+    table = new_table(f"Training on D = {t.tokens:,} tokens ({human(t.tokens)})",
+                      ["estimate", "FLOPs"])
+    table.add_row("6ND (N non-embedding)", with_human(t.six_nd))
+    table.add_row("attention correction", with_human(t.attention_correction))
+    table.add_row("6ND + attention", with_human(t.six_nd_plus_attention))
+    table.add_row("[bold]exact[/bold] (3 x forward)", with_human(t.exact))
+    table.add_row("6ND below exact", percent(t.six_nd_below_exact_pct))
+    out.append(table)
+
+    table = new_table("Crossover: attention matrix = weight GEMMs (layers only)", ["", "value"])
+    table.add_row("crossover seq s*", exact(x.seq) + ("" if x.exact == str(x.seq) else
+                                                      f" (exactly {x.exact})"))
+    table.add_row("s* / d_model", f"{x.d_model_multiple:.4g}")
+    table.add_row(f"attention share at seq {s.seq:,}", percent(x.attention_share_pct))
+    table.add_row("  of the layers' FLOPs", percent(x.layer_attention_share_pct))
+    out.append(table)
+    out.append(conventions_text(report.conventions))
+    return out
+
+
+def conventions_text(lines: Sequence[str]) -> str:
+    """The counting conventions, printed under every table output."""
+    return "[dim]How this was counted:[/dim]\n" + "\n".join(f"- {line}" for line in lines)
+
+
+# ------------------------------------------------------------------------------- preset list
+
+_LIST_COLUMNS = ("name", "architecture", "n_layers", "d_model", "n_heads", "n_kv_heads",
+                 "head_dim", "d_ff", "vocab_size", "context", "params_total",
+                 "params_non_embedding")
+
+
+def list_csv(rows: list[dict[str, Any]]) -> str:
+    return to_csv(_LIST_COLUMNS, ([r[k] if r[k] is not None else "" for k in _LIST_COLUMNS]
+                                  for r in rows))
+
+
+def list_tables(rows: list[dict[str, Any]]) -> list[Any]:
+    table = new_table("Presets (flopcalc model NAME)",
+                      ["name", "L", "d", "heads", "d_ff", "ctx", "params", "≈"],
+                      caption="L: layers (encoder+decoder); heads: query/KV; ctx: context.")
+    for r in rows:
+        heads = f"{r['n_heads']}" + (f"/{r['n_kv_heads']}" if r["n_kv_heads"] != r["n_heads"]
+                                     else "")
+        table.add_row(r["name"], str(r["n_layers"]), str(r["d_model"]), heads, str(r["d_ff"]),
+                      f"{r['context']:,}" if r["context"] else "-", exact(r["params_total"]),
+                      human(r["params_total"]))
+    return [table]
