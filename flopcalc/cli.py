@@ -169,11 +169,11 @@ def schema() -> None:
 # ------------------------------------------------------------------------------- entry point
 
 def _click_exceptions() -> tuple[type, type, type]:
-    try:  # Typer >= 0.25 vendors Click
-        from typer._click.exceptions import Abort, ClickException, Exit
-    except ImportError:  # pragma: no cover - older Typer on plain Click
-        from click.exceptions import Abort, ClickException, Exit  # type: ignore[no-redef]
-    return ClickException, Exit, Abort
+    # Typer 0.29 vendors Click (pyproject pins the minor version): usage errors are its
+    # ClickException, and `ctx.exit()` / aborts raise Typer's own Exit and Abort.
+    from typer._click.exceptions import ClickException
+
+    return ClickException, typer.Exit, typer.Abort
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -187,9 +187,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     except click_error as exc:
         if _debug:
             raise
-        hint = " (see flopcalc --help)" if getattr(exc, "ctx", None) is None else (
-            f" (see {exc.ctx.command_path} --help)")
-        print(f"flopcalc: error: {exc.format_message()}{hint}", file=sys.stderr)
+        message = exc.format_message()
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `flopcalc`: the help is the message
+            print(message, file=sys.stderr)
+            return exc.exit_code
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see {ctx.command_path if ctx else 'flopcalc'} --help)"
+        message = message.replace("Value error, ", "").rstrip(".")
+        print(f"flopcalc: error: {message}{hint}", file=sys.stderr)
         return exc.exit_code
     except FlopcalcError as exc:
         if _debug:
