@@ -166,6 +166,146 @@ def schema() -> None:
     sys.stdout.write(render.to_json(json_schema()) + "\n")
 
 
+@app.command()
+def sweep(
+    model: ModelArg,
+    seq: Annotated[str, typer.Option(
+        "--seq", help="Lengths: 1k,2k,4k; a range 1k..1M (every power of two); or a range with "
+        "--points N (N log-spaced lengths). k = 1024.")] = "1k..1M",
+    points: Annotated[Optional[int], typer.Option(
+        "--points", help="With a range: this many log-spaced integer lengths.")] = None,
+    batch: BatchOpt = "1",
+    attention: AttentionFlag = AttentionOpt.full,
+    set_: SetOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Forward FLOPs over many sequence lengths: where attention's s² term takes over."""
+    from . import counting as c
+    from . import render
+    from .report import default_tokens  # noqa: F401  (keeps report's helpers in one place)
+    from .sweep import parse_seq_spec, rows_as_dicts, sweep_rows
+
+    loaded = load(model, set_)
+    cfg = loaded.config
+    lengths = parse_seq_spec(seq, points)
+    params = c.model_params(cfg)
+    n = c.total(params) - c.total(params, c.EMBEDDING)
+    s_star = c.crossover_seq(cfg, attention.value)
+    rows = sweep_rows(cfg, lengths, parse_count(batch, "--batch"), attention.value, n, s_star)
+    doc = {
+        "schema_version": 1,
+        "model": {"name": loaded.name, "title": cfg.title or loaded.name},
+        "settings": {"seq": seq, "points": points, "batch": parse_count(batch, "--batch"),
+                     "attention": attention.value, "lengths": len(lengths),
+                     "tgt_seq": "= seq" if cfg.is_encoder_decoder else None},
+        "n_non_embedding": n,
+        "crossover": {"seq": -(-s_star.numerator // s_star.denominator), "exact": str(s_star),
+                      "d_model_multiple": float(s_star / cfg.d_model)},
+        "rows": rows_as_dicts(rows),
+    }
+    emit(fmt, lambda: doc, lambda: render.sweep_csv(doc), lambda: render.sweep_tables(doc))
+
+
+@app.command()
+def compare(
+    models: Annotated[List[str], typer.Argument(metavar="MODEL...", help="Two or more models.")],
+    seq: SeqOpt = None,
+    batch: BatchOpt = "1",
+    tokens: TokensOpt = None,
+    attention: AttentionFlag = AttentionOpt.full,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Key figures of several models side by side (each at its own context unless --seq)."""
+    from . import render
+    from .compare import summary
+    from .report import build_report
+
+    reports = [build_report(load(m, None), seq=opt_length(seq, "--seq"),
+                            batch=parse_count(batch, "--batch"),
+                            tokens=opt_count(tokens, "--tokens"), attention=attention.value)
+               for m in models]
+    doc = {"schema_version": 1,
+           "settings": {"seq": opt_length(seq, "--seq"), "batch": parse_count(batch, "--batch"),
+                        "attention": attention.value},
+           "models": [summary(r) for r in reports]}
+    warnings = [w for r in reports for w in r.warnings]
+    emit(fmt, lambda: doc, lambda: render.compare_csv(doc), lambda: render.compare_tables(doc),
+         warnings)
+
+
+@app.command()
+def check(
+    model: Annotated[Optional[str], typer.Argument(
+        metavar="[MODEL]", help="Preset, YAML or config.json (or use --budget).")] = None,
+    max_: Annotated[Optional[List[str]], typer.Option(
+        "--max", metavar="KEY=VALUE",
+        help="A limit on a numeric key of `model --format json`, e.g. training.exact=3.3e23 "
+        "(repeatable).")] = None,
+    budget: Annotated[Optional[str], typer.Option(
+        "--budget", metavar="FILE", help="A YAML file of checks (see README).")] = None,
+    seq: SeqOpt = None,
+    tgt_seq: TgtSeqOpt = None,
+    batch: BatchOpt = "1",
+    tokens: TokensOpt = None,
+    attention: AttentionFlag = AttentionOpt.full,
+    set_: SetOpt = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Fail (exit 1) when a model exceeds a FLOP or parameter budget: a CI gate."""
+    from pathlib import Path
+
+    from . import render
+    from .check import evaluate, model_ref, parse_max_options, read_budget
+    from .errors import BudgetExceeded
+    from .report import build_report
+
+    if (model is None) == (budget is None):
+        raise FlopcalcError("give either MODEL with --max KEY=VALUE, or --budget FILE")
+    results = []
+    if budget is not None:
+        path = Path(budget)
+        for i, entry in enumerate(read_budget(path).checks):
+            try:
+                report = build_report(
+                    load(model_ref(entry.model, path), entry.set),
+                    seq=None if entry.seq is None else parse_length(entry.seq, "seq"),
+                    tgt_seq=None if entry.tgt_seq is None else parse_length(entry.tgt_seq,
+                                                                            "tgt_seq"),
+                    batch=parse_count(entry.batch, "batch"),
+                    tokens=None if entry.tokens is None else parse_count(entry.tokens, "tokens"),
+                    attention=_attention_value(entry.attention))
+                results += evaluate(entry.model, report.to_dict(), entry.max)
+            except FlopcalcError as exc:
+                raise FlopcalcError(f"{path}: checks.{i} ({entry.model}): {exc}") from None
+    else:
+        if not max_:
+            raise FlopcalcError("check needs at least one --max KEY=VALUE (e.g. --max "
+                                "params.total=180B)")
+        report = build_report(
+            load(model, set_), seq=opt_length(seq, "--seq"),
+            tgt_seq=opt_length(tgt_seq, "--tgt-seq"), batch=parse_count(batch, "--batch"),
+            tokens=opt_count(tokens, "--tokens"), attention=attention.value)
+        results = evaluate(model, report.to_dict(), parse_max_options(max_))
+    from dataclasses import asdict
+
+    rows = [asdict(r) for r in results]
+    failed = sum(r["status"] == "FAIL" for r in rows)
+    doc = {"schema_version": 1, "passed": failed == 0, "rows": rows}
+    emit(fmt, lambda: doc, lambda: render.check_csv(doc), lambda: render.check_lines(doc))
+    if failed:
+        raise BudgetExceeded(f"{failed} of {len(rows)} limits exceeded")
+
+
+def _attention_value(text: str) -> str:
+    if text not in ("full", "causal"):
+        raise FlopcalcError(f"attention: '{text}' must be full or causal")
+    return text
+
+
+# Commands defined in their own modules register themselves on `app` when imported. Their
+# heavy imports happen inside the command functions, so importing them here costs little.
+from . import cli_conventions, cli_inference  # noqa: E402,F401
+
 # ------------------------------------------------------------------------------- entry point
 
 def _click_exceptions() -> tuple[type, type, type]:

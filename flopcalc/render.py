@@ -35,8 +35,9 @@ def exact(n: int | float) -> str:
 
 def with_human(n: int) -> str:
     """'174,604,259,328 (174.6B)': the exact integer and its rounded form side by side."""
-    short = human(n)
-    return exact(n) if short == str(n) else f"{exact(n)} ({short})"
+    if abs(n) < 10**6:  # short enough to read exactly
+        return exact(n)
+    return f"{exact(n)} ({human(n)})"
 
 
 def percent(x: float) -> str:
@@ -217,3 +218,107 @@ def list_tables(rows: list[dict[str, Any]]) -> list[Any]:
                       f"{r['context']:,}" if r["context"] else "-", exact(r["params_total"]),
                       human(r["params_total"]))
     return [table]
+
+
+# ------------------------------------------------------------------------------------- sweep
+
+_BAR_WIDTH = 12
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar(share_pct: float, width: int = _BAR_WIDTH) -> str:
+    """A horizontal bar of `width` cells for a 0-100 share, in eighths of a cell."""
+    eighths = round(share_pct / 100 * width * 8)
+    full, rest = divmod(eighths, 8)
+    return ("█" * full + (_EIGHTHS[rest] if rest else "")).ljust(width)
+
+
+_SWEEP_COLUMNS = ("seq", "weights", "attention", "forward", "forward_per_token",
+                  "attention_share_pct", "six_nd_undercount_pct", "past_crossover")
+
+
+def sweep_csv(doc: dict[str, Any]) -> str:
+    return to_csv(_SWEEP_COLUMNS, ([row[k] for k in _SWEEP_COLUMNS] for row in doc["rows"]))
+
+
+def sweep_tables(doc: dict[str, Any]) -> list[Any]:
+    x, s = doc["crossover"], doc["settings"]
+    table = new_table(
+        f"{doc['model']['title']}: forward FLOPs by sequence length (batch {s['batch']}, "
+        f"attention {s['attention']})",
+        ["seq", "weights ≈", "attention ≈", "forward ≈", "attention share", "6ND under"],
+        caption="≈: rounded to 4 digits; --format json or csv gives every count exactly. "
+                "6ND under: how far 6ND is below the exact training count.")
+    marked = False
+    for row in doc["rows"]:
+        if row["past_crossover"] and not marked:
+            table.add_row(f"[bold]s* {x['seq']:,}[/bold]", "", "", "",
+                          f"[bold]crossover ({x['d_model_multiple']:.4g}d)[/bold]", "",
+                          end_section=False)
+            marked = True
+        table.add_row(f"{row['seq']:,}", human(row["weights"]), human(row["attention"]),
+                      human(row["forward"]),
+                      f"{bar(row['attention_share_pct'])} {row['attention_share_pct']:5.1f}%",
+                      percent(row["six_nd_undercount_pct"]))
+    if not marked:
+        table.add_row(f"(s* {x['seq']:,})", "", "", "", "crossover beyond the range", "")
+    return [table]
+
+
+# ----------------------------------------------------------------------------------- compare
+
+def compare_csv(doc: dict[str, Any]) -> str:
+    keys = list(doc["models"][0]) if doc["models"] else []
+    return to_csv(keys, ([m[k] for k in keys] for m in doc["models"]))
+
+
+_COMPARE_ROWS = (
+    ("params_total", "params"), ("params_non_embedding", "non-embedding N"),
+    ("seq", "seq"), ("flops_forward", "forward FLOPs"),
+    ("flops_forward_per_token", "forward / token"), ("attention_share_pct", "attention share"),
+    ("crossover_seq", "crossover s*"), ("crossover_d_model_multiple", "s* / d_model"),
+    ("training_tokens", "training D"), ("training_six_nd", "6ND"),
+    ("training_exact", "exact training"), ("six_nd_below_exact_pct", "6ND below exact"),
+)
+
+
+def compare_tables(doc: dict[str, Any]) -> list[Any]:
+    models = doc["models"]
+    table = new_table(f"Compared (batch {doc['settings']['batch']}, attention "
+                      f"{doc['settings']['attention']})", ["", *[m["name"] for m in models]],
+                      caption="Exact integers, with the rounded form in parentheses.")
+    for key, label in _COMPARE_ROWS:
+        cells = []
+        for m in models:
+            v = m[key]
+            if key.endswith("_pct"):
+                cells.append(percent(v))
+            elif isinstance(v, float):
+                cells.append(f"{v:.4g}")
+            else:
+                cells.append(with_human(v))
+        table.add_row(label, *cells)
+    return [table]
+
+
+# ------------------------------------------------------------------------------------- check
+
+def check_csv(doc: dict[str, Any]) -> str:
+    keys = ("status", "model", "key", "value", "limit", "margin", "margin_pct")
+    return to_csv(keys, ([row[k] for k in keys] for row in doc["rows"]))
+
+
+def check_lines(doc: dict[str, Any]) -> list[Any]:
+    lines = []
+    for row in doc["rows"]:
+        mark = "[green]PASS[/green]" if row["status"] == "PASS" else "[red bold]FAIL[/red bold]"
+        lines.append(f"{mark} {row['model']} {row['key']} = {fmt_number(row['value'])} "
+                     f"(limit {fmt_number(row['limit'])}, margin {fmt_number(row['margin'])}, "
+                     f"{row['margin_pct']:+.1f}%)")
+    n_fail = sum(row["status"] == "FAIL" for row in doc["rows"])
+    lines.append(f"{len(doc['rows']) - n_fail} within limits, {n_fail} over")
+    return ["\n".join(lines)]
+
+
+def fmt_number(v: int | float) -> str:
+    return with_human(v) if isinstance(v, int) else f"{v:,.6g}"
