@@ -318,6 +318,8 @@ def _click_exceptions() -> tuple[type, type, type]:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Console-script entry point: run the app and map every failure to an exit code."""
+    global _debug
+    _debug = bool(os.environ.get("FLOPCALC_DEBUG"))  # `--debug` sets it again for this run
     click_error, click_exit, click_abort = _click_exceptions()
     command = typer.main.get_command(app)
     try:

@@ -15,6 +15,7 @@ from .errors import FlopcalcError
 
 DECIMAL_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 LENGTH_SUFFIXES = {"k": 2**10, "m": 2**20}
+MAX_VALUE = 10**30  # far beyond any real model or budget; larger is a typo, not a plan
 
 
 def _to_int(text: str, option: str, suffixes: dict[str, int], example: str) -> int:
@@ -26,6 +27,8 @@ def _to_int(text: str, option: str, suffixes: dict[str, int], example: str) -> i
         body = body[:-1]
     try:
         value = Decimal(body) * scale
+        if value.is_finite() and value.adjusted() > 40:  # keep to_integral cheap and exact
+            raise FlopcalcError(f"{option}: '{raw}' is larger than 1e30; check the number")
     except InvalidOperation:
         raise FlopcalcError(f"{option}: '{raw}' is not a number; write e.g. {example}") from None
     if not value.is_finite():
@@ -35,6 +38,8 @@ def _to_int(text: str, option: str, suffixes: dict[str, int], example: str) -> i
                             "give an integer")
     if value <= 0:
         raise FlopcalcError(f"{option}: '{raw}' must be a positive whole number")
+    if value > MAX_VALUE:
+        raise FlopcalcError(f"{option}: '{raw}' is larger than 1e30; check the number")
     return int(value)
 
 

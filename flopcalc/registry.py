@@ -75,7 +75,8 @@ def parse_yaml(text: str, label: str) -> Any:
     try:
         return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.constructor.ConstructorError as exc:
-        tag = f" {exc.problem.split('tag')[-1].strip()}" if exc.problem else ""
+        quoted = (exc.problem or "").split("'")
+        tag = f" {quoted[1].replace('tag:yaml.org,2002:', '!!')}" if len(quoted) > 2 else ""
         raise FlopcalcError(
             f"{label}: unsupported YAML tag{tag}{_line(exc)}: flopcalc reads plain YAML data "
             "only (nothing is constructed or executed); remove the tag"
@@ -121,10 +122,10 @@ def resolve(ref: str) -> tuple[str, str, dict[str, Any]]:
         return path.stem, str(path), read_mapping(path, "model file")
     names = preset_names()
     if ref not in names:
-        hint = suggest(ref, names) or ""
+        hint = suggest(ref, names)
         raise FlopcalcError(
-            f"unknown model '{ref}';{hint} (flopcalc list shows all presets; a file path works "
-            "too)"
+            f"unknown model '{ref}'" + (f";{hint}" if hint else "")
+            + " (flopcalc list shows all presets; a YAML or config.json path works too)"
         )
     return ref, "preset", read_mapping(presets_dir() / f"{ref}.yaml", "model file")
 
