@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from enum import Enum
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Sequence
 
 import typer
 from typing_extensions import Annotated
@@ -84,7 +84,7 @@ def _root(
 # --------------------------------------------------------------------------------- emitting
 
 def emit(fmt: Format, data: Callable[[], Any], csv_text: Callable[[], str],
-         tables: Callable[[], list[Any]], warnings: list[str] = ()) -> None:
+         tables: Callable[[], Any], warnings: Sequence[str] = ()) -> None:
     """Render in full, then write: a failure leaves stdout empty. Warnings go to stderr."""
     from . import render
 
@@ -95,7 +95,11 @@ def emit(fmt: Format, data: Callable[[], Any], csv_text: Callable[[], str],
     elif fmt is Format.csv:
         sys.stdout.write(csv_text())
     else:
-        render.print_tables(sys.stdout, tables())
+        rendered = tables()
+        if isinstance(rendered, str):  # plain text that must not be re-wrapped
+            sys.stdout.write(rendered)
+        else:
+            render.print_tables(sys.stdout, rendered)
 
 
 def load(model: str, overrides: Optional[List[str]]) -> Any:
@@ -153,8 +157,10 @@ def list_(fmt: FormatOpt = Format.table) -> None:
 def show(model: ModelArg, set_: SetOpt = None) -> None:
     """Print the resolved config as YAML; the output is itself a valid preset."""
     from .listing import config_yaml
+    from .validation import validate_model
 
-    sys.stdout.write(config_yaml(load(model, set_).config))
+    loaded = load(model, set_)
+    sys.stdout.write(config_yaml(validate_model(loaded.raw, loaded.label)))
 
 
 @app.command()
@@ -291,7 +297,7 @@ def check(
     rows = [asdict(r) for r in results]
     failed = sum(r["status"] == "FAIL" for r in rows)
     doc = {"schema_version": 1, "passed": failed == 0, "rows": rows}
-    emit(fmt, lambda: doc, lambda: render.check_csv(doc), lambda: render.check_lines(doc))
+    emit(fmt, lambda: doc, lambda: render.check_csv(doc), lambda: render.check_text(doc))
     if failed:
         raise BudgetExceeded(f"{failed} of {len(rows)} limits exceeded")
 
@@ -309,11 +315,10 @@ from . import cli_conventions, cli_inference  # noqa: E402,F401
 # ------------------------------------------------------------------------------- entry point
 
 def _click_exceptions() -> tuple[type, type, type]:
-    # Typer 0.29 vendors Click (pyproject pins the minor version): usage errors are its
-    # ClickException, and `ctx.exit()` / aborts raise Typer's own Exit and Abort.
-    from typer._click.exceptions import ClickException
+    """Click's usage error, exit and abort exceptions (Typer 0.24 runs on Click)."""
+    from click.exceptions import Abort, ClickException, Exit
 
-    return ClickException, typer.Exit, typer.Abort
+    return ClickException, Exit, Abort
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -11,6 +11,8 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
+from .arch import Arch, Dims
+
 PositiveInt = Annotated[StrictInt, Field(gt=0)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 
@@ -35,7 +37,7 @@ class Biases(BaseModel):
         return value
 
 
-class ModelConfig(BaseModel):
+class ModelConfig(BaseModel, Dims):
     """A transformer's architecture, as far as parameter and FLOP counts depend on it.
 
     Encoder-decoder models: `n_encoder_layers` encoder layers (self-attention + MLP) and `n_layers`
@@ -100,25 +102,6 @@ class ModelConfig(BaseModel):
             raise ValueError("learned positions need max_seq_len (the size of the position table)")
         return self
 
-    # Derived sizes: one place, so counting never re-derives them differently.
-    @property
-    def kv_heads(self) -> int:
-        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads if self.head_dim is None else self.head_dim
-
-    @property
-    def d_q(self) -> int:
-        """Width of all query heads together (h·d_h); equals d_model unless head_dim says not."""
-        return self.n_heads * self.d_head
-
-    @property
-    def d_kv(self) -> int:
-        """Width of all key (or value) heads together (h_kv·d_h)."""
-        return self.kv_heads * self.d_head
-
-    @property
-    def is_encoder_decoder(self) -> bool:
-        return self.architecture == "encoder-decoder"
+    def resolve(self) -> Arch:
+        """The validated config as the plain `Arch` that counting reads."""
+        return Arch.from_dict(self.model_dump())

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable, Literal
 
-from .config import ModelConfig
+from .arch import Arch
 
 Attention = Literal["full", "causal"]
 Stack = Literal["encoder", "decoder"]
@@ -61,7 +61,7 @@ class Workload:
         return self.batch * self.tgt_seq
 
 
-def workload(cfg: ModelConfig, seq: int, tgt_seq: int | None = None, batch: int = 1,
+def workload(cfg: Arch, seq: int, tgt_seq: int | None = None, batch: int = 1,
              attention: Attention = "full") -> Workload:
     """A Workload for `cfg`; a decoder-only model has a single length, so tgt_seq = seq."""
     if not cfg.is_encoder_decoder or tgt_seq is None:
@@ -74,14 +74,14 @@ def total(parts: Iterable[Part], kind: str | None = None) -> int:
     return sum(p.value for p in parts if kind is None or p.kind == kind)
 
 
-def stacks(cfg: ModelConfig) -> list[tuple[Stack, int]]:
+def stacks(cfg: Arch) -> list[tuple[Stack, int]]:
     """The layer stacks of the model, in forward order, with their layer counts."""
     if cfg.is_encoder_decoder:
         return [("encoder", cfg.n_encoder_layers), ("decoder", cfg.n_layers)]
     return [("decoder", cfg.n_layers)]
 
 
-def has_cross_attention(cfg: ModelConfig, stack: Stack) -> bool:
+def has_cross_attention(cfg: Arch, stack: Stack) -> bool:
     return cfg.is_encoder_decoder and stack == "decoder"
 
 
@@ -89,7 +89,7 @@ def has_cross_attention(cfg: ModelConfig, stack: Stack) -> bool:
 # Parameters
 # --------------------------------------------------------------------------------------------
 
-def _attention_params(cfg: ModelConfig, prefix: str) -> list[Part]:
+def _attention_params(cfg: Arch, prefix: str) -> list[Part]:
     d, d_q, d_kv = cfg.d_model, cfg.d_q, cfg.d_kv
     parts = [
         Part(f"{prefix}.q.weight", d * d_q, LAYERS, (d, d_q)),
@@ -108,14 +108,14 @@ def _attention_params(cfg: ModelConfig, prefix: str) -> list[Part]:
     return parts
 
 
-def _mlp_matrices(cfg: ModelConfig) -> list[tuple[str, int, int]]:
+def _mlp_matrices(cfg: Arch) -> list[tuple[str, int, int]]:
     """(name, in, out) of each MLP matrix: gate and up d→f (gate only when gated), down f→d."""
     d, f = cfg.d_model, cfg.d_ff
     ins = [("gate", d, f)] if cfg.mlp == "gated" else []
     return ins + [("up", d, f), ("down", f, d)]
 
 
-def _mlp_params(cfg: ModelConfig) -> list[Part]:
+def _mlp_params(cfg: Arch) -> list[Part]:
     parts = []
     for name, n_in, n_out in _mlp_matrices(cfg):
         parts.append(Part(f"mlp.{name}.weight", n_in * n_out, LAYERS, (n_in, n_out)))
@@ -124,7 +124,7 @@ def _mlp_params(cfg: ModelConfig) -> list[Part]:
     return parts
 
 
-def _norm_params(cfg: ModelConfig, prefix: str, kind: str = LAYERS) -> list[Part]:
+def _norm_params(cfg: Arch, prefix: str, kind: str = LAYERS) -> list[Part]:
     """LayerNorm: gain and bias of width d; RMSNorm: gain only; `none`: nothing."""
     d = cfg.d_model
     if cfg.norm == "none":
@@ -135,13 +135,13 @@ def _norm_params(cfg: ModelConfig, prefix: str, kind: str = LAYERS) -> list[Part
     return parts
 
 
-def sublayers(cfg: ModelConfig, stack: Stack) -> list[str]:
+def sublayers(cfg: Arch, stack: Stack) -> list[str]:
     """The residual sublayers of one layer, in order; each has its own norm (pre or post)."""
     middle = ["cross_attn"] if has_cross_attention(cfg, stack) else []
     return ["attn", *middle, "mlp"]
 
 
-def layer_params(cfg: ModelConfig, stack: Stack) -> list[Part]:
+def layer_params(cfg: Arch, stack: Stack) -> list[Part]:
     """Parameters of one layer of `stack`, by tensor, with shapes."""
     parts: list[Part] = []
     for sub in sublayers(cfg, stack):
@@ -150,7 +150,7 @@ def layer_params(cfg: ModelConfig, stack: Stack) -> list[Part]:
     return parts
 
 
-def model_params(cfg: ModelConfig) -> list[Part]:
+def model_params(cfg: Arch) -> list[Part]:
     """Whole-model parameters: embeddings, every layer (summed over the stack), final norms and
     an untied LM head. A tied LM head reuses the token embedding and adds nothing."""
     d, vocab = cfg.d_model, cfg.vocab_size
@@ -184,7 +184,7 @@ def attention_pairs(n_q: int, n_k: int, causal: bool) -> int:
     return n_q * n_k
 
 
-def _attention_flops(cfg: ModelConfig, prefix: str, n_q: int, n_k: int, batch: int,
+def _attention_flops(cfg: Arch, prefix: str, n_q: int, n_k: int, batch: int,
                      causal: bool) -> list[Part]:
     d, d_q, d_kv, h, d_h = cfg.d_model, cfg.d_q, cfg.d_kv, cfg.n_heads, cfg.d_head
     t_q, t_k = batch * n_q, batch * n_k
@@ -201,13 +201,13 @@ def _attention_flops(cfg: ModelConfig, prefix: str, n_q: int, n_k: int, batch: i
     ]
 
 
-def _mlp_flops(cfg: ModelConfig, tokens: int) -> list[Part]:
+def _mlp_flops(cfg: Arch, tokens: int) -> list[Part]:
     # Each matrix: (T×in)·(in×out) → 2·T·in·out.
     return [Part(f"mlp.{name}", 2 * tokens * n_in * n_out, WEIGHTS)
             for name, n_in, n_out in _mlp_matrices(cfg)]
 
 
-def layer_flops(cfg: ModelConfig, stack: Stack, w: Workload, elementwise: bool = False) -> list[Part]:
+def layer_flops(cfg: Arch, stack: Stack, w: Workload, elementwise: bool = False) -> list[Part]:
     """Forward FLOPs of one layer of `stack` for workload `w`."""
     n_self = w.seq if stack == "encoder" else w.tgt_seq
     causal = w.attention == "causal" and stack == "decoder"
@@ -221,7 +221,7 @@ def layer_flops(cfg: ModelConfig, stack: Stack, w: Workload, elementwise: bool =
     return parts
 
 
-def model_flops(cfg: ModelConfig, w: Workload, elementwise: bool = False) -> list[Part]:
+def model_flops(cfg: Arch, w: Workload, elementwise: bool = False) -> list[Part]:
     """Whole-model forward FLOPs: every layer (summed over its stack), then the LM head."""
     parts: list[Part] = []
     for stack, n_layers in stacks(cfg):
@@ -253,11 +253,11 @@ _ACTIVATION_PER_ELEMENT = {"relu": 1, "gelu": 9, "silu": 4}
 _SOFTMAX_PER_SCORE = 5
 
 
-def _norm_cost(cfg: ModelConfig, tokens: int) -> int:
+def _norm_cost(cfg: Arch, tokens: int) -> int:
     return _NORM_PER_ELEMENT[cfg.norm] * tokens * cfg.d_model
 
 
-def _elementwise_flops(cfg: ModelConfig, stack: Stack, w: Workload) -> list[Part]:
+def _elementwise_flops(cfg: Arch, stack: Stack, w: Workload) -> list[Part]:
     """Element-wise FLOPs of one layer: norms, biases, activation, softmax and residual adds."""
     n_self = w.seq if stack == "encoder" else w.tgt_seq
     tokens = w.batch * n_self
@@ -299,7 +299,7 @@ def _elementwise_flops(cfg: ModelConfig, stack: Stack, w: Workload) -> list[Part
 # Derived figures: crossover and training
 # --------------------------------------------------------------------------------------------
 
-def layers_weights_attention(cfg: ModelConfig, w: Workload) -> tuple[int, int]:
+def layers_weights_attention(cfg: Arch, w: Workload) -> tuple[int, int]:
     """(weight-GEMM, attention-matrix) FLOPs of all layers: no LM head, no element-wise ops."""
     weights = attention = 0
     for stack, n_layers in stacks(cfg):
@@ -309,7 +309,7 @@ def layers_weights_attention(cfg: ModelConfig, w: Workload) -> tuple[int, int]:
     return weights, attention
 
 
-def crossover_seq(cfg: ModelConfig, attention: Attention = "full") -> Fraction:
+def crossover_seq(cfg: Arch, attention: Attention = "full") -> Fraction:
     """The sequence length s* at which the layers' attention-matrix FLOPs equal their weight-GEMM
     FLOPs (LM head and embeddings excluded). Encoder-decoder: target length = source length.
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from .arch import Arch
 from .errors import FlopcalcError
 
 MAX_FILE_BYTES = 1 << 20  # a model description is a few hundred bytes; refuse anything over 1 MiB
@@ -19,7 +20,9 @@ MAX_FILE_BYTES = 1 << 20  # a model description is a few hundred bytes; refuse a
 class LoadedModel:
     name: str  # preset name or file stem
     origin: str  # "preset", or the path that was read
-    config: Any  # ModelConfig (typed loosely so this module needn't import pydantic eagerly)
+    config: Arch  # the validated architecture
+    raw: dict[str, Any]  # the mapping it was validated from (after --set)
+    label: str  # how errors name the source
 
 
 def presets_dir() -> Path:
@@ -142,9 +145,23 @@ def _is_json(path: Path) -> bool:
 def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
     """Load, override and validate a model."""
     from .overrides import apply_overrides
-    from .validation import validate_model
 
     name, origin, raw = resolve(ref)
     label = f"{name}" if origin == "preset" else origin
     raw = apply_overrides(raw, overrides)
-    return LoadedModel(name=name, origin=origin, config=validate_model(raw, label))
+    return LoadedModel(name=name, origin=origin, config=validated(raw, label), raw=raw,
+                       label=label)
+
+
+def validated(raw: dict[str, Any], label: str) -> Arch:
+    """`raw` validated by pydantic, or the result of an identical earlier validation."""
+    from . import cache
+
+    key = cache.key(raw)
+    arch = cache.lookup(key)
+    if arch is None:
+        from .validation import validate_model
+
+        arch = validate_model(raw, label).resolve()
+        cache.store(key, arch)
+    return arch

@@ -308,16 +308,16 @@ def check_csv(doc: dict[str, Any]) -> str:
     return to_csv(keys, ([row[k] for k in keys] for row in doc["rows"]))
 
 
-def check_lines(doc: dict[str, Any]) -> list[Any]:
+def check_text(doc: dict[str, Any]) -> str:
+    """One unwrapped line per limit (grep-able in CI logs), then a count."""
     lines = []
     for row in doc["rows"]:
-        mark = "[green]PASS[/green]" if row["status"] == "PASS" else "[red bold]FAIL[/red bold]"
-        lines.append(f"{mark} {row['model']} {row['key']} = {fmt_number(row['value'])} "
+        lines.append(f"{row['status']} {row['model']} {row['key']} = {fmt_number(row['value'])} "
                      f"(limit {fmt_number(row['limit'])}, margin {fmt_number(row['margin'])}, "
                      f"{row['margin_pct']:+.1f}%)")
     n_fail = sum(row["status"] == "FAIL" for row in doc["rows"])
     lines.append(f"{len(doc['rows']) - n_fail} within limits, {n_fail} over")
-    return ["\n".join(lines)]
+    return "\n".join(lines) + "\n"
 
 
 def fmt_number(v: int | float) -> str:

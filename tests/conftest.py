@@ -36,3 +36,12 @@ def cli(capsys: pytest.CaptureFixture[str]):
         return Result(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Tests never read or write the user's config cache."""
+    import os
+
+    os.environ["FLOPCALC_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    yield

@@ -109,7 +109,7 @@ def test_bad_numeric_options(cli, option, value):
     (["--set", "nope"], "expected KEY=VALUE"),
     (["--set", "d_model=[1]"], "give a single value"),
     (["--set", "vocab=5"], "unknown key 'vocab'"),
-    (["--bogus"], "No such option: --bogus"),
+    (["--bogus"], "No such option"),
 ])
 def test_bad_options(cli, args, needle):
     r = cli("model", "gpt2", *args)

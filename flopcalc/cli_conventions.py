@@ -1,0 +1,1 @@
+"""Commands registered on flopcalc.cli.app; built in a later commit."""
