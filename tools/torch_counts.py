@@ -1,12 +1,11 @@
-"""Print PyTorch reference counts (params, FlopCounterMode forward FLOPs) for every preset.
+"""Print flopcalc's counts next to PyTorch's for every preset and the HF fixture configs.
 
     python tools/torch_counts.py [--json OUT]
 
 Needs torch and transformers (test-time only, never a flopcalc dependency).  Every model is
 built on the meta device, so the whole table takes about a minute on two CPU cores.  FLOPs
 are for batch 1 and full attention (FlopCounterMode counts the whole s x s products even
-under a causal or sliding-window mask); "formula - counted" compares them with the closed
-form in tests/torchref.py (2 FLOPs per multiply-add, matmuls only).
+under a causal or sliding-window mask). Exits 1 if any figure differs.
 """
 
 from __future__ import annotations
@@ -22,9 +21,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import torchref  # noqa: E402
 
+from flopcalc.registry import load_model  # noqa: E402
+from flopcalc.report import build_report  # noqa: E402
+
 SEQS = (1000, 2048, 3001, 4096, 8192)
 HF_SEQS = (1000, 3001)
 HF_DIR = ROOT / "tests" / "data" / "hf"
+
+
+def flopcalc_counts(model: str, seq: int) -> dict[str, int]:
+    report = build_report(load_model(model), seq=seq, batch=1, attention="full")
+    return {"flopcalc_params": report.params.total, "flopcalc_flops": report.flops.forward}
 
 
 def rows() -> list[dict[str, Any]]:
@@ -32,26 +39,31 @@ def rows() -> list[dict[str, Any]]:
     for name, arch in torchref.PRESETS.items():
         own = () if arch["context"] is None else (arch["context"],)
         for seq in sorted({*SEQS, *own}):
-            counted = torchref.count(arch, seq)
-            out.append(dict(model=name, seq=seq, **counted,
-                            expected_params=torchref.EXPECTED_PARAMS.get(name),
-                            formula_flops=torchref.formula_flops(arch, seq)))
+            out.append(dict(model=name, seq=seq, context=arch["context"],
+                            **torchref.count(arch, seq), **flopcalc_counts(name, seq)))
     for path in sorted(HF_DIR.glob("*.json")):
-        arch = torchref.arch_from_hf(torchref.load_hf_config(path))
         for seq in HF_SEQS:
-            counted = torchref.count_hf_config(path, seq)
-            out.append(dict(model=f"hf/{path.name}", seq=seq, **counted, expected_params=None,
-                            formula_flops=torchref.formula_flops(arch, seq)))
+            out.append(dict(model=f"hf/{path.name}", seq=seq, context=None,
+                            **torchref.count_hf_config(path, seq),
+                            **flopcalc_counts(str(path), seq)))
     return out
 
 
+def same(r: dict[str, Any]) -> bool:
+    return (r["params"], r["forward_flops"]) == (r["flopcalc_params"], r["flopcalc_flops"])
+
+
 def markdown(table: list[dict[str, Any]]) -> str:
-    lines = ["| model | seq | params | published params | forward FLOPs (FlopCounterMode) "
-             "| formula - counted |", "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| model | seq | params (PyTorch = flopcalc) | forward FLOPs (FlopCounterMode "
+             "= flopcalc) | equal |", "|---|---:|---:|---:|:-:|"]
     for r in table:
-        expected = "" if r["expected_params"] is None else f"{r['expected_params']:,}"
-        lines.append(f"| {r['model']} | {r['seq']} | {r['params']:,} | {expected} "
-                     f"| {r['forward_flops']:,} | {r['formula_flops'] - r['forward_flops']:,} |")
+        beyond = " (> context)" if r["context"] and r["seq"] > r["context"] else ""
+        params = f"{r['params']:,}" if r["params"] == r["flopcalc_params"] else (
+            f"{r['params']:,} vs {r['flopcalc_params']:,}")
+        flops = f"{r['forward_flops']:,}" if r["forward_flops"] == r["flopcalc_flops"] else (
+            f"{r['forward_flops']:,} vs {r['flopcalc_flops']:,}")
+        lines.append(f"| {r['model']} | {r['seq']:,}{beyond} | {params} | {flops} "
+                     f"| {'yes' if same(r) else 'NO'} |")
     return "\n".join(lines)
 
 
@@ -70,10 +82,9 @@ def main() -> int:
         payload = dict(torch=torch.__version__, transformers=transformers.__version__, batch=1,
                        rows=table)
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
-    wrong = [r for r in table if r["expected_params"] not in (None, r["params"])]
+    wrong = [r for r in table if not same(r)]
     for r in wrong:
-        print(f"params mismatch: {r['model']} {r['params']:,} != {r['expected_params']:,}",
-              file=sys.stderr)
+        print(f"mismatch: {r['model']} at seq {r['seq']}", file=sys.stderr)
     return 1 if wrong else 0
 
 
