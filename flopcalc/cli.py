@@ -186,29 +186,11 @@ def sweep(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Forward FLOPs over many sequence lengths: where attention's s² term takes over."""
-    from . import counting as c
     from . import render
-    from .report import default_tokens  # noqa: F401  (keeps report's helpers in one place)
-    from .sweep import parse_seq_spec, rows_as_dicts, sweep_rows
+    from .sweep import sweep_report
 
-    loaded = load(model, set_)
-    cfg = loaded.config
-    lengths = parse_seq_spec(seq, points)
-    params = c.model_params(cfg)
-    n = c.total(params) - c.total(params, c.EMBEDDING)
-    s_star = c.crossover_seq(cfg, attention.value)
-    rows = sweep_rows(cfg, lengths, parse_count(batch, "--batch"), attention.value, n, s_star)
-    doc = {
-        "schema_version": 1,
-        "model": {"name": loaded.name, "title": cfg.title or loaded.name},
-        "settings": {"seq": seq, "points": points, "batch": parse_count(batch, "--batch"),
-                     "attention": attention.value, "lengths": len(lengths),
-                     "tgt_seq": "= seq" if cfg.is_encoder_decoder else None},
-        "n_non_embedding": n,
-        "crossover": {"seq": -(-s_star.numerator // s_star.denominator), "exact": str(s_star),
-                      "d_model_multiple": float(s_star / cfg.d_model)},
-        "rows": rows_as_dicts(rows),
-    }
+    doc = sweep_report(load(model, set_), seq, points, parse_count(batch, "--batch"),
+                       attention.value)
     emit(fmt, lambda: doc, lambda: render.sweep_csv(doc), lambda: render.sweep_tables(doc))
 
 

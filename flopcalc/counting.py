@@ -329,6 +329,15 @@ def per_token(flops: int, w: Workload) -> Fraction:
     return Fraction(flops, w.output_tokens)
 
 
+def ceil_fraction(x: Fraction) -> int:
+    return -(-x.numerator // x.denominator)
+
+
+def non_embedding(param_parts: list[Part]) -> int:
+    """N of 6ND: all parameters but token and position embeddings and an untied LM head."""
+    return total(param_parts) - total(param_parts, EMBEDDING)
+
+
 def round_fraction(x: Fraction) -> int:
     """Nearest integer, halves away from zero (counts here are never negative)."""
     return (2 * x.numerator + x.denominator) // (2 * x.denominator)

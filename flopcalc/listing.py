@@ -25,7 +25,7 @@ def preset_row(name: str) -> dict[str, Any]:
         "vocab_size": cfg.vocab_size,
         "context": cfg.max_seq_len,
         "params_total": total,
-        "params_non_embedding": total - c.total(params, c.EMBEDDING),
+        "params_non_embedding": c.non_embedding(params),
     }
 
 

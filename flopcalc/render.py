@@ -122,18 +122,9 @@ def model_csv(report: "Report") -> str:
     return to_csv(["section", "name", "kind", "shape", "value", "share_pct"], rows)
 
 
-def _group_rows(rows: list["Row"], depth: int) -> list[tuple[str, int, float]]:
-    """Rows merged by the first `depth` dotted parts of their name (order kept)."""
-    merged: dict[str, list[float]] = {}
-    for r in rows:
-        key = ".".join(r.name.split(".")[:depth])
-        acc = merged.setdefault(key, [0, 0.0])
-        acc[0] += r.value
-        acc[1] += r.share_pct
-    return [(k, int(v[0]), v[1]) for k, v in merged.items()]
-
-
 def model_tables(report: "Report") -> list[Any]:
+    from rich.text import Text  # plain text: a model path may contain [brackets]
+
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
     out: list[Any] = []
     lengths = f"seq {s.seq:,}" + (f", target {s.tgt_seq:,}" if s.tgt_seq else "")
@@ -150,22 +141,20 @@ def model_tables(report: "Report") -> list[Any]:
         out.append(table)
 
     table = new_table("Model parameters", ["component", "params", "% total"])
-    for name, value, share in _group_rows(p.rows, 2):
-        table.add_row(name, with_human(value), percent(share))
+    for g in p.groups:
+        table.add_row(g.name, with_human(g.value), percent(g.share_pct))
     table.add_row("[bold]total[/bold]", with_human(p.total), "100.0%")
-    table.add_row("non-embedding N", with_human(p.non_embedding), percent(100 * p.non_embedding / p.total))
+    table.add_row("non-embedding N", with_human(p.non_embedding), percent(p.non_embedding_share_pct))
     out.append(table)
 
     table = new_table(f"Forward FLOPs ({lengths}, batch {s.batch})",
                       ["component", "FLOPs", "% fwd"])
     for r in f.rows:
         table.add_row(r.name, with_human(r.value), percent(r.share_pct))
-    table.add_row("weight GEMMs", with_human(f.weights), percent(100 * f.weights / f.forward))
-    table.add_row("attention matrix (s²)", with_human(f.attention),
-                  percent(100 * f.attention / f.forward))
+    table.add_row("weight GEMMs", with_human(f.weights), percent(f.weights_share_pct))
+    table.add_row("attention matrix (s²)", with_human(f.attention), percent(f.attention_share_pct))
     if f.elementwise:
-        table.add_row("element-wise", with_human(f.elementwise),
-                      percent(100 * f.elementwise / f.forward))
+        table.add_row("element-wise", with_human(f.elementwise), percent(f.elementwise_share_pct))
     table.add_row("[bold]forward[/bold]", with_human(f.forward), "100.0%")
     table.add_row("per output token", exact(f.forward_per_token), "")
     out.append(table)
@@ -178,6 +167,7 @@ def model_tables(report: "Report") -> list[Any]:
     table.add_row("[bold]exact[/bold] (3 x forward)", with_human(t.exact))
     table.add_row("6ND below exact", percent(t.six_nd_below_exact_pct))
     out.append(table)
+    out.append(Text(t.conventions_line))
 
     table = new_table("Crossover: attention matrix = weight GEMMs (layers only)", ["", "value"])
     table.add_row("crossover seq s*", exact(x.seq) + ("" if x.exact == str(x.seq) else

@@ -68,8 +68,10 @@ class Params:
     total: int
     embedding: int
     non_embedding: int
+    non_embedding_share_pct: float
     components: dict[str, int]
     rows: list[Row]
+    groups: list[Row]  # rows merged by their first two name parts (decoder.attn, embed.tokens)
 
 
 @dataclass
@@ -78,6 +80,9 @@ class Flops:
     weights: int
     attention: int
     elementwise: int
+    weights_share_pct: float
+    attention_share_pct: float
+    elementwise_share_pct: float
     forward_per_token: Union[int, float]
     components: dict[str, int]
     rows: list[Row]
@@ -96,6 +101,7 @@ class Training:
     exact: int
     six_nd_below_exact_pct: float
     rounded: bool
+    conventions_line: str  # 6ND and PaLM against exact, pointing to `flopcalc conventions`
 
 
 @dataclass
@@ -139,6 +145,27 @@ def _rows(parts: list[c.Part], whole: int) -> list[Row]:
             for p in parts]
 
 
+def _groups(parts: list[c.Part], whole: int, depth: int = 2) -> list[Row]:
+    """Parts summed by the first `depth` parts of their dotted names, in order of appearance."""
+    sums: dict[str, int] = {}
+    for p in parts:
+        key = ".".join(p.name.split(".")[:depth])
+        sums[key] = sums.get(key, 0) + p.value
+    return [Row(name, value, pct(value, whole), "") for name, value in sums.items()]
+
+
+@dataclass
+class CrossoverPoint:
+    seq: int  # s* rounded up: the first whole length at which attention ≥ weights
+    exact: str  # s* exactly, as a fraction string ("73728", "7168/3")
+    d_model_multiple: float
+
+
+def crossover_point(cfg: Any, attention: c.Attention) -> CrossoverPoint:
+    s_star = c.crossover_seq(cfg, attention)
+    return CrossoverPoint(c.ceil_fraction(s_star), str(s_star), float(s_star / cfg.d_model))
+
+
 def default_tokens(cfg: Any, total_params: int) -> tuple[int, str]:
     """D when --tokens is not given: the published figure, else 20 tokens per parameter."""
     if cfg.training_tokens:
@@ -179,18 +206,21 @@ def conventions(cfg: Any, w: c.Workload, elementwise: bool, n: int) -> list[str]
 def build_report(loaded: LoadedModel, seq: Optional[int] = None, tgt_seq: Optional[int] = None,
                  batch: int = 1, tokens: Optional[int] = None, attention: c.Attention = "full",
                  elementwise: bool = False) -> Report:
+    from .conventions import model_line
+
     cfg = loaded.config
     seq = seq or default_seq(cfg)
     w = c.workload(cfg, seq, tgt_seq, batch, attention)
 
     param_parts = c.model_params(cfg)
     total_params = c.total(param_parts)
-    embedding = c.total(param_parts, c.EMBEDDING)
-    n = total_params - embedding
+    n = c.non_embedding(param_parts)
 
     flop_parts = c.model_flops(cfg, w, elementwise)
     forward = c.total(flop_parts)
+    weights = c.total(flop_parts, c.WEIGHTS)
     attn = c.total(flop_parts, c.ATTENTION)
+    elementwise_flops = c.total(flop_parts, c.ELEMENTWISE)
 
     if tokens is None:
         tokens, tokens_source = default_tokens(cfg, total_params)
@@ -205,7 +235,7 @@ def build_report(loaded: LoadedModel, seq: Optional[int] = None, tgt_seq: Option
         layers.append(LayerGroup(stack, n_layers, lp_total, lf_total,
                                  _rows(lp, lp_total), _rows(lf, lf_total)))
 
-    s_star = c.crossover_seq(cfg, attention)
+    point = crossover_point(cfg, attention)
     layer_w, layer_a = c.layers_weights_attention(cfg, w)
 
     warnings = []
@@ -224,10 +254,12 @@ def build_report(loaded: LoadedModel, seq: Optional[int] = None, tgt_seq: Option
                           attention=attention, elementwise=elementwise, context=context),
         conventions=conventions(cfg, w, elementwise, n),
         layers=layers,
-        params=Params(total_params, embedding, n, {p.name: p.value for p in param_parts},
-                      _rows(param_parts, total_params)),
-        flops=Flops(forward=forward, weights=c.total(flop_parts, c.WEIGHTS), attention=attn,
-                    elementwise=c.total(flop_parts, c.ELEMENTWISE),
+        params=Params(total_params, total_params - n, n, pct(n, total_params),
+                      {p.name: p.value for p in param_parts}, _rows(param_parts, total_params),
+                      _groups(param_parts, total_params)),
+        flops=Flops(forward=forward, weights=weights, attention=attn, elementwise=elementwise_flops,
+                    weights_share_pct=pct(weights, forward), attention_share_pct=pct(attn, forward),
+                    elementwise_share_pct=pct(elementwise_flops, forward),
                     forward_per_token=exact_number(cost.forward_per_token),
                     components={p.name: p.value for p in flop_parts},
                     rows=_rows(flop_parts, forward)),
@@ -237,10 +269,11 @@ def build_report(loaded: LoadedModel, seq: Optional[int] = None, tgt_seq: Option
             attention_correction=cost.attention_correction,
             six_nd_plus_attention=cost.six_nd_plus_attention, exact=cost.exact,
             six_nd_below_exact_pct=pct(cost.exact - cost.six_nd, cost.exact),
-            rounded=cost.rounded),
+            rounded=cost.rounded,
+            conventions_line=model_line(cfg, seq, loaded.name, attention, tgt_seq)),
         crossover=Crossover(
-            seq=-(-s_star.numerator // s_star.denominator), exact=str(s_star),
-            d_model_multiple=float(s_star / cfg.d_model), attention=attention,
+            seq=point.seq, exact=point.exact, d_model_multiple=point.d_model_multiple,
+            attention=attention,
             attention_share_pct=pct(attn, forward),
             layer_attention_share_pct=pct(layer_a, layer_w + layer_a)),
         warnings=warnings,

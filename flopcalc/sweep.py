@@ -89,5 +89,23 @@ def sweep_rows(cfg: Any, lengths: list[int], batch: int, attention: c.Attention,
     return rows
 
 
-def rows_as_dicts(rows: list[SweepRow]) -> list[dict[str, Any]]:
-    return [asdict(r) for r in rows]
+def sweep_report(loaded: Any, spec: str, points: int | None, batch: int,
+                 attention: c.Attention) -> dict[str, Any]:
+    """The `sweep` document: settings, the crossover and one row per length."""
+    from .report import crossover_point
+
+    cfg = loaded.config
+    lengths = parse_seq_spec(spec, points)
+    n = c.non_embedding(c.model_params(cfg))
+    point = crossover_point(cfg, attention)
+    rows = sweep_rows(cfg, lengths, batch, attention, n, c.crossover_seq(cfg, attention))
+    return {
+        "schema_version": 1,
+        "model": {"name": loaded.name, "title": cfg.title or loaded.name},
+        "settings": {"seq": spec, "points": points, "batch": batch, "attention": attention,
+                     "lengths": len(lengths),
+                     "tgt_seq": "= seq" if cfg.is_encoder_decoder else None},
+        "n_non_embedding": n,
+        "crossover": asdict(point),
+        "rows": [asdict(r) for r in rows],
+    }

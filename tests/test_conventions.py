@@ -1,0 +1,262 @@
+"""`flopcalc conventions`: every row computed by hand from its published formula, for GPT-3 and
+Llama 3.1 8B at s = 2048, equal to the tool's; invariants against `flopcalc model`; errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+from fractions import Fraction
+
+import pytest
+
+from flopcalc import conventions as cv
+from flopcalc.registry import load_model
+
+ROWS = ["six_nd", "six_nd_total", "kaplan", "palm", "megatron", "chinchilla", "exact_full",
+        "exact_causal"]
+
+# Known dimensions (SPEC §2; presets/gpt3.yaml, presets/llama-3.1-8b.yaml).
+GPT3 = dict(L=96, d=12288, h=96, kv=96, d_h=128, f=4 * 12288, V=50257, gated=False,
+            N=173_961_535_488, N_total=174_604_259_328)
+LLAMA = dict(L=32, d=4096, h=32, kv=8, d_h=128, f=14336, V=128256, gated=True,
+             N=6_979_588_096, N_total=8_030_261_248)
+
+
+def by_hand(m: dict, s: int) -> dict[str, int]:
+    """Every row's training FLOPs per token, written out from the formulas in the issue."""
+    L, d, h, kv, d_h, f, V = m["L"], m["d"], m["h"], m["kv"], m["d_h"], m["f"], m["V"]
+    N, N_total = m["N"], m["N_total"]
+    d_q, d_kv = h * d_h, kv * d_h
+    k = 3 if m["gated"] else 2  # MLP matrices
+    # Megatron: 72·B·s·L·d²·(1 + s/(6d) + V/(12dL)) per batch of B sequences, / (B·s); B = 1.
+    megatron = (72 * s * L * d * d * (1 + Fraction(s, 6 * d) + Fraction(V, 12 * d * L))) / s
+    # Chinchilla Appendix F, forward per sequence.
+    chin_layer = (2 * s * d * (d_q + 2 * d_kv) + 2 * s * s * d_q + 3 * h * s * s
+                  + 2 * s * s * d_q + 2 * s * d_q * d + 2 * s * k * d * f)
+    chin_fwd = 2 * s * V * d + L * chin_layer + 2 * s * d * V
+    # Exact: per token, weight matmuls 2·(in·out) per matrix, attention 4·s·d_q (full) or
+    # 2·(s+1)·d_q (causal: 4·d_q·s(s+1)/2 / s), LM head 2·d·V; training = 3 × forward.
+    weights = 2 * (d * d_q + 2 * d * d_kv + d_q * d + k * d * f)
+    # Both per-sequence formulas divide evenly by s here, so every row is a whole number.
+    assert megatron.denominator == 1 and 3 * chin_fwd % s == 0
+    return {
+        "six_nd": 6 * N,
+        "six_nd_total": 6 * N_total,
+        "kaplan": 3 * (2 * N + 2 * L * s * d_q),
+        "palm": 6 * N + 12 * L * h * d_h * s,
+        "megatron": int(megatron),
+        "chinchilla": 3 * chin_fwd // s,
+        "exact_full": 3 * (L * (weights + 4 * s * d_q) + 2 * d * V),
+        "exact_causal": 3 * (L * (weights + 2 * (s + 1) * d_q) + 2 * d * V),
+    }
+
+
+@pytest.mark.parametrize("name, dims", [("gpt3", GPT3), ("llama-3.1-8b", LLAMA)])
+def test_every_row_equals_the_formula_by_hand_at_2048(cli, name, dims):
+    hand = by_hand(dims, 2048)
+    r = cli("conventions", name, "--seq", "2048", "--tokens", "1e12", "-f", "json")
+    assert r.code == 0 and r.err == ""
+    doc = r.json()
+    assert doc["dims"]["n"] == dims["N"] and doc["dims"]["n_total"] == dims["N_total"]
+    rows = {row["name"]: row for row in doc["conventions"]}
+    assert list(rows) == ROWS
+    assert {name: rows[name]["per_token"] for name in ROWS} == hand
+    ref = hand["exact_full"]
+    for name in ROWS:
+        row = rows[name]
+        assert isinstance(row["per_token"], int) and row["rounded"] is False
+        assert row["total"] == hand[name] * 10**12
+        assert row["delta_pct"] == pytest.approx(100 * (hand[name] - ref) / ref, abs=1e-9)
+        assert row["source"] and row["formula"]
+
+
+def test_gpt3_and_llama_rows_are_these_numbers():
+    """The hand-computed figures, frozen, so a change in a formula shows up as a number."""
+    assert by_hand(GPT3, 2048) == {
+        "six_nd": 1_043_769_212_928, "six_nd_total": 1_047_625_555_968,
+        "kaplan": 1_058_264_727_552, "palm": 1_072_760_242_176,
+        "megatron": 1_076_373_430_272, "chinchilla": 1_080_248_647_680,
+        "exact_full": 1_076_373_430_272, "exact_causal": 1_061_884_993_536}
+    assert by_hand(LLAMA, 2048) == {
+        "six_nd": 41_877_528_576, "six_nd_total": 48_181_567_488,
+        "kaplan": 43_488_141_312, "palm": 45_098_754_048,
+        "megatron": 45_027_950_592, "chinchilla": 51_420_069_888,
+        "exact_full": 48_249_176_064, "exact_causal": 46_639_349_760}
+
+
+def test_exact_rows_are_the_model_reports_training_figures(cli):
+    for attention, row in (("full", "exact_full"), ("causal", "exact_causal")):
+        model = cli("model", "llama-3.1-8b", "--seq", "8k", "--tokens", "15T", "--attention",
+                    attention, "-f", "json").json()
+        conv = cli("conventions", "llama-3.1-8b", "--seq", "8k", "--tokens", "15T",
+                   "-f", "json").json()
+        rows = {r["name"]: r for r in conv["conventions"]}
+        assert rows[row]["total"] == model["training"]["exact"]
+        if attention == "full":
+            # PaLM's attention term is the model report's s² correction; 6ND is its 6ND.
+            assert rows["palm"]["total"] == model["training"]["six_nd_plus_attention"]
+            assert rows["six_nd"]["total"] == model["training"]["six_nd"]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt2-xl", "gpt3-small", "gpt3"])
+def test_megatron_is_exact_for_the_block_it_was_derived_for(cli, name):
+    # MHA, d_ff = 4d, h·d_h = d, no biases counted: 72Ld² + 12Lds + 6dV is the exact count.
+    rows = {r["name"]: r for r in cli("conventions", name, "-f", "json").json()["conventions"]}
+    assert rows["megatron"]["assumption_violated"] is False and rows["megatron"]["notes"] == []
+    assert rows["megatron"]["per_token"] == rows["exact_full"]["per_token"]
+    assert rows["megatron"]["delta_pct"] == 0
+
+
+def test_megatron_flags_gqa_gated_mlp_and_d_ff(cli):
+    rows = {r["name"]: r for r in
+            cli("conventions", "llama-3.1-8b", "-f", "json").json()["conventions"]}
+    meg = rows["megatron"]
+    assert meg["assumption_violated"] is True
+    text = " ".join(meg["notes"])
+    assert "GQA (8 KV heads for 32 query heads)" in text
+    assert "gated" in text and "d_ff = 4d = 16,384" in text and "14,336" in text
+    assert not any(rows[n]["assumption_violated"] for n in ROWS if n != "megatron")
+
+
+def test_megatron_flags_mqa_and_narrow_heads(cli):
+    mqa = cli("conventions", "gpt2", "--set", "n_kv_heads=1", "-f", "json").json()
+    assert "MQA (1 KV heads for 12 query heads)" in " ".join(mqa["conventions"][4]["notes"])
+    narrow = cli("conventions", "gpt3-13b", "-f", "json").json()["conventions"][4]
+    assert narrow["name"] == "megatron" and narrow["assumption_violated"]
+    assert "h·d_h = 5,120 and d = 5,140" in " ".join(narrow["notes"])
+
+
+def test_llama_8b_at_8k_spread(cli):
+    """The issue says the conventions differ by up to 1.8x for Llama 3.1 8B at 8k. Model FLOPs:
+    1.46x (Chinchilla over 6ND). 1.84x only with hardware FLOPs (--recompute full) over 6ND."""
+    doc = cli("conventions", "llama-3.1-8b", "--seq", "8k", "-f", "json").json()
+    assert doc["settings"]["seq"] == 8192
+    sp = doc["spread"]
+    assert (sp["max"], sp["min"]) == ("chinchilla", "six_nd")
+    assert sp["ratio"] == pytest.approx(61_140_369_408 / 41_877_528_576)
+    assert round(sp["ratio"], 2) == 1.46
+    hw = cli("conventions", "llama-3.1-8b", "--seq", "8k", "--recompute", "full", "-f",
+             "json").json()["spread"]
+    assert (hw["max"], hw["min"]) == ("exact_full", "six_nd")
+    assert round(hw["ratio"], 2) == 1.84
+
+
+def test_recompute_adds_one_forward_pass_to_the_exact_rows_only(cli):
+    base = cli("conventions", "gpt3", "-f", "json").json()
+    hw = cli("conventions", "gpt3", "--recompute", "full", "-f", "json").json()
+    assert hw["settings"]["recompute"] == "full" and hw["settings"]["flops"] == "hardware"
+    for a, b in zip(base["conventions"], hw["conventions"]):
+        if a["name"].startswith("exact"):
+            assert b["per_token"] * 3 == a["per_token"] * 4
+            assert any("hardware FLOPs" in note for note in b["notes"])
+        else:
+            assert b["per_token"] == a["per_token"] and b["notes"] == a["notes"]
+    assert any("--recompute full" in line for line in hw["how_counted"])
+    table = cli("conventions", "gpt3", "--recompute", "full").out
+    assert "hardware FLOPs" in table
+
+
+def test_encoder_decoder_applies_the_formulas_to_all_layers_and_says_so(cli):
+    r = cli("conventions", "transformer-base", "--seq", "100", "-f", "json")
+    assert r.code == 0
+    doc = r.json()
+    rows = {row["name"]: row for row in doc["conventions"]}
+    for name in ("kaplan", "palm", "megatron", "chinchilla"):
+        assert "decoder-only formula applied to all L = 12 layers" in rows[name]["notes"][0]
+    assert rows["six_nd"]["notes"] == [] and rows["exact_full"]["notes"] == []
+    # L = 12 in the formulas: Kaplan's context term 3·2·L·s·d_q.
+    n = doc["dims"]["n"]
+    assert rows["kaplan"]["per_token"] == 3 * (2 * n + 2 * 12 * 100 * 512)
+    # The exact row is the model report's exact count with target length = source length.
+    model = cli("model", "transformer-base", "--seq", "100", "--tokens",
+                str(doc["settings"]["tokens"]), "-f", "json").json()
+    assert rows["exact_full"]["total"] == model["training"]["exact"]
+    assert any("encoder-decoder" in line for line in doc["how_counted"])
+
+
+def test_defaults_and_human_numbers(cli):
+    gpt3 = cli("conventions", "gpt3", "-f", "json").json()["settings"]
+    assert gpt3["seq"] == 2048 and gpt3["tokens"] == 300 * 10**9
+    assert gpt3["tokens_source"].startswith("published")
+    gpt2 = cli("conventions", "gpt2", "-f", "json").json()
+    assert gpt2["settings"]["seq"] == 1024
+    assert gpt2["settings"]["tokens"] == 20 * gpt2["dims"]["n_total"]
+    assert "20 tokens per parameter" in gpt2["settings"]["tokens_source"]
+    given = cli("conventions", "gpt2", "--seq", "2k", "--tokens", "1.5T", "-f", "json").json()
+    assert given["settings"] == {**given["settings"], "seq": 2048,
+                                 "tokens": 1_500_000_000_000, "tokens_source": "--tokens"}
+
+
+def test_seq_beyond_context_warns_on_stderr_only(cli):
+    r = cli("conventions", "gpt2", "--seq", "4096", "-f", "json")
+    assert r.code == 0 and "exceeds gpt2's context of 1,024" in r.err
+    assert r.json()["warnings"] and r.json()["settings"]["seq"] == 4096
+
+
+def test_csv_one_row_per_convention(cli):
+    r = cli("conventions", "llama-3.1-8b", "--seq", "2048", "--tokens", "1e12", "-f", "csv")
+    assert r.code == 0
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert [row["name"] for row in rows] == ROWS
+    hand = by_hand(LLAMA, 2048)
+    assert all(int(row["per_token"]) == hand[row["name"]] for row in rows)
+    assert all(int(row["total"]) == hand[row["name"]] * 10**12 for row in rows)
+    assert rows[4]["assumption_violated"] == "true" and "GQA" in rows[4]["notes"]
+
+
+def test_table_fits_80_columns_and_cites_every_row(cli):
+    r = cli("conventions", "llama-3.1-8b", "--seq", "8k")
+    assert r.code == 0 and "\x1b[" not in r.out
+    assert max(len(line) for line in r.out.splitlines()) <= 80
+    words = " ".join(r.out.split())  # rich wraps long lines at 80 columns
+    for text in ("Kaplan et al. 2020, Table 1", "Chowdhery et al. 2022", "Narayanan et al. 2021",
+                 "Hoffmann et al. 2022", "2 FLOPs per multiply-add", "non-embedding",
+                 "training = 3 x forward", "54,762,430,464 (54.76B)", "megatron (!)",
+                 "-27.7%", "reference", "D = 15,000,000,000,000 tokens", "published"):
+        assert text in words, text
+
+
+def test_table_for_encoder_decoder_fits_80_columns(cli):
+    r = cli("conventions", "transformer-base", "--recompute", "full")
+    assert r.code == 0 and max(len(line) for line in r.out.splitlines()) <= 80
+    assert "decoder-only formula" in r.out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["gtp3"], "did you mean 'gpt3'"),
+    (["gpt3", "--seq", "0"], "--seq: '0' must be a positive whole number"),
+    (["gpt3", "--seq", "100.5"], "--seq: '100.5' is not a whole number"),
+    (["gpt3", "--tokens", "lots"], "--tokens: 'lots' is not a number"),
+    (["gpt3", "--tokens", "1.5"], "--tokens: '1.5' is not a whole number"),
+    (["gpt3", "--recompute", "half"], "--recompute"),
+    (["gpt3", "--set", "n_kv_heads=5"], "n_kv_heads=5 must divide n_heads=96"),
+])
+def test_errors_are_one_line_exit_2(cli, args, message):
+    r = cli("conventions", *args, "-f", "json")
+    assert r.code == 2 and r.out == ""
+    assert r.err.count("\n") == 1 and message in r.err and "Traceback" not in r.err
+
+
+# ------------------------------------------------------------------------ the model-table line
+
+def test_model_line_llama_8k():
+    cfg = load_model("llama-3.1-8b").config
+    assert cv.model_line(cfg, 8192, "llama-3.1-8b") == (
+        "6ND is 27.7% below exact, PaLM 5.4% below; flopcalc conventions llama-3.1-8b "
+        "--seq 8192 adds Kaplan, Megatron and Chinchilla")
+
+
+def test_model_line_follows_the_model_reports_settings():
+    gpt3 = load_model("gpt3").config
+    assert cv.model_line(gpt3, 2048, "gpt3").startswith("6ND is 3.0% below exact, PaLM 0.3% below")
+    # Causal: the exact count shrinks, so PaLM's full-attention term overshoots it.
+    causal = cv.model_line(gpt3, 2048, "gpt3", attention="causal")
+    assert causal.startswith("6ND is 1.7% below exact, PaLM 1.0% above")
+    base = load_model("transformer-base").config
+    assert "transformer-base --seq 100" in cv.model_line(base, 100, "transformer-base", tgt_seq=50)
+
+
+def test_model_line_command_runs(cli):
+    cfg = load_model("gpt2").config
+    command = cv.model_line(cfg, 512, "gpt2").split("; flopcalc ")[1].split(" adds")[0]
+    assert cli(*command.split()).code == 0
