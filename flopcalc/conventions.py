@@ -63,7 +63,7 @@ def shape_of(cfg: Arch) -> Shape:
         n_layers=cfg.n_layers + cfg.n_encoder_layers, n_encoder_layers=cfg.n_encoder_layers,
         d_model=cfg.d_model, n_heads=cfg.n_heads, kv_heads=cfg.kv_heads, head_dim=cfg.d_head,
         d_q=cfg.d_q, d_kv=cfg.d_kv, d_ff=cfg.d_ff, vocab=cfg.vocab_size,
-        gated=cfg.mlp == "gated", n=n_total - c.total(parts, c.EMBEDDING), n_total=n_total,
+        gated=cfg.mlp == "gated", n=c.non_embedding(parts), n_total=n_total,
     )
 
 
