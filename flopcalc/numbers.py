@@ -34,7 +34,7 @@ def _to_int(text: str, option: str, suffixes: dict[str, int], example: str) -> i
     if not value.is_finite():
         raise FlopcalcError(f"{option}: '{raw}' is not a finite number; write e.g. {example}")
     if value != value.to_integral_value():
-        raise FlopcalcError(f"{option}: '{raw}' is not a whole number ({value.normalize():f}); "
+        raise FlopcalcError(f"{option}: '{raw}' is not a whole number; "
                             "give an integer")
     if value <= 0:
         raise FlopcalcError(f"{option}: '{raw}' must be a positive whole number")
