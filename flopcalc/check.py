@@ -140,3 +140,27 @@ def model_ref(entry_model: str, budget_path: Path) -> str:
     if looks_like_path(entry_model) and not Path(entry_model).is_absolute():
         return str(budget_path.parent / entry_model)
     return entry_model
+
+
+def run_budget(path: Path) -> list[LimitResult]:
+    """Every limit of every entry of a budget file; an error names the entry."""
+    from .numbers import parse_count, parse_length
+    from .registry import load_model
+    from .report import build_report
+
+    results = []
+    for i, entry in enumerate(read_budget(path).checks):
+        try:
+            if entry.attention not in ("full", "causal"):
+                raise FlopcalcError(f"attention: '{entry.attention}' must be full or causal")
+            report = build_report(
+                load_model(model_ref(entry.model, path), entry.set),
+                seq=None if entry.seq is None else parse_length(entry.seq, "seq"),
+                tgt_seq=None if entry.tgt_seq is None else parse_length(entry.tgt_seq, "tgt_seq"),
+                batch=parse_count(entry.batch, "batch"),
+                tokens=None if entry.tokens is None else parse_count(entry.tokens, "tokens"),
+                attention=entry.attention)  # type: ignore[arg-type]
+            results += evaluate(entry.model, report.to_dict(), entry.max)
+        except FlopcalcError as exc:
+            raise FlopcalcError(f"{path}: checks.{i} ({entry.model}): {exc}") from None
+    return results

@@ -108,6 +108,19 @@ def load(model: str, overrides: Optional[List[str]]) -> Any:
     return load_model(model, overrides or ())
 
 
+def model_report(model: str, set_: Optional[List[str]], seq: Optional[str],
+                 tgt_seq: Optional[str], batch: str, tokens: Optional[str], attention: AttentionOpt,
+                 elementwise: bool = False) -> Any:
+    """The `model` report for the options as typed: the one parsing path of every command
+    that reports on a model."""
+    from .report import build_report
+
+    return build_report(
+        load(model, set_), seq=opt_length(seq, "--seq"), tgt_seq=opt_length(tgt_seq, "--tgt-seq"),
+        batch=parse_count(batch, "--batch"), tokens=opt_count(tokens, "--tokens"),
+        attention=attention.value, elementwise=elementwise)
+
+
 def opt_length(text: Optional[str], option: str) -> Optional[int]:
     return None if text is None else parse_length(text, option)
 
@@ -132,12 +145,8 @@ def model(
 ) -> None:
     """Parameters, forward FLOPs by component, training FLOPs and the attention crossover."""
     from . import render
-    from .report import build_report
 
-    report = build_report(
-        load(model, set_), seq=opt_length(seq, "--seq"), tgt_seq=opt_length(tgt_seq, "--tgt-seq"),
-        batch=parse_count(batch, "--batch"), tokens=opt_count(tokens, "--tokens"),
-        attention=attention.value, elementwise=elementwise)
+    report = model_report(model, set_, seq, tgt_seq, batch, tokens, attention, elementwise)
     emit(fmt, report.to_dict, lambda: render.model_csv(report),
          lambda: render.model_tables(report), report.warnings)
 
@@ -206,12 +215,8 @@ def compare(
     """Key figures of several models side by side (each at its own context unless --seq)."""
     from . import render
     from .compare import summary
-    from .report import build_report
 
-    reports = [build_report(load(m, None), seq=opt_length(seq, "--seq"),
-                            batch=parse_count(batch, "--batch"),
-                            tokens=opt_count(tokens, "--tokens"), attention=attention.value)
-               for m in models]
+    reports = [model_report(m, None, seq, None, batch, tokens, attention) for m in models]
     doc = {"schema_version": 1,
            "settings": {"seq": opt_length(seq, "--seq"), "batch": parse_count(batch, "--batch"),
                         "attention": attention.value},
@@ -243,36 +248,19 @@ def check(
     from pathlib import Path
 
     from . import render
-    from .check import evaluate, model_ref, parse_max_options, read_budget
+    from .check import evaluate, parse_max_options, run_budget
     from .errors import BudgetExceeded
-    from .report import build_report
 
     if (model is None) == (budget is None):
         raise FlopcalcError("give either MODEL with --max KEY=VALUE, or --budget FILE")
     results = []
     if budget is not None:
-        path = Path(budget)
-        for i, entry in enumerate(read_budget(path).checks):
-            try:
-                report = build_report(
-                    load(model_ref(entry.model, path), entry.set),
-                    seq=None if entry.seq is None else parse_length(entry.seq, "seq"),
-                    tgt_seq=None if entry.tgt_seq is None else parse_length(entry.tgt_seq,
-                                                                            "tgt_seq"),
-                    batch=parse_count(entry.batch, "batch"),
-                    tokens=None if entry.tokens is None else parse_count(entry.tokens, "tokens"),
-                    attention=_attention_value(entry.attention))
-                results += evaluate(entry.model, report.to_dict(), entry.max)
-            except FlopcalcError as exc:
-                raise FlopcalcError(f"{path}: checks.{i} ({entry.model}): {exc}") from None
+        results = run_budget(Path(budget))
     else:
         if not max_:
             raise FlopcalcError("check needs at least one --max KEY=VALUE (e.g. --max "
                                 "params.total=180B)")
-        report = build_report(
-            load(model, set_), seq=opt_length(seq, "--seq"),
-            tgt_seq=opt_length(tgt_seq, "--tgt-seq"), batch=parse_count(batch, "--batch"),
-            tokens=opt_count(tokens, "--tokens"), attention=attention.value)
+        report = model_report(model, set_, seq, tgt_seq, batch, tokens, attention)
         results = evaluate(model, report.to_dict(), parse_max_options(max_))
     from dataclasses import asdict
 
@@ -282,12 +270,6 @@ def check(
     emit(fmt, lambda: doc, lambda: render.check_csv(doc), lambda: render.check_text(doc))
     if failed:
         raise BudgetExceeded(f"{failed} of {len(rows)} limits exceeded")
-
-
-def _attention_value(text: str) -> str:
-    if text not in ("full", "causal"):
-        raise FlopcalcError(f"attention: '{text}' must be full or causal")
-    return text
 
 
 # Commands defined in their own modules register themselves on `app` when imported. Their
