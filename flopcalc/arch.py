@@ -85,3 +85,24 @@ class Arch(Dims):
     @classmethod
     def from_dict(cls, data: dict) -> "Arch":
         return cls(**{**data, "bias": ArchBiases(**data["bias"])})
+
+    @classmethod
+    def from_stored(cls, data: object) -> "Optional[Arch]":
+        """An Arch from a cache entry, or None unless every field has its validated type (a
+        cheap check, so a damaged cache file cannot reach the counting)."""
+        if not isinstance(data, dict) or set(data) != set(cls.__annotations__):
+            return None
+        bias = data["bias"]
+        if not isinstance(bias, dict) or set(bias) != {"qkv", "attn_out", "mlp"} or any(
+                type(v) is not bool for v in bias.values()):
+            return None
+        for name, kind in cls.__annotations__.items():
+            value = data[name]
+            if name == "bias" or (kind.startswith("Optional") and value is None):
+                continue
+            expected = {"str": str, "int": int, "bool": bool}[kind.removeprefix("Optional[")
+                                                              .removesuffix("]")]
+            if type(value) is not expected or (expected is int and value < (
+                    0 if name == "n_encoder_layers" else 1)):
+                return None
+        return cls.from_dict(data)

@@ -1,14 +1,15 @@
-"""A cache of validated configs, so pydantic runs once per distinct config, not once per run.
+"""Remembered validations, so pydantic runs once per distinct input, not once per run.
 
-Validating with pydantic costs little, but importing it and building the schema costs about
-40 ms, a third of a run. A config that validated once (the same mapping, byte for byte after
-`--set`, under the same flopcalc and pydantic versions) is read back from here as the `Arch` it
-resolved to. Only configs that passed validation are ever stored, so an invalid file always
+Validating with pydantic costs little, but importing it and building a schema costs about 40 ms,
+a third of a run. An input mapping that validated once (byte for byte after `--set`, under the
+same flopcalc version, schema source and pydantic version) is read back from here as the plain
+data it validated to. Only inputs that passed validation are stored, so an invalid file always
 meets pydantic and its error message.
 
-The cache is one small JSON file in $FLOPCALC_CACHE_DIR, else $XDG_CACHE_HOME/flopcalc, else
-~/.cache/flopcalc. FLOPCALC_NO_CACHE=1 turns it off. Any problem reading or writing it (a
-read-only home, a corrupt file) only means the run validates as if there were no cache.
+Each kind of input (model configs, accelerators) has one small JSON file in $FLOPCALC_CACHE_DIR,
+else $XDG_CACHE_HOME/flopcalc, else ~/.cache/flopcalc. FLOPCALC_NO_CACHE=1 turns it off. Any
+problem reading or writing it (a read-only home, a corrupt file) only means the run validates as
+if there were no cache.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from . import __version__
-from .arch import Arch
 
 MAX_ENTRIES = 256
-_FILE = "configs.json"
 
 
 def _directory() -> Optional[Path]:
@@ -37,7 +36,7 @@ def _directory() -> Optional[Path]:
 
 def key(raw: Any) -> Optional[str]:
     """The cache key of a raw mapping: canonical JSON, so 768 and 768.0 and true stay distinct.
-    None when the mapping holds something JSON cannot say (dates, sets): such a config is simply
+    None when the mapping holds something JSON cannot say (dates, sets): such an input is simply
     not cached."""
     try:
         return json.dumps(raw, sort_keys=True, separators=(",", ":"), allow_nan=True)
@@ -45,86 +44,75 @@ def key(raw: Any) -> Optional[str]:
         return None
 
 
-def _versions() -> str:
-    """What a stored result depends on: flopcalc's version, a checksum of the schema's source
-    (so an edited validator invalidates the cache even without a release) and of pydantic's
-    version file (found without importing pydantic)."""
+def _fingerprint(schema_sources: Sequence[str]) -> str:
+    """What a stored result depends on: flopcalc's version, a checksum of the modules that define
+    the schema (so an edited validator invalidates the cache even without a release) and of
+    pydantic's version file (found without importing pydantic). Empty if any cannot be read."""
     import importlib.util
     import zlib
 
     here = Path(__file__).resolve().parent
-    crc = 0
-    sources = [here / "config.py", here / "arch.py"]
+    sources = [here / name for name in schema_sources]
     spec = importlib.util.find_spec("pydantic")
-    if spec is not None and spec.origin:
-        sources.append(Path(spec.origin).parent / "version.py")
+    if spec is None or not spec.origin:
+        return ""
+    sources.append(Path(spec.origin).parent / "version.py")
+    crc = 0
     for path in sources:
         try:
             crc = zlib.crc32(path.read_bytes(), crc)
         except OSError:
-            return ""  # cannot fingerprint: never match
+            return ""
     return f"flopcalc {__version__} {crc:08x}"
 
 
-def _read() -> dict[str, Any]:
-    directory = _directory()
-    if directory is None:
-        return {}
-    try:
-        data = json.loads((directory / _FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or not data.get("versions") or data["versions"] != _versions():
-        return {}
-    entries = data.get("entries")
-    return entries if isinstance(entries, dict) else {}
+class Store:
+    """The remembered validations of one kind of input, keyed by `key(raw)`."""
 
+    def __init__(self, kind: str, schema_sources: Sequence[str]):
+        self.kind = kind
+        self.schema_sources = tuple(schema_sources)
 
-_TYPES = {"str": str, "int": int, "bool": bool}
+    def _path(self) -> Optional[Path]:
+        directory = _directory()
+        return None if directory is None else directory / f"{self.kind}.json"
 
+    def _read(self) -> tuple[str, dict[str, Any]]:
+        path = self._path()
+        if path is None:
+            return "", {}
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return "", {}
+        fingerprint = _fingerprint(self.schema_sources)
+        if not fingerprint or not isinstance(data, dict) or data.get("versions") != fingerprint:
+            return fingerprint, {}
+        entries = data.get("entries")
+        return fingerprint, entries if isinstance(entries, dict) else {}
 
-def _well_formed(entry: Any) -> bool:
-    """A cheap shape check of a stored Arch, so a damaged file cannot reach the counting."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("bias"), dict):
-        return False
-    for name, kind in Arch.__annotations__.items():
-        value = entry.get(name)
-        if kind.startswith("Optional") and value is None:
-            continue
-        expected = _TYPES.get(kind.replace("Optional[", "").rstrip("]"))
-        if expected is not None and (type(value) is not expected or (expected is int and value <= 0
-                                                                      and name != "n_encoder_layers")):
-            return False
-    return set(entry) == set(Arch.__annotations__)
+    def lookup(self, cache_key: Optional[str]) -> Any:
+        """The stored value for `cache_key`, or None."""
+        if cache_key is None:
+            return None
+        return self._read()[1].get(cache_key)
 
-
-def lookup(cache_key: Optional[str]) -> Optional[Arch]:
-    if cache_key is None:
-        return None
-    entry = _read().get(cache_key)
-    if not _well_formed(entry):
-        return None
-    try:
-        return Arch.from_dict(entry)
-    except TypeError:
-        return None
-
-
-def store(cache_key: Optional[str], arch: Arch) -> None:
-    directory = _directory()
-    if cache_key is None or directory is None:
-        return
-    from dataclasses import asdict
-
-    entries = _read()
-    entries.pop(cache_key, None)
-    entries[cache_key] = asdict(arch)
-    while len(entries) > MAX_ENTRIES:
-        entries.pop(next(iter(entries)))
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / f"{_FILE}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps({"versions": _versions(), "entries": entries}))
-        os.replace(tmp, directory / _FILE)
-    except OSError:
-        pass
+    def store(self, cache_key: Optional[str], value: Any) -> None:
+        path = self._path()
+        if cache_key is None or path is None:
+            return
+        fingerprint, entries = self._read()
+        fingerprint = fingerprint or _fingerprint(self.schema_sources)
+        if not fingerprint:
+            return
+        entries.pop(cache_key, None)
+        entries[cache_key] = value
+        while len(entries) > MAX_ENTRIES:
+            entries.pop(next(iter(entries)))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"versions": fingerprint, "entries": entries}))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # an unwritable cache only means validating again next time

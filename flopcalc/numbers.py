@@ -10,6 +10,7 @@ errors (exit 2), never truncated.
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 from .errors import FlopcalcError
 
@@ -59,3 +60,22 @@ def parse_length(text: str | int, option: str = "--seq") -> int:
     if not isinstance(text, str):
         raise FlopcalcError(f"{option}: {text!r} is not a length; write e.g. 2048 or 32k")
     return _to_int(text, option, LENGTH_SUFFIXES, "2048, 8k or 128k (k = 1024)")
+
+
+def parse_fraction(text: str, option: str) -> Fraction:
+    """`0.4` or `40%` as an exact fraction in (0, 1] (model FLOPs utilisation)."""
+    raw = str(text).strip()
+    body, scale = (raw[:-1], 100) if raw.endswith("%") else (raw, 1)
+    try:
+        value = Decimal(body.strip())
+    except InvalidOperation:
+        raise FlopcalcError(f"{option}: '{raw}' is not a number; write e.g. 0.4 or 40%") from None
+    if not value.is_finite():
+        raise FlopcalcError(f"{option}: '{raw}' is not a finite number; write e.g. 0.4 or 40%")
+    # Range first, on the Decimal: Fraction(Decimal('1e999999999')) would build a huge int.
+    if not 0 < value <= scale:
+        raise FlopcalcError(f"{option}: '{raw}' must be in (0, 1], e.g. 0.4 or 40% "
+                            "(a share of the peak)")
+    if value.adjusted() < -12:
+        raise FlopcalcError(f"{option}: '{raw}' is below 1e-12 of the peak; check the number")
+    return Fraction(value) / scale

@@ -155,13 +155,16 @@ def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
 
 def validated(raw: dict[str, Any], label: str) -> Arch:
     """`raw` validated by pydantic, or the result of an identical earlier validation."""
-    from . import cache
+    from .cache import Store, key
 
-    key = cache.key(raw)
-    arch = cache.lookup(key)
+    store = Store("configs", ["config.py", "arch.py"])
+    cache_key = key(raw)
+    arch = Arch.from_stored(store.lookup(cache_key))
     if arch is None:
+        from dataclasses import asdict
+
         from .validation import validate_model
 
         arch = validate_model(raw, label).resolve()
-        cache.store(key, arch)
+        store.store(cache_key, asdict(arch))
     return arch
