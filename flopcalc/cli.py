@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any, Callable, List, Optional, Sequence
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
 from . import __version__
 from .errors import FlopcalcError

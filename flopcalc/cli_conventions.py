@@ -10,7 +10,7 @@ from enum import Enum
 from typing import Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
 from .cli import (Format, FormatOpt, ModelArg, SeqOpt, SetOpt, TokensOpt, app, emit, load,
                   opt_count, opt_length)
@@ -79,7 +79,7 @@ def attention(
 ) -> None:
     """Seed 004's exact count of one attention operation, term by term, against 2mn(d_k+d_v)."""
     from . import render_conventions as render
-    from .conventions import attention_report
+    from .attention import attention_report
 
     rep = attention_report(parse_length(n, "--n"), opt_length(m, "--m"),
                            parse_count(d_k, "--d-k"), parse_count(d_v, "--d-v"),

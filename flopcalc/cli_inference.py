@@ -11,7 +11,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
 from .cli import (AttentionFlag, AttentionOpt, BatchOpt, Format, FormatOpt, ModelArg, SeqOpt,
                   SetOpt, TokensOpt, app, emit, load, opt_count, opt_length)

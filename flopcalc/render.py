@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from .report import Report, Row
+    from .report import Report
 
 _SCALES = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))
 

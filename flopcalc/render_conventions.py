@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from .render import conventions_text, exact, human, new_table, to_csv, with_human
 
 if TYPE_CHECKING:
-    from .conventions import AttentionReport, ConventionsReport
+    from .attention import AttentionReport
+    from .conventions import ConventionsReport
 
 
 def signed_percent(x: float) -> str:

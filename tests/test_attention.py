@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flopcalc import conventions as cv
+from flopcalc import attention as cv
 
 SIZES = st.integers(min_value=1, max_value=10**9)
 EXAMPLES = 2000
