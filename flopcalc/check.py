@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr
 from .errors import FlopcalcError
 from .numbers import DECIMAL_SUFFIXES
 from .registry import suggest
+from .report import exact_number
 
 Number = Union[int, float]
 
@@ -48,10 +49,6 @@ def parse_limit(text: Any, key: str) -> Fraction:
     return Fraction(value) * scale
 
 
-def plain(x: Fraction) -> Number:
-    return x.numerator if x.denominator == 1 else float(x)
-
-
 @dataclass
 class LimitResult:
     status: str
@@ -76,7 +73,7 @@ def evaluate(model_name: str, report: dict[str, Any], limits: Dict[str, Any]) ->
         margin = limit - Fraction(value)
         results.append(LimitResult(
             status="PASS" if margin >= 0 else "FAIL", model=model_name, key=key, value=value,
-            limit=plain(limit), margin=plain(margin),
+            limit=exact_number(limit), margin=exact_number(margin),
             margin_pct=float(100 * margin / limit) if limit else (0.0 if margin == 0 else
                                                                   float("-inf"))))
     return results

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 from . import counting as c
 from .arch import Arch
 from .errors import FlopcalcError
+from .report import exact_number
 
 if TYPE_CHECKING:
     from .accelerators import Hardware
@@ -238,10 +239,6 @@ def decode_time(compute_s: Callable[[int], Fraction], memory_s: Callable[[int], 
 # --------------------------------------------------------------------------------------------
 # Reports (plain data, rendered by render_inference)
 # --------------------------------------------------------------------------------------------
-
-def exact_number(x: Fraction) -> Number:
-    return x.numerator if x.denominator == 1 else float(x)
-
 
 @dataclass
 class ModelInfo:
