@@ -210,13 +210,15 @@ def compare(
     batch: BatchOpt = "1",
     tokens: TokensOpt = None,
     attention: AttentionFlag = AttentionOpt.full,
+    set_: SetOpt = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
-    """Key figures of several models side by side (each at its own context unless --seq)."""
+    """Key figures of several models side by side (each at its own context unless --seq).
+    --set applies to every model."""
     from . import render
     from .compare import summary
 
-    reports = [model_report(m, None, seq, None, batch, tokens, attention) for m in models]
+    reports = [model_report(m, set_, seq, None, batch, tokens, attention) for m in models]
     doc = {"schema_version": 1,
            "settings": {"seq": opt_length(seq, "--seq"), "batch": parse_count(batch, "--batch"),
                         "attention": attention.value},

@@ -236,3 +236,10 @@ def test_bad_budget_file_says_which_entry(cli, tmp_path, text, needle):
 def test_check_needs_model_or_budget(cli):
     assert cli("check").code == 2
     assert cli("check", "gpt3").code == 2
+
+
+def test_compare_set_applies_to_every_model(cli):
+    doc = cli("compare", "gpt2", "gpt3-small", "--set", "n_layers=1", "-f", "json").json()
+    assert [m["params_total"] for m in doc["models"]] == [
+        cli("model", name, "--set", "n_layers=1", "-f", "json").json()["params"]["total"]
+        for name in ("gpt2", "gpt3-small")]
