@@ -219,9 +219,12 @@ def compare(
     from .compare import summary
 
     reports = [model_report(m, set_, seq, None, batch, tokens, attention) for m in models]
+    from .report import conventions
+
     doc = {"schema_version": 1,
            "settings": {"seq": opt_length(seq, "--seq"), "batch": parse_count(batch, "--batch"),
                         "attention": attention.value},
+           "conventions": conventions(None, attention.value),
            "models": [summary(r) for r in reports]}
     warnings = [w for r in reports for w in r.warnings]
     emit(fmt, lambda: doc, lambda: render.compare_csv(doc), lambda: render.compare_tables(doc),

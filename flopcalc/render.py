@@ -252,7 +252,7 @@ def sweep_tables(doc: dict[str, Any]) -> list[Any]:
                       percent(row["six_nd_undercount_pct"]))
     if not marked:
         table.add_row(f"(s* {x['seq']:,})", "", "", "", "crossover beyond the range", "")
-    return [table]
+    return [table, conventions_text(doc["conventions"])]
 
 
 # ----------------------------------------------------------------------------------- compare
@@ -288,7 +288,7 @@ def compare_tables(doc: dict[str, Any]) -> list[Any]:
             else:
                 cells.append(with_human(v))
         table.add_row(label, *cells)
-    return [table]
+    return [table, conventions_text(doc["conventions"])]
 
 
 # ------------------------------------------------------------------------------------- check

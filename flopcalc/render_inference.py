@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .render import exact, human, new_table, percent, to_csv, with_human
+from .render import conventions_text, exact, human, new_table, percent, to_csv, with_human
 
 if TYPE_CHECKING:
     from .inference import InferReport, Phase, TrainReport
@@ -50,10 +50,6 @@ def amount(x: float) -> str:
 
 def _header(title: str, name: str, line: str) -> str:
     return f"[bold]{title}[/bold] ({name})\n{line}\n"
-
-
-def _conventions(lines: list[str]) -> str:
-    return "[dim]How this was counted:[/dim]\n" + "\n".join(f"- {line}" for line in lines)
 
 
 # ----------------------------------------------------------------------------------- flatten
@@ -165,7 +161,7 @@ def infer_tables(report: "InferReport") -> list[Any]:
 
     if report.roofline is not None and report.accelerator is not None:
         out.append(_roofline_table(report))
-    out.append(_conventions(report.conventions))
+    out.append(conventions_text(report.conventions))
     return out
 
 
@@ -236,7 +232,7 @@ def train_tables(report: "TrainReport") -> list[Any]:
                   f"{report.accelerator_hours.six_nd:,.0f}")
     table.add_row("wall-clock", duration(report.seconds.exact), duration(report.seconds.six_nd))
     out.append(table)
-    out.append(_conventions(report.conventions))
+    out.append(conventions_text(report.conventions))
     return out
 
 

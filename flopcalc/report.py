@@ -178,26 +178,31 @@ def default_seq(cfg: Any) -> int:
     return cfg.default_seq or cfg.max_seq_len or 2048
 
 
-def conventions(cfg: Any, w: c.Workload, elementwise: bool, n: int) -> list[str]:
+def conventions(cfg: Optional[Any], attention: str, elementwise: bool = False,
+                n: Optional[int] = None) -> list[str]:
+    """How a run counted, one line each. Without a model (`compare`), the model-independent
+    lines only, and N is each model's own."""
     lines = ["2 FLOPs per multiply-add: a matmul (T x in)·(in x out) costs 2·T·in·out"]
-    if w.attention == "full":
+    if attention == "full":
         lines.append("attention full: every (query, key) pair counted, 4·b·s²·d_q per "
                      "self-attention layer (what PyTorch's FlopCounterMode counts)")
     else:
         lines.append("attention causal: decoder self-attention counts the s(s+1)/2 unmasked "
                      "pairs; encoder and cross-attention stay full")
+    tied = cfg is not None and cfg.tie_embeddings
     lines.append("LM head counted: 2·T·d·V on every output token"
-                 + (" (tied to the embedding)" if cfg.tie_embeddings else ""))
+                 + (" (tied to the embedding)" if tied else ", tied or not"))
     if elementwise:
         lines.append("element-wise ops counted as *.elementwise.* parts (README: Element-wise "
                      "costs); forward = weights + attention + elementwise")
     else:
         lines.append("not counted: bias adds, norms, activations, softmax, residual adds, "
                      "embedding lookups")
-    lines.append(f"6ND uses N = non-embedding params = {n:,} (total minus token and position "
+    which = f" = {n:,}" if n is not None else " of each model"
+    lines.append(f"6ND uses N = non-embedding params{which} (total minus token and position "
                  "embeddings and an untied LM head)")
     lines.append("training = 3 x forward (backward = 2 x forward)")
-    if cfg.is_encoder_decoder:
+    if cfg is not None and cfg.is_encoder_decoder:
         lines.append("encoder-decoder: tokens D are target (decoder) tokens; crossover taken "
                      "with target length = source length")
     return lines
@@ -252,7 +257,7 @@ def build_report(loaded: LoadedModel, seq: Optional[int] = None, tgt_seq: Option
         settings=Settings(seq=seq, tgt_seq=w.tgt_seq if cfg.is_encoder_decoder else None,
                           batch=batch, tokens=tokens, tokens_source=tokens_source,
                           attention=attention, elementwise=elementwise, context=context),
-        conventions=conventions(cfg, w, elementwise, n),
+        conventions=conventions(cfg, attention, elementwise, n),
         layers=layers,
         params=Params(total_params, total_params - n, n, pct(n, total_params),
                       {p.name: p.value for p in param_parts}, _rows(param_parts, total_params),

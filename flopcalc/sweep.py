@@ -92,7 +92,7 @@ def sweep_rows(cfg: Any, lengths: list[int], batch: int, attention: c.Attention,
 def sweep_report(loaded: Any, spec: str, points: int | None, batch: int,
                  attention: c.Attention) -> dict[str, Any]:
     """The `sweep` document: settings, the crossover and one row per length."""
-    from .report import crossover_point
+    from .report import conventions, crossover_point
 
     cfg = loaded.config
     lengths = parse_seq_spec(spec, points)
@@ -106,6 +106,8 @@ def sweep_report(loaded: Any, spec: str, points: int | None, batch: int,
                      "lengths": len(lengths),
                      "tgt_seq": "= seq" if cfg.is_encoder_decoder else None},
         "n_non_embedding": n,
+        "conventions": conventions(cfg, attention, n=n) + [
+            "6ND under = (exact − 6ND) / exact with exact = 3 x forward per output token"],
         "crossover": asdict(point),
         "rows": [asdict(r) for r in rows],
     }
