@@ -57,11 +57,16 @@ class LimitResult:
     value: Number
     limit: Number
     margin: Number  # limit − value: negative when exceeded
-    margin_pct: float  # margin as a percentage of the limit
+    margin_pct: Optional[float]  # margin as a percentage of the limit (None for a 0 limit)
+    seq: int  # the resolved settings the value was computed at
+    tokens: int
+    batch: int
+    attention: str
 
 
 def evaluate(model_name: str, report: dict[str, Any], limits: Dict[str, Any]) -> list[LimitResult]:
     values = dict(numeric_leaves(report))
+    settings = report["settings"]
     results = []
     for key, raw_limit in limits.items():
         if key not in values:
@@ -74,8 +79,9 @@ def evaluate(model_name: str, report: dict[str, Any], limits: Dict[str, Any]) ->
         results.append(LimitResult(
             status="PASS" if margin >= 0 else "FAIL", model=model_name, key=key, value=value,
             limit=exact_number(limit), margin=exact_number(margin),
-            margin_pct=float(100 * margin / limit) if limit else (0.0 if margin == 0 else
-                                                                  float("-inf"))))
+            margin_pct=float(100 * margin / limit) if limit else None,
+            seq=settings["seq"], tokens=settings["tokens"], batch=settings["batch"],
+            attention=settings["attention"]))
     return results
 
 

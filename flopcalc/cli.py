@@ -16,7 +16,7 @@ import typer
 from typing import Annotated
 
 from . import __version__
-from .errors import FlopcalcError
+from .errors import BudgetExceeded, FlopcalcError
 from .numbers import parse_count, parse_length
 
 app = typer.Typer(
@@ -254,7 +254,6 @@ def check(
 
     from . import render
     from .check import evaluate, parse_max_options, run_budget
-    from .errors import BudgetExceeded
 
     if (model is None) == (budget is None):
         raise FlopcalcError("give either MODEL with --max KEY=VALUE, or --budget FILE")
@@ -274,7 +273,7 @@ def check(
     doc = {"schema_version": 1, "passed": failed == 0, "rows": rows}
     emit(fmt, lambda: doc, lambda: render.check_csv(doc), lambda: render.check_text(doc))
     if failed:
-        raise BudgetExceeded(f"{failed} of {len(rows)} limits exceeded")
+        raise BudgetExceeded(f"{failed} of {len(rows)} limits over")
 
 
 # Commands defined in their own modules register themselves on `app` when imported. Their
@@ -315,7 +314,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except FlopcalcError as exc:
         if _debug:
             raise
-        print(f"flopcalc: error: {exc}", file=sys.stderr)
+        kind = "budget exceeded" if isinstance(exc, BudgetExceeded) else "error"
+        print(f"flopcalc: {kind}: {exc}", file=sys.stderr)
         return exc.exit_code
     except (click_abort, KeyboardInterrupt):
         print("flopcalc: interrupted", file=sys.stderr)

@@ -51,7 +51,8 @@ def shape(dims: Sequence[int] | None) -> str:
 # ----------------------------------------------------------------------------------- JSON/CSV
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    # allow_nan=False: NaN and Infinity are not JSON; a report must never contain them.
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
@@ -294,7 +295,8 @@ def compare_tables(doc: dict[str, Any]) -> list[Any]:
 # ------------------------------------------------------------------------------------- check
 
 def check_csv(doc: dict[str, Any]) -> str:
-    keys = ("status", "model", "key", "value", "limit", "margin", "margin_pct")
+    keys = ("status", "model", "key", "value", "limit", "margin", "margin_pct", "seq", "tokens",
+            "batch", "attention")
     return to_csv(keys, ([row[k] for k in keys] for row in doc["rows"]))
 
 
@@ -302,9 +304,11 @@ def check_text(doc: dict[str, Any]) -> str:
     """One unwrapped line per limit (grep-able in CI logs), then a count."""
     lines = []
     for row in doc["rows"]:
+        share = "" if row["margin_pct"] is None else f", {row['margin_pct']:+.1f}%"
         lines.append(f"{row['status']} {row['model']} {row['key']} = {fmt_number(row['value'])} "
-                     f"(limit {fmt_number(row['limit'])}, margin {fmt_number(row['margin'])}, "
-                     f"{row['margin_pct']:+.1f}%)")
+                     f"(limit {fmt_number(row['limit'])}, margin {fmt_number(row['margin'])}"
+                     f"{share}; seq {row['seq']:,}, D {human(row['tokens'])}, batch "
+                     f"{row['batch']}, attention {row['attention']})")
     n_fail = sum(row["status"] == "FAIL" for row in doc["rows"])
     lines.append(f"{len(doc['rows']) - n_fail} within limits, {n_fail} over")
     return "\n".join(lines) + "\n"
