@@ -195,7 +195,10 @@ TOKENS = ["model", "list", "show", "sweep", "compare", "check", "schema", "gpt2"
           "--format", "-f", "--set", "--max", "--points", "--budget", "json", "csv", "table",
           "full", "causal", "1k", "2048", "0", "-1", "1.5", "nan", "3e23", "1..64", "4k,8k",
           "params.total=1", "n_layers=2", "bias.qkv=true", "=", "", "--", "--help", "x.yaml",
-          "1e30", "12B"]
+          "1e30", "12B", "infer", "train", "conventions", "attention", "accelerators",
+          "llama-3.1-8b", "--prompt", "--gen", "--accelerator", "h100-sxm", "--count", "--mfu",
+          "40%", "1.5", "--n", "--m", "--d-k", "--d-v", "--heads", "--recompute", "--kv-dtype",
+          "fp8", "--peak", "--bandwidth", "--elementwise"]  # not --debug: it shows tracebacks
 
 
 @settings(max_examples=400, deadline=None,
