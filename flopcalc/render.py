@@ -79,11 +79,29 @@ def new_table(title: str, columns: Sequence[str], caption: str | None = None) ->
     return table
 
 
+def heading(title: str, rest: str) -> Any:
+    """A bold title followed by plain text."""
+    from rich.text import Text
+
+    return Text.assemble((title, "bold"), rest)
+
+
+def block(label: str, lines: Iterable[str]) -> Any:
+    """A dim label, then one line per item."""
+    from rich.text import Text
+
+    return Text.assemble((label, "dim"), "".join(f"\n{line}" for line in lines))
+
+
 def print_tables(out: Any, renderables: Iterable[Any]) -> None:
-    """Print rich renderables to the text stream `out` (a terminal gets colour unless NO_COLOR)."""
+    """Print rich renderables to the text stream `out` (a terminal gets colour unless NO_COLOR).
+
+    Markup is off: titles, names, paths and sources come from users' files, and a `[/x]` in a
+    title must print as itself, not break the output. Styles are set with `heading`, `block` and
+    `style=` on table rows instead."""
     from rich.console import Console
 
-    console = Console(file=out, highlight=False, soft_wrap=False)
+    console = Console(file=out, highlight=False, soft_wrap=False, markup=False)
     for i, item in enumerate(renderables):
         if i:
             console.print()
@@ -129,22 +147,22 @@ def model_tables(report: "Report") -> list[Any]:
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
     out: list[Any] = []
     lengths = f"seq {s.seq:,}" + (f", target {s.tgt_seq:,}" if s.tgt_seq else "")
-    out.append(f"[bold]{report.model.title}[/bold] ({report.model.name})\n"
+    out.append(heading(report.model.title, f" ({report.model.name})\n"
                f"{lengths}, batch {s.batch}, attention {s.attention}, D = {s.tokens:,} tokens "
-               f"({human(s.tokens)}; {s.tokens_source})\n")
+               f"({human(s.tokens)}; {s.tokens_source})\n"))
 
     for g in report.layers:
         table = new_table(f"Parameters of one {g.stack} layer (x {g.n_layers} layers)",
                           ["component", "shape", "params", "% layer"])
         for r in g.param_rows:
             table.add_row(r.name, shape(r.shape), exact(r.value), percent(r.share_pct))
-        table.add_row("[bold]layer total[/bold]", "", with_human(g.params), "100.0%")
+        table.add_row("layer total", "", with_human(g.params), "100.0%", style="bold")
         out.append(table)
 
     table = new_table("Model parameters", ["component", "params", "% total"])
     for g in p.groups:
         table.add_row(g.name, with_human(g.value), percent(g.share_pct))
-    table.add_row("[bold]total[/bold]", with_human(p.total), "100.0%")
+    table.add_row("total", with_human(p.total), "100.0%", style="bold")
     table.add_row("non-embedding N", with_human(p.non_embedding), percent(p.non_embedding_share_pct))
     out.append(table)
 
@@ -156,7 +174,7 @@ def model_tables(report: "Report") -> list[Any]:
     table.add_row("attention matrix (s²)", with_human(f.attention), percent(f.attention_share_pct))
     if f.elementwise:
         table.add_row("element-wise", with_human(f.elementwise), percent(f.elementwise_share_pct))
-    table.add_row("[bold]forward[/bold]", with_human(f.forward), "100.0%")
+    table.add_row("forward", with_human(f.forward), "100.0%", style="bold")
     table.add_row("per output token", exact(f.forward_per_token), "")
     out.append(table)
 
@@ -165,7 +183,7 @@ def model_tables(report: "Report") -> list[Any]:
     table.add_row("6ND (N non-embedding)", with_human(t.six_nd))
     table.add_row("attention correction", with_human(t.attention_correction))
     table.add_row("6ND + attention", with_human(t.six_nd_plus_attention))
-    table.add_row("[bold]exact[/bold] (3 x forward)", with_human(t.exact))
+    table.add_row("exact (3 x forward)", with_human(t.exact), style="bold")
     table.add_row("6ND below exact", percent(t.six_nd_below_exact_pct))
     out.append(table)
     out.append(Text(t.conventions_line))
@@ -181,9 +199,9 @@ def model_tables(report: "Report") -> list[Any]:
     return out
 
 
-def conventions_text(lines: Sequence[str]) -> str:
+def conventions_text(lines: Sequence[str]) -> Any:
     """The counting conventions, printed under every table output."""
-    return "[dim]How this was counted:[/dim]\n" + "\n".join(f"- {line}" for line in lines)
+    return block("How this was counted:", (f"- {line}" for line in lines))
 
 
 # ------------------------------------------------------------------------------- preset list
@@ -243,9 +261,8 @@ def sweep_tables(doc: dict[str, Any]) -> list[Any]:
     marked = False
     for row in doc["rows"]:
         if row["past_crossover"] and not marked:
-            table.add_row(f"[bold]s* {x['seq']:,}[/bold]", "", "", "",
-                          f"[bold]crossover ({x['d_model_multiple']:.4g}d)[/bold]", "",
-                          end_section=False)
+            table.add_row(f"s* {x['seq']:,}", "", "", "",
+                          f"crossover ({x['d_model_multiple']:.4g}d)", "", style="bold")
             marked = True
         table.add_row(f"{row['seq']:,}", human(row["weights"]), human(row["attention"]),
                       human(row["forward"]),

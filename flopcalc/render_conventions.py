@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .render import conventions_text, exact, human, new_table, to_csv, with_human
+from .render import block, conventions_text, exact, heading, human, new_table, to_csv, with_human
 
 if TYPE_CHECKING:
     from .attention import AttentionReport
@@ -43,15 +43,13 @@ def _flag(row: Any) -> str:
 
 
 def conventions_tables(report: "ConventionsReport") -> list[Any]:
-    from rich.markup import escape
-
     s, rows = report.settings, report.conventions
     kind = "hardware FLOPs for the exact rows (--recompute full)" if s["recompute"] == "full" \
         else "model FLOPs"
     out: list[Any] = [
-        f"[bold]{escape(report.model['title'])}[/bold] ({escape(report.model['name'])})\n"
-        f"seq {s['seq']:,}, D = {s['tokens']:,} tokens ({human(s['tokens'])}; "
-        f"{escape(s['tokens_source'])}); {kind}\n"]
+        heading(report.model['title'], f" ({report.model['name']})\n"
+                f"seq {s['seq']:,}, D = {s['tokens']:,} tokens ({human(s['tokens'])}; "
+                f"{s['tokens_source']}); {kind}\n")]
 
     table = new_table(f"Training FLOPs per token at seq {s['seq']:,}",
                       ["convention", "per token", f"vs {report.reference}"])
@@ -69,14 +67,14 @@ def conventions_tables(report: "ConventionsReport") -> list[Any]:
 
     sp = report.spread
     out.append(f"Spread: {sp.max} is {sp.ratio:.3g}x {sp.min} per token.")
-    out.append("[dim]Formulas and sources:[/dim]\n" + "\n".join(
-        escape(f"- {r.name} = {r.formula}: {r.source}") for r in rows))
-    notes = [escape(f"- {r.name}{' (!)' if r.assumption_violated else ''}: {note}")
+    out.append(block("Formulas and sources:",
+                     (f"- {r.name} = {r.formula}: {r.source}" for r in rows)))
+    notes = [f"- {r.name}{' (!)' if r.assumption_violated else ''}: {note}"
              for r in rows for note in r.notes]
     if any(r.rounded for r in rows):
         notes.append("- a figure that is not a whole number is rounded (rounded: true in JSON)")
     if notes:
-        out.append("[dim]Notes:[/dim]\n" + "\n".join(notes))
+        out.append(block("Notes:", notes))
     out.append(conventions_text(report.how_counted))
     return out
 
@@ -108,8 +106,8 @@ def attention_tables(report: "AttentionReport") -> list[Any]:
         ["term", "formula", "per head", f"x {heads:,} {per}"])
     for t in report.terms:
         table.add_row(t.name, t.formula, exact(t.per_head), with_human(t.total))
-    table.add_row("[bold]exact_total[/bold]", "sum of the above", exact(report.exact_per_head),
-                  with_human(report.exact_total))
+    table.add_row("exact_total", "sum of the above", exact(report.exact_per_head),
+                  with_human(report.exact_total), style="bold")
     table.add_row("leading_order", "2·m·n·(d_k + d_v)", exact(report.leading_order_per_head),
                   with_human(report.leading_order))
     table.add_row("difference", "4·m·n − m·(d_v + 1)", exact(report.difference_per_head),

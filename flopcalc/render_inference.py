@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .render import conventions_text, exact, human, new_table, percent, to_csv, with_human
+from .render import (block, conventions_text, exact, heading, human, new_table, percent, to_csv,
+                     with_human)
 
 if TYPE_CHECKING:
     from .inference import InferReport, Phase, TrainReport
@@ -48,8 +49,8 @@ def amount(x: float) -> str:
     return f"{x:,.0f}" if x >= 1000 else f"{x:.4g}"
 
 
-def _header(title: str, name: str, line: str) -> str:
-    return f"[bold]{title}[/bold] ({name})\n{line}\n"
+def _header(title: str, name: str, line: str) -> Any:
+    return heading(title, f" ({name})\n{line}\n")
 
 
 # ----------------------------------------------------------------------------------- flatten
@@ -125,7 +126,7 @@ def infer_tables(report: "InferReport") -> list[Any]:
     table = new_table(f"Prefill: {s.prompt:,} prompt tokens x batch {s.batch}", ["", "FLOPs"])
     table.add_row("weight GEMMs (incl. LM head)", with_human(p.weights))
     table.add_row(f"attention matrix ({s.attention})", with_human(p.attention))
-    table.add_row("[bold]prefill[/bold]", with_human(p.flops))
+    table.add_row("prefill", with_human(p.flops), style="bold")
     table.add_row("per prompt token", with_human(p.flops_per_token))
     out.append(table)
 
@@ -134,7 +135,7 @@ def infer_tables(report: "InferReport") -> list[Any]:
     table.add_row("context c (keys attended)", f"{d.context_first:,} → {d.context_last:,}")
     table.add_row("FLOPs, first step", with_human(d.flops_first))
     table.add_row("FLOPs, last step", with_human(d.flops_last))
-    table.add_row(f"[bold]FLOPs, all {d.steps:,} steps[/bold]", with_human(d.flops))
+    table.add_row(f"FLOPs, all {d.steps:,} steps", with_human(d.flops), style="bold")
     table.add_row("  weight GEMMs (incl. LM head)", with_human(d.weights))
     table.add_row("  attention over the cache", with_human(d.attention))
     table.add_row("FLOPs per generated token (mean)", with_human(d.flops_per_token))
@@ -150,7 +151,7 @@ def infer_tables(report: "InferReport") -> list[Any]:
     table = new_table(f"KV cache ({s.kv_dtype}): {kv.tokens:,} tokens = batch x (prompt + gen)",
                       ["", "bytes"])
     table.add_row(f"per token ({gqa})", with_bytes(kv.bytes_per_token))
-    table.add_row("[bold]KV cache[/bold]", with_bytes(kv.bytes))
+    table.add_row("KV cache", with_bytes(kv.bytes), style="bold")
     if kv.n_kv_heads != kv.n_heads:
         table.add_row(f"MHA ({kv.n_heads} KV heads) per token", with_bytes(kv.mha_bytes_per_token))
         table.add_row("MHA KV cache", with_bytes(kv.mha_bytes))
@@ -186,7 +187,7 @@ def _roofline_table(report: "InferReport") -> Any:
     steps = (f"{rd.compute_bound_steps:,} compute, {rd.memory_bound_steps:,} memory"
              if rd.memory_bound_steps and rd.compute_bound_steps else rd.binds)
     table.add_row(f"decode, all {d.steps:,} steps", duration(rd.seconds), steps)
-    table.add_row("[bold]prefill + decode[/bold]", duration(r.total_seconds), "")
+    table.add_row("prefill + decode", duration(r.total_seconds), "", style="bold")
     table.add_row("decode tokens/s (upper bound)", amount(rd.tokens_per_s), "")
     table.add_row("  at the first / last step",
                   f"{amount(rd.tokens_per_s_first)} / {amount(rd.tokens_per_s_last)}", "")
@@ -213,7 +214,7 @@ def train_tables(report: "TrainReport") -> list[Any]:
         f"D = {s.tokens:,} tokens ({human(s.tokens)}; {s.tokens_source}), seq {s.seq:,}, "
         f"attention {s.attention}")]
     table = new_table(f"Training FLOPs on D = {human(s.tokens)} tokens", ["estimate", "FLOPs"])
-    table.add_row("[bold]exact[/bold] (3 x forward)", with_human(t.exact))
+    table.add_row("exact (3 x forward)", with_human(t.exact), style="bold")
     table.add_row("6ND (N non-embedding)", with_human(t.six_nd))
     table.add_row("6ND below exact", percent(t.six_nd_below_exact_pct))
     out.append(table)
@@ -226,8 +227,8 @@ def train_tables(report: "TrainReport") -> list[Any]:
     out.append(table)
 
     table = new_table(f"Time on {a.count:,} x {a.name} at {mfu}", ["", "exact", "6ND"])
-    table.add_row("[bold]wall-clock days[/bold]", amount(report.days.exact),
-                  amount(report.days.six_nd))
+    table.add_row("wall-clock days", amount(report.days.exact), amount(report.days.six_nd),
+                  style="bold")
     table.add_row("accelerator-hours", f"{report.accelerator_hours.exact:,.0f}",
                   f"{report.accelerator_hours.six_nd:,.0f}")
     table.add_row("wall-clock", duration(report.seconds.exact), duration(report.seconds.six_nd))
@@ -261,5 +262,5 @@ def accelerators_tables(rows: list[dict[str, Any]]) -> list[Any]:
         table.add_row(r["name"], human_bytes(r["memory_bytes"]),
                       rate(r["memory_bandwidth"], "B/s"), peak(r, "bf16"), peak(r, "fp8"),
                       peak(r, "fp32"))
-    sources = "[dim]Sources:[/dim]\n" + "\n".join(f"- {r['name']}: {r['source']}" for r in rows)
+    sources = block("Sources:", (f"- {r['name']}: {r['source']}" for r in rows))
     return [table, sources]

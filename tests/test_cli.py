@@ -141,3 +141,20 @@ def test_python_dash_m_runs_the_same_cli():
     out = subprocess.run([sys.executable, "-m", "flopcalc", "model", "gpt2", "-f", "json"],
                          capture_output=True, text=True, check=True).stdout
     assert '"total": 124439808' in out
+
+
+@pytest.mark.parametrize("command", [
+    ["model"], ["sweep", "--seq", "1k"], ["compare", "gpt2"], ["conventions"],
+    ["infer", "--prompt", "8", "--gen", "2"],
+    ["train", "--accelerator", "h100-sxm", "--mfu", "0.4"]])
+def test_brackets_in_titles_and_paths_print_as_themselves(cli, tmp_path, command):
+    """Tables print user text (titles, file names) literally: rich markup is off."""
+    from .conftest import ROOT
+
+    path = tmp_path / "odd[b].yaml"
+    text = (ROOT / "presets" / "gpt2.yaml").read_text()
+    path.write_text(text.replace(text.splitlines()[0], 'title: "GPT [/oops] [bold]x"'))
+    name, *rest = command
+    r = cli(name, str(path), *rest)
+    assert r.code == 0, r.err
+    assert "GPT [/oops] [bold]x" in r.out or "odd[b]" in r.out
