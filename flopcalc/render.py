@@ -5,9 +5,6 @@ rich is imported inside the table functions, so `--format json` and `--format cs
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 if TYPE_CHECKING:
@@ -51,11 +48,16 @@ def shape(dims: Sequence[int] | None) -> str:
 # ----------------------------------------------------------------------------------- JSON/CSV
 
 def to_json(data: Any) -> str:
+    import json
+
     # allow_nan=False: NaN and Infinity are not JSON; a report must never contain them.
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    import csv
+    import io
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)

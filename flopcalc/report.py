@@ -211,7 +211,7 @@ def conventions(cfg: Optional[Any], attention: str, elementwise: bool = False,
 def build_report(loaded: LoadedModel, seq: Optional[int] = None, tgt_seq: Optional[int] = None,
                  batch: int = 1, tokens: Optional[int] = None, attention: c.Attention = "full",
                  elementwise: bool = False) -> Report:
-    from .conventions import model_line
+    from .published import model_line
 
     cfg = loaded.config
     seq = seq or default_seq(cfg)

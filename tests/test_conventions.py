@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from flopcalc import conventions as cv
+from flopcalc import published
 from flopcalc.registry import load_model
 
 ROWS = ["six_nd", "six_nd_total", "kaplan", "palm", "megatron", "chinchilla", "exact_full",
@@ -241,22 +241,22 @@ def test_errors_are_one_line_exit_2(cli, args, message):
 
 def test_model_line_llama_8k():
     cfg = load_model("llama-3.1-8b").config
-    assert cv.model_line(cfg, 8192, "llama-3.1-8b") == (
+    assert published.model_line(cfg, 8192, "llama-3.1-8b") == (
         "6ND is 27.7% below exact, PaLM 5.4% below; flopcalc conventions llama-3.1-8b "
         "--seq 8192 adds Kaplan, Megatron and Chinchilla")
 
 
 def test_model_line_follows_the_model_reports_settings():
     gpt3 = load_model("gpt3").config
-    assert cv.model_line(gpt3, 2048, "gpt3").startswith("6ND is 3.0% below exact, PaLM 0.3% below")
+    assert published.model_line(gpt3, 2048, "gpt3").startswith("6ND is 3.0% below exact, PaLM 0.3% below")
     # Causal: the exact count shrinks, so PaLM's full-attention term overshoots it.
-    causal = cv.model_line(gpt3, 2048, "gpt3", attention="causal")
+    causal = published.model_line(gpt3, 2048, "gpt3", attention="causal")
     assert causal.startswith("6ND is 1.7% below exact, PaLM 1.0% above")
     base = load_model("transformer-base").config
-    assert "transformer-base --seq 100" in cv.model_line(base, 100, "transformer-base", tgt_seq=50)
+    assert "transformer-base --seq 100" in published.model_line(base, 100, "transformer-base", tgt_seq=50)
 
 
 def test_model_line_command_runs(cli):
     cfg = load_model("gpt2").config
-    command = cv.model_line(cfg, 512, "gpt2").split("; flopcalc ")[1].split(" adds")[0]
+    command = published.model_line(cfg, 512, "gpt2").split("; flopcalc ")[1].split(" adds")[0]
     assert cli(*command.split()).code == 0
