@@ -205,7 +205,7 @@ def sweep(
 
 @app.command()
 def compare(
-    models: Annotated[List[str], typer.Argument(metavar="MODEL...", help="Two or more models.")],
+    models: Annotated[List[str], typer.Argument(metavar="MODEL...", help="Models to compare.")],
     seq: SeqOpt = None,
     batch: BatchOpt = "1",
     tokens: TokensOpt = None,
@@ -216,16 +216,11 @@ def compare(
     """Key figures of several models side by side (each at its own context unless --seq).
     --set applies to every model."""
     from . import render
-    from .compare import summary
+    from .compare import compare_report
 
     reports = [model_report(m, set_, seq, None, batch, tokens, attention) for m in models]
-    from .report import conventions
-
-    doc = {"schema_version": 1,
-           "settings": {"seq": opt_length(seq, "--seq"), "batch": parse_count(batch, "--batch"),
-                        "attention": attention.value},
-           "conventions": conventions(None, attention.value),
-           "models": [summary(r) for r in reports]}
+    doc = compare_report(reports, opt_length(seq, "--seq"), parse_count(batch, "--batch"),
+                         attention.value)
     warnings = [w for r in reports for w in r.warnings]
     emit(fmt, lambda: doc, lambda: render.compare_csv(doc), lambda: render.compare_tables(doc),
          warnings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .report import Report
+from .report import Report, conventions
 
 
 def summary(report: Report) -> dict[str, Any]:
@@ -27,3 +27,12 @@ def summary(report: Report) -> dict[str, Any]:
         "training_exact": t.exact,
         "six_nd_below_exact_pct": t.six_nd_below_exact_pct,
     }
+
+
+def compare_report(reports: list[Report], seq: int | None, batch: int,
+                   attention: str) -> dict[str, Any]:
+    """The `compare` document: the shared settings and conventions, one summary per model."""
+    return {"schema_version": 1,
+            "settings": {"seq": seq, "batch": batch, "attention": attention},
+            "conventions": conventions(None, attention),
+            "models": [summary(r) for r in reports]}

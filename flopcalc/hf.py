@@ -47,7 +47,10 @@ def _llama_family(model_type: str) -> Callable[[dict[str, Any], Callable[..., An
             "n_layers": get("num_hidden_layers"),
             "d_model": get("hidden_size"),
             "n_heads": get("num_attention_heads"),
-            "n_kv_heads": c.get("num_key_value_heads") or get("num_attention_heads"),
+            # Absent or null means multi-head attention; any other value (0 included) is
+            # passed on for validation rather than silently replaced.
+            "n_kv_heads": (get("num_attention_heads") if c.get("num_key_value_heads") is None
+                           else c["num_key_value_heads"]),
             "d_ff": get("intermediate_size"),
             "mlp": "gated",
             "activation": "gelu" if str(act).startswith("gelu") else "silu",

@@ -243,3 +243,11 @@ def test_compare_set_applies_to_every_model(cli):
     assert [m["params_total"] for m in doc["models"]] == [
         cli("model", name, "--set", "n_layers=1", "-f", "json").json()["params"]["total"]
         for name in ("gpt2", "gpt3-small")]
+
+
+def test_hf_zero_kv_heads_is_an_error_not_mha(cli, tmp_path):
+    config = json.loads((DATA / "hf" / "llama-3.1-8b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "num_key_value_heads": 0}))
+    r = cli("model", str(path))
+    assert r.code == 2 and "n_kv_heads must be a positive integer, got 0" in r.err
