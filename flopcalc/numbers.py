@@ -1,81 +1,139 @@
-"""Human number syntax for options and budget files, always resolved to an exact int.
+"""Human number syntax, read in one place and always resolved to an exact int or Fraction.
 
-Counts, tokens, params and FLOP limits: `1_000`, `1,000`, `3.14e23`, and the suffixes K, M, B (or
-G), T = 10^3, 10^6, 10^9, 10^12, case-insensitive (`300B`, `2.5t`). Sequence lengths: `k` = 1024
-and `M` = 1024², as context lengths are quoted (`32k` = 32,768; `128k` = 131,072).
-A value must come out as a positive whole number: `1.5` tokens, `0`, `-3`, `nan` and `inf` are
-errors (exit 2), never truncated.
+Four kinds of figure, each with its own suffixes (case-insensitive; `_` and `,` separate digits;
+scientific notation works everywhere, `3.14e23`):
+
+- counts (tokens, params, FLOPs, devices, FLOP/s): K M B/G T P E = 10^3 ... 10^18;
+- lengths (sequence, prompt, generated tokens): k = 1,024 and M = 1,024², as context windows are
+  quoted (`32k` = 32,768);
+- bytes (memory, KV cache, bandwidth in bytes/s): KB MB GB TB PB = 10^3 ... 10^15 and
+  KiB MiB GiB TiB PiB = 2^10 ... 2^50; K M G T P alone are decimal too. A lone `B` is refused:
+  in the count syntax it means billion, which is not what `80B` of memory means;
+- shares (MFU): `0.4` or `40%`, in (0, 1].
+
+A count, length or byte figure must come out as a whole number (`1.5` tokens is an error, never
+truncated); a limit (`check --max`) may be any non-negative number. Values above 10^30 are
+refused as typos, and so is anything that would take long to expand (`1e999999`).
 """
 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from typing import Literal, Union
 
 from .errors import FlopcalcError
 
-DECIMAL_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
-LENGTH_SUFFIXES = {"k": 2**10, "m": 2**20}
-MAX_VALUE = 10**30  # far beyond any real model or budget; larger is a typo, not a plan
+Kind = Literal["count", "length", "bytes"]
+
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "p": 10**15}
+SUFFIXES: dict[Kind, dict[str, int]] = {
+    "count": {**_DECIMAL, "b": 10**9, "e": 10**18},
+    "length": {"k": 2**10, "m": 2**20},
+    "bytes": {**_DECIMAL,
+              **{f"{s}b": v for s, v in _DECIMAL.items()},
+              **{f"{s}ib": 2 ** (10 * i) for i, s in enumerate("kmgtp", start=1)}},
+}
+EXAMPLES: dict[Kind, str] = {
+    "count": "300B, 1.5T, 3.14e23 or 2_000_000",
+    "length": "2048, 8k or 128k (k = 1024)",
+    "bytes": "80GB, 16GiB or 8e10",
+}
+MAX_VALUE = 10**30  # far beyond any real model, budget or machine; larger is a typo, not a plan
+
+Number = Union[int, Fraction]
 
 
-def _to_int(text: str, option: str, suffixes: dict[str, int], example: str) -> int:
+def _split_suffix(body: str, kind: Kind) -> tuple[str, int]:
+    """('1.5', 10**12) for '1.5T': the longest suffix of `kind` that ends the text."""
+    lowered = body.lower()
+    for suffix in sorted(SUFFIXES[kind], key=len, reverse=True):
+        if lowered.endswith(suffix) and len(body) > len(suffix):
+            return body[: -len(suffix)], SUFFIXES[kind][suffix]
+    return body, 1
+
+
+def parse_decimal(text: object, kind: Kind, what: str) -> Fraction:
+    """Any finite number in the syntax of `kind`, exactly; `what` names it in errors."""
+    if isinstance(text, bool) or not isinstance(text, (int, float, str)):
+        raise FlopcalcError(f"{what}: {text!r} is not a number; write e.g. {EXAMPLES[kind]}")
     raw = str(text).strip()
-    body = raw.replace("_", "").replace(",", "")
-    scale = 1
-    if body and body[-1].lower() in suffixes:
-        scale = suffixes[body[-1].lower()]
-        body = body[:-1]
+    body, scale = _split_suffix(raw.replace("_", "").replace(",", ""), kind)
+    if kind == "bytes" and scale == 1 and body[-1:].lower() == "b":
+        raise FlopcalcError(f"{what}: '{raw}' is ambiguous (B means billion in counts); "
+                            f"write bytes as {EXAMPLES['bytes']}")
     try:
-        value = Decimal(body) * scale
-        if value.is_finite() and value.adjusted() > 40:  # keep to_integral cheap and exact
-            raise FlopcalcError(f"{option}: '{raw}' is larger than 1e30; check the number")
+        value = Decimal(body)
     except InvalidOperation:
-        raise FlopcalcError(f"{option}: '{raw}' is not a number; write e.g. {example}") from None
+        raise FlopcalcError(f"{what}: '{raw}' is not a number; write e.g. "
+                            f"{EXAMPLES[kind]}") from None
     if not value.is_finite():
-        raise FlopcalcError(f"{option}: '{raw}' is not a finite number; write e.g. {example}")
-    if value != value.to_integral_value():
-        raise FlopcalcError(f"{option}: '{raw}' is not a whole number; "
-                            "give an integer")
+        raise FlopcalcError(f"{what}: '{raw}' is not a finite number; write e.g. "
+                            f"{EXAMPLES[kind]}")
+    # Before any exact arithmetic: Fraction(Decimal('1e999999')) would build a huge integer.
+    if value and value.adjusted() > 40:
+        raise FlopcalcError(f"{what}: '{raw}' is larger than 1e30; check the number")
+    if value and value.adjusted() < -40:
+        raise FlopcalcError(f"{what}: '{raw}' is too small to be meant; check the number")
+    result = Fraction(value) * scale
+    if result > MAX_VALUE:
+        raise FlopcalcError(f"{what}: '{raw}' is larger than 1e30; check the number")
+    return result
+
+
+def parse_int(text: object, kind: Kind = "count", what: str = "value") -> int:
+    """A positive whole number: '300B' → 300_000_000_000, '32k' (length) → 32_768."""
+    value = parse_decimal(text, kind, what)
+    if value.denominator != 1:
+        raise FlopcalcError(f"{what}: '{str(text).strip()}' is not a whole number; give an "
+                            "integer")
     if value <= 0:
-        raise FlopcalcError(f"{option}: '{raw}' must be a positive whole number")
-    if value > MAX_VALUE:
-        raise FlopcalcError(f"{option}: '{raw}' is larger than 1e30; check the number")
-    return int(value)
+        raise FlopcalcError(f"{what}: '{str(text).strip()}' must be a positive whole number")
+    return value.numerator
 
 
-def parse_count(text: str | int, option: str = "value") -> int:
-    """Counts, tokens, params, FLOPs: '300B' → 300_000_000_000; '3.14e23' → 314·10^21."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        text = str(text)
-    if not isinstance(text, str):
-        raise FlopcalcError(f"{option}: {text!r} is not a number; write e.g. 300B or 3.14e23")
-    return _to_int(text, option, DECIMAL_SUFFIXES, "300B, 1.5T, 3.14e23 or 2_000_000")
+def parse_count(text: object, what: str = "value") -> int:
+    return parse_int(text, "count", what)
 
 
-def parse_length(text: str | int, option: str = "--seq") -> int:
-    """Sequence lengths: '32k' → 32_768; '2048' → 2048; '1M' → 1_048_576."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        text = str(text)
-    if not isinstance(text, str):
-        raise FlopcalcError(f"{option}: {text!r} is not a length; write e.g. 2048 or 32k")
-    return _to_int(text, option, LENGTH_SUFFIXES, "2048, 8k or 128k (k = 1024)")
+def parse_length(text: object, what: str = "--seq") -> int:
+    return parse_int(text, "length", what)
 
 
-def parse_fraction(text: str, option: str) -> Fraction:
+def parse_bytes(text: object, what: str = "value") -> int:
+    return parse_int(text, "bytes", what)
+
+
+def parse_limit(text: object, kind: Kind, what: str) -> Number:
+    """A budget limit: any number >= 0 in the syntax of `kind` (an int when whole)."""
+    value = parse_decimal(text, kind, what)
+    if value < 0:
+        raise FlopcalcError(f"{what}: '{str(text).strip()}' must be >= 0")
+    return value.numerator if value.denominator == 1 else value
+
+
+def parse_share(text: object, what: str) -> Fraction:
     """`0.4` or `40%` as an exact fraction in (0, 1] (model FLOPs utilisation)."""
     raw = str(text).strip()
-    body, scale = (raw[:-1], 100) if raw.endswith("%") else (raw, 1)
+    body, percent = (raw[:-1], True) if raw.endswith("%") else (raw, False)
     try:
-        value = Decimal(body.strip())
-    except InvalidOperation:
-        raise FlopcalcError(f"{option}: '{raw}' is not a number; write e.g. 0.4 or 40%") from None
-    if not value.is_finite():
-        raise FlopcalcError(f"{option}: '{raw}' is not a finite number; write e.g. 0.4 or 40%")
-    # Range first, on the Decimal: Fraction(Decimal('1e999999999')) would build a huge int.
-    if not 0 < value <= scale:
-        raise FlopcalcError(f"{option}: '{raw}' must be in (0, 1], e.g. 0.4 or 40% "
-                            "(a share of the peak)")
-    if value.adjusted() < -12:
-        raise FlopcalcError(f"{option}: '{raw}' is below 1e-12 of the peak; check the number")
-    return Fraction(value) / scale
+        value = parse_decimal(body, "count", what) if body.strip() else None
+    except FlopcalcError:
+        value = None
+    if value is None:
+        raise FlopcalcError(f"{what}: '{raw}' is not a number; write e.g. 0.4 or 40%")
+    value = value / 100 if percent else value
+    if not 0 < value <= 1:
+        raise FlopcalcError(f"{what}: '{raw}' must be in (0, 1], e.g. 0.4 or 40% (a share of "
+                            "the peak)")
+    if value < Fraction(1, 10**12):
+        raise FlopcalcError(f"{what}: '{raw}' is below 1e-12 of the peak; check the number")
+    return value
+
+
+def parse_amount(text: object, what: str) -> Fraction:
+    """A positive amount that need not be whole (a price per hour, a number of days)."""
+    value = parse_decimal(text, "count", what)
+    if value <= 0:
+        raise FlopcalcError(f"{what}: '{str(text).strip()}' must be a positive number")
+    return value

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flopcalc import cache, registry
+from flopcalc.models import cache, registry
 from flopcalc.errors import FlopcalcError
 
 
@@ -23,16 +23,16 @@ def forbid_pydantic(monkeypatch):
     def boom(raw, label):
         raise AssertionError("validated again")
 
-    import flopcalc.validation
+    import flopcalc.models.validation
 
-    monkeypatch.setattr(flopcalc.validation, "validate_model", boom)
+    monkeypatch.setattr(flopcalc.models.validation, "validate_model", boom)
 
 
 def test_second_load_skips_validation_and_matches(cache_dir, monkeypatch):
-    first = registry.load_model("llama-3.1-8b").config
+    first = registry.load_model("llama-3.1-8b").spec
     assert (cache_dir / "configs.json").exists()
     forbid_pydantic(monkeypatch)
-    assert registry.load_model("llama-3.1-8b").config == first
+    assert registry.load_model("llama-3.1-8b").spec == first
 
 
 def test_an_override_is_a_different_entry(cache_dir, monkeypatch):
@@ -61,7 +61,7 @@ def test_float_and_int_are_different_keys():
 ])
 def test_a_damaged_or_foreign_cache_is_ignored(cache_dir, damage):
     (cache_dir / "configs.json").write_text(damage)
-    assert registry.load_model("gpt2").config.d_model == 768
+    assert registry.load_model("gpt2").spec.d_model == 768
 
 
 def test_a_tampered_entry_is_revalidated(cache_dir, monkeypatch):
@@ -71,7 +71,25 @@ def test_a_tampered_entry_is_revalidated(cache_dir, monkeypatch):
     for entry in data["entries"].values():
         entry["d_model"] = -1
     path.write_text(json.dumps(data))
-    assert registry.load_model("gpt2").config.d_model == 768
+    assert registry.load_model("gpt2").spec.d_model == 768
+
+
+@pytest.mark.parametrize("edit", [
+    {"n_kv_heads": 5, "mlp": "swiglu"},  # an impossible model: must never be counted
+    {"n_kv_heads": 5},  # valid types, broken invariant
+    {"layer_types": ["window"]},  # no window size
+    {"n_layers": 10**12},
+    {"bias": {"qkv": 1}},
+])
+def test_an_entry_that_breaks_an_invariant_is_validated_again(cache_dir, cli, edit):
+    registry.load_model("gpt2")
+    path = cache_dir / "configs.json"
+    data = json.loads(path.read_text())
+    for entry in data["entries"].values():
+        entry.update(edit)
+    path.write_text(json.dumps(data))
+    doc = cli("model", "gpt2", "--elementwise", "-f", "json")
+    assert doc.code == 0 and doc.json()["params"]["total"] == 124_439_808
 
 
 def test_no_cache_and_unwritable_dir(tmp_path, monkeypatch):
@@ -83,16 +101,7 @@ def test_no_cache_and_unwritable_dir(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv("FLOPCALC_CACHE_DIR", str(blocker / "sub"))
-    assert registry.load_model("gpt2").config.n_layers == 12
-
-
-def test_arch_mirrors_the_schema():
-    from dataclasses import fields
-
-    from flopcalc.arch import Arch
-    from flopcalc.config import ModelConfig
-
-    assert [f.name for f in fields(Arch)] == list(ModelConfig.model_fields)
+    assert registry.load_model("gpt2").spec.n_layers() == 12
 
 
 def test_json_path_never_imports_pydantic_once_cached(cache_dir):

@@ -79,12 +79,14 @@ def test_csv_has_header_and_component_rows(cli):
     r = cli("model", "llama-3.1-8b", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(r.out)))
     assert r.code == 0
+    assert all(row["model"] == "llama-3.1-8b" and row["seq"] == "8192" for row in rows)
     flops = {row["name"]: int(row["value"]) for row in rows if row["section"] == "flops"}
     assert flops["forward"] == sum(v for k, v in flops.items() if "." in k or k == "lm_head")
     assert any(row["name"] == "decoder.mlp.gate.weight" for row in rows)
 
 
-def test_table_fits_80_columns_and_states_conventions(cli):
+def test_table_fits_80_columns_and_states_conventions(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     r = cli("model", "gpt3", "--seq", "32768")
     assert r.code == 0
     assert max(len(line) for line in r.out.splitlines()) <= 80
@@ -107,7 +109,7 @@ def test_list_in_every_format(cli, fmt):
 
 
 def test_list_json_rows(cli):
-    rows = {row["name"]: row for row in cli("list", "-f", "json").json()["presets"]}
+    rows = {row["model"]: row for row in cli("list", "-f", "json").json()["presets"]}
     assert rows["llama-3.1-8b"]["n_kv_heads"] == 8
     assert rows["gpt3"]["params_total"] == 174_604_259_328
 
@@ -125,6 +127,21 @@ def test_schema_documents_the_contract(cli):
     schema = cli("schema").json()
     assert "params" in schema["properties"] and "crossover" in schema["properties"]
     assert "Params" in schema["$defs"]
+    assert cli("schema", "model").json() == schema
+
+
+@pytest.mark.parametrize("command, key", [
+    ("sweep", "rows"), ("compare", "models"), ("check", "rows"), ("conventions", "spread"),
+    ("attention", "terms"), ("infer", "kv_cache"), ("train", "days"), ("memory", "memory"),
+    ("list", "presets"), ("accelerators", "accelerators")])
+def test_schema_of_every_command(cli, command, key):
+    schema = cli("schema", command).json()
+    assert key in schema["properties"] and "schema_version" in schema["required"]
+
+
+def test_schema_of_an_unknown_command(cli):
+    r = cli("schema", "modle")
+    assert r.code == 2 and "did you mean 'model'" in r.err
 
 
 def test_unknown_model_is_one_line_exit_2(cli):

@@ -9,17 +9,18 @@ from fractions import Fraction
 
 import pytest
 
-from flopcalc import published
-from flopcalc.registry import load_model
 
 ROWS = ["six_nd", "six_nd_total", "kaplan", "palm", "megatron", "chinchilla", "exact_full",
         "exact_causal"]
 
 # Known dimensions (SPEC §2; presets/gpt3.yaml, presets/llama-3.1-8b.yaml).
+# N_matmul: every parameter but lookup tables: GPT-3 (tied) drops its 2,048 x 12,288 position
+# table; Llama (untied, rotary) its 128,256 x 4,096 input embedding.
 GPT3 = dict(L=96, d=12288, h=96, kv=96, d_h=128, f=4 * 12288, V=50257, gated=False,
-            N=173_961_535_488, N_total=174_604_259_328)
+            N=173_961_535_488, N_total=174_604_259_328,
+            N_matmul=174_604_259_328 - 2048 * 12288)
 LLAMA = dict(L=32, d=4096, h=32, kv=8, d_h=128, f=14336, V=128256, gated=True,
-             N=6_979_588_096, N_total=8_030_261_248)
+             N=6_979_588_096, N_total=8_030_261_248, N_matmul=8_030_261_248 - 128_256 * 4096)
 
 
 def by_hand(m: dict, s: int) -> dict[str, int]:
@@ -43,7 +44,7 @@ def by_hand(m: dict, s: int) -> dict[str, int]:
         "six_nd": 6 * N,
         "six_nd_total": 6 * N_total,
         "kaplan": 3 * (2 * N + 2 * L * s * d_q),
-        "palm": 6 * N + 12 * L * h * d_h * s,
+        "palm": 6 * m["N_matmul"] + 12 * L * h * d_h * s,
         "megatron": int(megatron),
         "chinchilla": 3 * chin_fwd // s,
         "exact_full": 3 * (L * (weights + 4 * s * d_q) + 2 * d * V),
@@ -74,12 +75,12 @@ def test_gpt3_and_llama_rows_are_these_numbers():
     """The hand-computed figures, frozen, so a change in a formula shows up as a number."""
     assert by_hand(GPT3, 2048) == {
         "six_nd": 1_043_769_212_928, "six_nd_total": 1_047_625_555_968,
-        "kaplan": 1_058_264_727_552, "palm": 1_072_760_242_176,
+        "kaplan": 1_058_264_727_552, "palm": 1_076_465_590_272,
         "megatron": 1_076_373_430_272, "chinchilla": 1_080_248_647_680,
         "exact_full": 1_076_373_430_272, "exact_causal": 1_061_884_993_536}
     assert by_hand(LLAMA, 2048) == {
         "six_nd": 41_877_528_576, "six_nd_total": 48_181_567_488,
-        "kaplan": 43_488_141_312, "palm": 45_098_754_048,
+        "kaplan": 43_488_141_312, "palm": 48_250_773_504,
         "megatron": 45_027_950_592, "chinchilla": 51_420_069_888,
         "exact_full": 48_249_176_064, "exact_causal": 46_639_349_760}
 
@@ -93,8 +94,10 @@ def test_exact_rows_are_the_model_reports_training_figures(cli):
         rows = {r["name"]: r for r in conv["conventions"]}
         assert rows[row]["total"] == model["training"]["exact"]
         if attention == "full":
-            # PaLM's attention term is the model report's s² correction; 6ND is its 6ND.
-            assert rows["palm"]["total"] == model["training"]["six_nd_plus_attention"]
+            # PaLM's attention term is the model report's s² correction; its N adds the LM
+            # head (128,256·4,096) to the model report's N.
+            assert rows["palm"]["total"] == model["training"]["six_nd_plus_attention"] + \
+                6 * 128_256 * 4096 * 15 * 10**12
             assert rows["six_nd"]["total"] == model["training"]["six_nd"]
 
 
@@ -121,9 +124,12 @@ def test_megatron_flags_gqa_gated_mlp_and_d_ff(cli):
 def test_megatron_flags_mqa_and_narrow_heads(cli):
     mqa = cli("conventions", "gpt2", "--set", "n_kv_heads=1", "-f", "json").json()
     assert "MQA (1 KV heads for 12 query heads)" in " ".join(mqa["conventions"][4]["notes"])
-    narrow = cli("conventions", "gpt3-13b", "-f", "json").json()["conventions"][4]
+    narrow = cli("conventions", "gpt3-13b", "--set", "d_model=5140", "--set", "head_dim=128",
+                 "--set", "d_ff=20560", "-f", "json").json()["conventions"][4]
     assert narrow["name"] == "megatron" and narrow["assumption_violated"]
     assert "h·d_h = 5,120 and d = 5,140" in " ".join(narrow["notes"])
+    assert cli("conventions", "gpt3-13b", "-f", "json").json()["conventions"][4][
+        "assumption_violated"] is False  # d_model 5,120: Megatron's block exactly
 
 
 def test_llama_8b_at_8k_spread(cli):
@@ -204,19 +210,21 @@ def test_csv_one_row_per_convention(cli):
     assert rows[4]["assumption_violated"] == "true" and "GQA" in rows[4]["notes"]
 
 
-def test_table_fits_80_columns_and_cites_every_row(cli):
+def test_table_fits_80_columns_and_cites_every_row(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     r = cli("conventions", "llama-3.1-8b", "--seq", "8k")
     assert r.code == 0 and "\x1b[" not in r.out
     assert max(len(line) for line in r.out.splitlines()) <= 80
     words = " ".join(r.out.split())  # rich wraps long lines at 80 columns
     for text in ("Kaplan et al. 2020, Table 1", "Chowdhery et al. 2022", "Narayanan et al. 2021",
                  "Hoffmann et al. 2022", "2 FLOPs per multiply-add", "non-embedding",
-                 "training = 3 x forward", "54,762,430,464 (54.76B)", "megatron (!)",
+                 "training = 3 x forward", "57,914,449,920 (57.91B)", "megatron (!)",
                  "-27.7%", "reference", "D = 15,000,000,000,000 tokens", "published"):
         assert text in words, text
 
 
-def test_table_for_encoder_decoder_fits_80_columns(cli):
+def test_table_for_encoder_decoder_fits_80_columns(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     r = cli("conventions", "transformer-base", "--recompute", "full")
     assert r.code == 0 and max(len(line) for line in r.out.splitlines()) <= 80
     assert "decoder-only formula" in r.out
@@ -224,11 +232,10 @@ def test_table_for_encoder_decoder_fits_80_columns(cli):
 
 @pytest.mark.parametrize("args, message", [
     (["gtp3"], "did you mean 'gpt3'"),
-    (["gpt3", "--seq", "0"], "--seq: '0' must be a positive whole number"),
-    (["gpt3", "--seq", "100.5"], "--seq: '100.5' is not a whole number"),
-    (["gpt3", "--tokens", "lots"], "--tokens: 'lots' is not a number"),
-    (["gpt3", "--tokens", "1.5"], "--tokens: '1.5' is not a whole number"),
-    (["gpt3", "--recompute", "half"], "--recompute"),
+    (["gpt3", "--seq", "0"], "'--seq': '0' must be a positive whole number"),
+    (["gpt3", "--seq", "100.5"], "'--seq': '100.5' is not a whole number"),
+    (["gpt3", "--tokens", "lots"], "'--tokens': 'lots' is not a number"),
+    (["gpt3", "--tokens", "1.5"], "'--tokens': '1.5' is not a whole number"),
     (["gpt3", "--set", "n_kv_heads=5"], "n_kv_heads=5 must divide n_heads=96"),
 ])
 def test_errors_are_one_line_exit_2(cli, args, message):
@@ -239,24 +246,69 @@ def test_errors_are_one_line_exit_2(cli, args, message):
 
 # ------------------------------------------------------------------------ the model-table line
 
-def test_model_line_llama_8k():
-    cfg = load_model("llama-3.1-8b").config
-    assert published.model_line(cfg, 8192, "llama-3.1-8b") == (
-        "6ND is 27.7% below exact, PaLM 5.4% below; flopcalc conventions llama-3.1-8b "
+def line(cli, *args: str) -> str:
+    return cli("model", *args, "-f", "json").json()["training"]["conventions_line"]
+
+
+def test_model_line_llama_8k(cli):
+    # Per token at 8,192: 6ND 6·6,979,588,096 = 41,877,528,576; PaLM 6·7,504,924,672 +
+    # 12·32·32·128·8,192 = 57,914,449,920; exact 3 x 19,304,284,160 = 57,912,852,480
+    # (weights 2·7,504,658,432 + attention 4·8,192·4,096·32 per token, x 3).
+    assert 3 * (2 * 7_504_658_432 + 4 * 8192 * 4096 * 32) == 57_912_852_480
+    assert line(cli, "llama-3.1-8b", "--seq", "8192") == (
+        "6ND is 27.7% below exact, PaLM within 0.1%; flopcalc conventions llama-3.1-8b "
         "--seq 8192 adds Kaplan, Megatron and Chinchilla")
 
 
-def test_model_line_follows_the_model_reports_settings():
-    gpt3 = load_model("gpt3").config
-    assert published.model_line(gpt3, 2048, "gpt3").startswith("6ND is 3.0% below exact, PaLM 0.3% below")
+def test_model_line_follows_the_model_reports_settings(cli):
+    assert line(cli, "gpt3", "--seq", "2048").startswith(
+        "6ND is 3.0% below exact, PaLM within 0.1%")
     # Causal: the exact count shrinks, so PaLM's full-attention term overshoots it.
-    causal = published.model_line(gpt3, 2048, "gpt3", attention="causal")
-    assert causal.startswith("6ND is 1.7% below exact, PaLM 1.0% above")
-    base = load_model("transformer-base").config
-    assert "transformer-base --seq 100" in published.model_line(base, 100, "transformer-base", tgt_seq=50)
+    assert line(cli, "gpt3", "--seq", "2048", "--attention", "causal").startswith(
+        "6ND is 1.7% below exact, PaLM 1.4% above")
+    assert "transformer-base --seq 100" in line(cli, "transformer-base", "--seq", "100",
+                                                "--tgt-seq", "50")
 
 
 def test_model_line_command_runs(cli):
-    cfg = load_model("gpt2").config
-    command = published.model_line(cfg, 512, "gpt2").split("; flopcalc ")[1].split(" adds")[0]
+    command = line(cli, "gpt2", "--seq", "512").split("; flopcalc ")[1].split(" adds")[0]
     assert cli(*command.split()).code == 0
+
+
+# ---------------------------------------------------------------- published figures reproduced
+
+def test_palm_counts_every_matmul_weight_gpt2_at_1024(cli):
+    # The issue's figure: 6 × 123,653,376 + 12 × 12 × 768 × 1,024 = 855,166,464 per token, where
+    # 123,653,376 = 124,439,808 − 1,024 × 768 (the position table is a lookup, not a matmul).
+    rows = {r["name"]: r for r in cli("conventions", "gpt2", "--seq", "1024", "-f",
+                                      "json").json()["conventions"]}
+    assert rows["palm"]["per_token"] == 855_166_464
+
+
+# GPT-3 (Brown et al. 2020), Table D.1: total train compute in FLOPs, printed to 3 significant
+# figures, for 300B tokens; the table computes it as 6 x params x tokens with its own params
+# column (125M ... 174,600M), which the exact counts round to.
+TABLE_D1 = {"gpt3-small": "2.25e+20", "gpt3-medium": "6.41e+20", "gpt3-large": "1.37e+21",
+            "gpt3-xl": "2.37e+21", "gpt3-2.7b": "4.77e+21", "gpt3-6.7b": "1.20e+22",
+            "gpt3-13b": "2.31e+22", "gpt3": "3.14e+23"}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE_D1))
+def test_six_nd_total_reproduces_gpt3_table_d1(cli, name):
+    rows = {r["name"]: r for r in cli("conventions", name, "-f", "json").json()["conventions"]}
+    assert f"{rows['six_nd_total']['total']:.2e}" == TABLE_D1[name]
+
+
+def test_gpt3_xl_table_d1_uses_its_rounded_params():
+    # Table D.1 prints 2.38e21 for XL because it multiplies its rounded 1,320M parameters:
+    # 6 x 1.32e9 x 3e11 = 2.376e21. The exact 1,315,723,264 gives 2.368e21: the 2.37 above.
+    assert f"{6 * 1_320_000_000 * 300 * 10**9:.2e}" == "2.38e+21"
+    assert f"{6 * 1_315_723_264 * 300 * 10**9:.2e}" == "2.37e+21"
+
+
+def test_six_nd_total_reproduces_llama3_405b(cli):
+    # Llama 3 (Llama Team 2024), §1: 3.8 x 10^25 FLOPs for 405B parameters on 15.6T tokens.
+    rows = {r["name"]: r for r in cli("conventions", "llama-3.1-405b", "--tokens", "15.6T",
+                                      "-f", "json").json()["conventions"]}
+    assert rows["six_nd_total"]["total"] == 6 * 405_853_388_800 * 15_600_000_000_000
+    assert f"{rows['six_nd_total']['total']:.1e}" == "3.8e+25"

@@ -40,5 +40,5 @@ def test_llama_elementwise_gated_rmsnorm_no_bias(cli):
 
 
 def test_elementwise_table_and_caption(cli):
-    out = cli("model", "gpt2", "--seq", "64", "--elementwise").out
+    out = " ".join(cli("model", "gpt2", "--seq", "64", "--elementwise").out.split())
     assert "element-wise" in out and "forward = weights + attention + elementwise" in out

@@ -18,8 +18,8 @@ def variant(old: str, new: str) -> str:
 
 
 FILES = {  # name: (content, words the message must contain)
-    "empty.yaml": ("", "the file is empty"),
-    "blank.yaml": ("\n  \n", "the file is empty"),
+    "empty.yaml": ("", "the model file is empty"),
+    "blank.yaml": ("\n  \n", "the model file is empty"),
     "syntax.yaml": ("d_model: [1, 2\n", "invalid YAML at line 2"),
     "list.yaml": ("- a\n- b\n", "the top level is a list"),
     "scalar.yaml": ("42\n", "the top level is a single int"),
@@ -100,14 +100,16 @@ def test_unknown_preset_suggests(cli):
 def test_bad_numeric_options(cli, option, value):
     r = cli("model", "transformer-base", option, value, "--format", "json")
     assert r.code == 2 and r.out == ""
-    assert r.err.startswith(f"flopcalc: error: {option}") and r.err.count("\n") == 1, r.err
+    assert r.err.startswith(f"flopcalc: error: Invalid value for '{option}': ")
+    assert r.err.count("\n") == 1 and "--help)" in r.err, r.err
 
 
 @pytest.mark.parametrize("args, needle", [
     (["--format", "xml"], "'xml' is not one of 'table', 'json', 'csv'"),
     (["--attention", "sparse"], "'sparse' is not one of 'full', 'causal'"),
     (["--set", "nope"], "expected KEY=VALUE"),
-    (["--set", "d_model=[1]"], "give a single value"),
+    (["--set", "d_model=[1]"], "d_model must be a whole number, got a list"),
+    (["--set", "bias={qkv: true}"], "not a mapping; set nested keys one by one (bias.KEY=VALUE)"),
     (["--set", "vocab=5"], "unknown key 'vocab'"),
     (["--bogus"], "No such option"),
 ])
@@ -133,13 +135,18 @@ def test_every_command_reports_bad_models_the_same_way(cli):
 
 def test_huge_configs_stay_exact_and_fast(cli, tmp_path):
     path = tmp_path / "huge.yaml"
-    path.write_text(variant("n_layers: 12", "n_layers: 1000000").replace(
+    path.write_text(variant("n_layers: 12", "n_layers: 100000").replace(
         "d_model: 768", "d_model: 3000000000").replace("d_ff: 3072", "d_ff: 12000000000")
         .replace("n_heads: 12", "n_heads: 3000"))
     r = cli("model", str(path), "--seq", "1M", "-f", "json")
     assert r.code == 0, r.err
     doc = json.loads(r.out)
-    d, L = 3 * 10**9, 10**6
+    d, L = 3 * 10**9, 10**5
     layer = 4 * d * d + 2 * d * 4 * d + (3 * d + d + 4 * d + d) + 4 * d
     assert doc["params"]["total"] == L * layer + 2 * d + 50257 * d + 1024 * d
     assert doc["flops"]["forward"] == sum(doc["flops"]["components"].values())
+
+
+def test_more_layers_than_any_model_is_refused(cli):
+    r = cli("model", "gpt2", "--set", "n_layers=1000000000")
+    assert r.code == 2 and "more than 100,000 layers" in r.err

@@ -110,14 +110,15 @@ def test_decode_matches_flop_counter_mode(cli, tmp_path, kv_heads, tied, batch):
 
 def test_every_step_matches(tmp_path):
     """Not just first, last and sum: step i of flopcalc is HF's forward i, for every i."""
-    from flopcalc import counting as c
-    from flopcalc.inference import decode_step_parts
-    from flopcalc.registry import load_model
+    from flopcalc.counting.parts import total
+    from flopcalc.counting.serving import decode_parts
+    from flopcalc.models.registry import load_model
 
     prompt, gen = 11, 9
     _, steps, _ = run_hf(hf_llama(2), prompt, gen, batch=1)
-    cfg = load_model(preset_yaml(tmp_path, 2)).config
-    assert steps == [c.total(decode_step_parts(cfg, prompt + i, 1)) for i in range(1, gen + 1)]
+    spec = load_model(preset_yaml(tmp_path, 2)).spec
+    assert steps == [total(decode_parts(spec, prompt + i, prompt + i, 1))
+                     for i in range(1, gen + 1)]
 
 
 def test_bf16_cache_is_kv_dtype_bf16(cli, tmp_path):

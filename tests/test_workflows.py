@@ -11,7 +11,7 @@ import pytest
 
 from flopcalc.errors import FlopcalcError
 from flopcalc.numbers import parse_count, parse_length
-from flopcalc.sweep import parse_seq_spec
+from flopcalc.reports.sweep import parse_seq_spec
 
 from .conftest import DATA
 
@@ -99,7 +99,7 @@ def test_hf_qwen2_has_qkv_bias_only(cli):
 
 def test_hf_gemma_explicit_head_dim_and_tied(cli):
     r = cli("show", hf("gemma-2b.json"))
-    assert "head_dim: 256" in r.out and "tie_embeddings: true" in r.out
+    assert "head_dim: 256" in r.out and "tie_embeddings: false" not in r.out  # tied: the default
 
 
 @pytest.mark.parametrize("name", ["gpt2.json", "llama-3.1-8b.json", "mistral-7b-v0.1.json",
@@ -114,10 +114,11 @@ def test_hf_show_reloads_identically(cli, tmp_path, name):
 
 def test_hf_unsupported_model_type_lists_supported(cli, tmp_path):
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "bert", "hidden_size": 768}))
+    path.write_text(json.dumps({"model_type": "xlnet", "hidden_size": 768}))
     r = cli("model", str(path))
     assert r.code == 2
-    assert "model_type 'bert' is not supported; supported: gpt2, llama, mistral, qwen2, gemma" in r.err
+    assert "model_type 'xlnet' is not supported; supported: bert, deepseek_v3, gemma" in r.err
+    assert "describe the model in a YAML file" in r.err
 
 
 def test_hf_not_json(cli, tmp_path):
@@ -145,6 +146,16 @@ def test_bad_seq_specs(spec, points):
         parse_seq_spec(spec, points)
 
 
+def test_sweep_undercount_by_hand(cli):
+    # GPT-3 at 2,048: forward per token 358,791,143,424 (test_presets), 2N = 347,923,070,976;
+    # 6ND is (fwd − 2N)/fwd below exact = 10,868,072,448 / 358,791,143,424.
+    (row,) = cli("sweep", "gpt3", "--seq", "2048", "-f", "json").json()["rows"]
+    assert row["six_nd_undercount_pct"] == pytest.approx(100 * 10_868_072_448 / 358_791_143_424,
+                                                         rel=1e-12)
+    assert row["attention_share_pct"] == pytest.approx(
+        100 * 19_791_209_299_968 / 734_804_261_732_352, rel=1e-12)  # 4·L·s²·d / forward
+
+
 def test_sweep_rows_equal_model_and_mark_crossover(cli):
     doc = cli("sweep", "gpt3", "--seq", "2k,73728,100k", "-f", "json").json()
     assert doc["crossover"]["seq"] == 73_728
@@ -170,7 +181,7 @@ def test_sweep_csv_rows(cli):
 
 def test_compare_side_by_side(cli):
     doc = cli("compare", "gpt2", "llama-3.1-8b", "--seq", "4k", "-f", "json").json()
-    names = [m["name"] for m in doc["models"]]
+    names = [m["model"] for m in doc["models"]]
     assert names == ["gpt2", "llama-3.1-8b"]
     assert doc["models"][1]["crossover_seq"] == 26_624
     assert doc["models"][0]["flops_forward"] == cli(
@@ -220,9 +231,13 @@ def test_budget_file(cli, tmp_path):
 
 
 @pytest.mark.parametrize("text, needle", [
-    ("checks:\n  - model: gpt3\n", "checks.0.max"),
+    ("checks:\n  - model: gpt3\n", "checks.0 (gpt3): give at least one limit"),
     ("checks:\n  - model: gpt3\n    max: {params.total: lots}\n", "checks.0 (gpt3)"),
-    ("checks:\n  - model: gpt3\n    sq: 5\n    max: {params.total: 1}\n", "unknown key"),
+    ("checks:\n  - model: gpt3\n    sequence: 5\n    max: {params.total: 1}\n",
+     "unknown key 'sequence' for command model; valid keys: model, command, max, min, attention"),
+    ("checks:\n  - model: gpt3\n    sq: 5\n    max: {params.total: 1}\n", "did you mean 'seq'"),
+    ("checks:\n  - model: gpt3\n    seq: 100.5\n    max: {params.total: 1}\n",
+     "checks.0 (gpt3): Invalid value for '--seq': '100.5' is not a whole number"),
     ("checks: []\n", "'checks' is empty"),
     ("- 1\n", "top level is a list"),
 ])

@@ -1,0 +1,89 @@
+"""The `flopcalc` command: the Typer app, its commands, and the console-script entry point.
+
+Commands live in `core`, `serving`, `papers`, `budget` and `memory`; this module only
+registers them, so the modules import downwards (options → runtime → commands → app) and never
+back. Only the CLI prints or exits.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, List, Optional
+
+import typer
+
+from .. import __version__
+from . import budget, core, memory, papers, serving
+from .options import DebugOpt
+from .runtime import handles_errors, write
+
+app = typer.Typer(
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Exact parameter and FLOP counts for transformer models. MODEL is a preset name "
+    "(flopcalc list), a YAML file, a Hugging Face config.json (or its directory), or - for stdin.",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"flopcalc {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Options before the command: --version, --debug, shell completion."""
+
+
+SCHEMAS = ("model", "sweep", "compare", "check", "conventions", "attention", "infer", "train",
+           "memory", "list", "accelerators")
+
+
+@handles_errors
+def schema(
+    command: Annotated[str, typer.Argument(
+        metavar="[COMMAND]", help=f"One of {', '.join(SCHEMAS)}.")] = "model",
+    debug: DebugOpt = False,
+) -> None:
+    """Print the JSON Schema of a command's --format json output (default: model)."""
+    from ..render.data import to_json
+    from ..reports.schema import json_schema
+
+    write(to_json(json_schema(command)) + "\n")
+
+
+app.command()(core.model)
+app.command("list")(core.list_)
+app.command()(core.show)
+app.command()(schema)
+app.command()(core.sweep)
+app.command()(core.compare)
+app.command()(budget.check)
+app.command()(papers.conventions)
+app.command()(papers.attention)
+app.command()(serving.infer)
+app.command()(serving.train)
+app.command()(memory.memory)
+app.command()(serving.accelerators)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Console-script entry point: run the app; Click turns every failure into its message and
+    exit code (see `runtime`)."""
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="flopcalc", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0  # pragma: no cover - standalone mode always exits
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""`memory`: training memory per device, and whether it fits."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, List, Optional
+
+import typer
+
+from .options import (COUNT, AcceleratorOpt, BatchOpt, DebugOpt, Format, FormatOpt, ModelArg,
+                      SeqOpt, SetOpt)
+from .runtime import emit, handles_errors, load
+
+
+class RecomputeMode(str, Enum):
+    none = "none"
+    selective = "selective"
+    full = "full"
+
+
+class Precision(str, Enum):
+    mixed = "mixed"
+    bf16 = "bf16"
+    fp32 = "fp32"
+
+
+class Optimizer(str, Enum):
+    adamw = "adamw"
+    adamw_8bit = "adamw-8bit"
+    sgd = "sgd"
+
+
+class Zero(str, Enum):
+    zero0 = "0"
+    zero1 = "1"
+    zero2 = "2"
+    zero3 = "3"
+
+
+def _ways(name: str, help_: str) -> Any:
+    return Annotated[int, typer.Option(name, click_type=COUNT, metavar="N", help=help_)]
+
+
+def memory_report(model: str, seq: Optional[int] = None, batch: int = 1, dp: int = 1,
+                  tp: int = 1, pp: int = 1, ep: int = 1, zero: Zero = Zero.zero0,
+                  recompute: RecomputeMode = RecomputeMode.none, sequence_parallel: bool = False,
+                  dropout: bool = False, flash: bool = False,
+                  precision: Precision = Precision.mixed, optimizer: Optimizer = Optimizer.adamw,
+                  accelerator: Optional[str] = None, count: Optional[int] = None,
+                  set_: Optional[List[str]] = None) -> Any:
+    from ..errors import FlopcalcError
+    from ..models.accelerators import resolve_hardware
+    from ..reports.memory import build_memory_report, setup_for
+
+    if count is not None and count != dp * tp * pp:
+        if dp != 1 or count % (tp * pp):
+            raise FlopcalcError(f"--count {count} must be dp x tp x pp = {dp * tp * pp}; give "
+                                "--count with --tp and --pp alone to derive --dp")
+        dp = count // (tp * pp)
+    loaded = load(model, set_)
+    setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep,
+                      zero=int(Zero(zero).value), recompute=RecomputeMode(recompute).value,
+                      sequence_parallel=sequence_parallel, dropout=dropout, flash=flash,
+                      precision=Precision(precision).value, optimizer=Optimizer(optimizer).value)
+    hw = resolve_hardware(accelerator, "bf16", 1) if accelerator else None
+    return build_memory_report(loaded, setup, hw)
+
+
+@handles_errors
+def memory(
+    model: ModelArg,
+    seq: SeqOpt = None,
+    batch: BatchOpt = 1,
+    dp: _ways("--dp", "Data-parallel devices (ZeRO splits over these).") = 1,
+    tp: _ways("--tp", "Tensor-parallel devices (must divide the heads).") = 1,
+    pp: _ways("--pp", "Pipeline stages (at most the layers).") = 1,
+    ep: _ways("--ep", "Expert-parallel devices (must divide the routed experts).") = 1,
+    zero: Annotated[Zero, typer.Option("--zero", help="ZeRO stage: 1 splits the optimizer, "
+                                       "2 also the gradients, 3 also the weights.")] = Zero.zero0,
+    recompute: Annotated[RecomputeMode, typer.Option(
+        "--recompute", case_sensitive=False, help="Activation recomputation: selective drops "
+        "the s² tensors, full keeps each layer's input only.")] = RecomputeMode.none,
+    sequence_parallel: Annotated[bool, typer.Option(
+        "--sequence-parallel", help="Split the norm and dropout activations over --tp too.")] = False,
+    dropout: Annotated[bool, typer.Option(
+        "--dropout", help="Keep dropout masks (off: modern LLMs train without dropout; "
+        "Korthikanti et al.'s figures assume it).")] = False,
+    flash: Annotated[bool, typer.Option(
+        "--flash", help="Attention kernels that keep no s² matrix (FlashAttention).")] = False,
+    precision: Annotated[Precision, typer.Option(
+        "--precision", case_sensitive=False, help="mixed: 16-bit weights and gradients with an "
+        "fp32 master copy; bf16: no master copy; fp32.")] = Precision.mixed,
+    optimizer: Annotated[Optimizer, typer.Option(
+        "--optimizer", case_sensitive=False, help="adamw (fp32 m and v), adamw-8bit, sgd "
+        "(momentum).")] = Optimizer.adamw,
+    accelerator: AcceleratorOpt = None,
+    count: Annotated[Optional[int], typer.Option(
+        "--count", click_type=COUNT, metavar="N",
+        help="Devices in all: dp x tp x pp (derives --dp when only --tp and --pp are given).")] = None,
+    set_: SetOpt = None,
+    fmt: FormatOpt = Format.table,
+    plot: Annotated[Optional[str], typer.Option(
+        "--plot", metavar="FILE", help="Also draw memory against the micro-batch to FILE "
+        "(.svg or .png; needs pip install 'flopcalc[plot]').")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Training memory per device: weights, gradients and optimizer state (ZeRO), activations
+    (tensor by tensor, with tensor/sequence/pipeline parallelism and recomputation), and with
+    --accelerator whether it fits and the largest micro-batch that does."""
+    from ..render import memory as render
+
+    report = memory_report(model, seq, batch, dp, tp, pp, ep, zero, recompute, sequence_parallel,
+                           dropout, flash, precision, optimizer, accelerator, count, set_)
+    if plot is not None:
+        from ..render.plot import plot_memory
+
+        plot_memory(report, load(model, set_), plot)
+    emit(fmt, report, render.memory_csv, render.memory_tables)

@@ -1,0 +1,122 @@
+"""What every command does around its report: turn errors into Click's, and write the output.
+
+Click reports every error: a usage error (a bad option value, an unknown option) with its usage
+line; bad input found while running (an unknown model, an invalid file) as one line,
+`flopcalc: error: ...`, exit 2; an exceeded budget exit 1; a bug one line and exit 3 (its
+traceback with --debug or FLOPCALC_DEBUG=1). Output is rendered in full before anything is
+written, so a failure leaves stdout empty, and a reader that closes the pipe early (`| head`)
+ends the run quietly with exit 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any, Callable, Optional, Sequence, TypeVar
+
+import click
+
+from ..errors import BudgetExceeded, FlopcalcError
+from .options import Format
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class InputError(click.ClickException):
+    """Bad input found while running: one line, exit 2 (or 1 for an exceeded budget)."""
+
+    def __init__(self, message: str, exit_code: int = 2, kind: str = "error"):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.kind = kind
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"flopcalc: {self.kind}: {self.format_message()}", err=True)
+
+
+def debugging(ctx: Optional[click.Context], here: bool = False) -> bool:
+    """--debug given before or after the subcommand, or FLOPCALC_DEBUG set."""
+    root = ctx.find_root().params.get("debug") if ctx is not None else False
+    return bool(here or root or os.environ.get("FLOPCALC_DEBUG"))
+
+
+def handles_errors(command: F) -> F:
+    """Run a command so that every failure reaches the user through Click (see the module
+    docstring)."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        debug = debugging(click.get_current_context(silent=True), kwargs.get("debug", False))
+        try:
+            return command(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except BudgetExceeded as exc:
+            raise InputError(str(exc), exc.exit_code, "budget exceeded") from None
+        except FlopcalcError as exc:
+            if debug:
+                raise
+            raise InputError(str(exc), exc.exit_code) from None
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # a bug: one line, never a raw traceback unless asked
+            if debug:
+                raise
+            raise InputError(f"{type(exc).__name__}: {exc} (rerun with --debug for the "
+                             "traceback, and please report it)", 3, "internal error") from None
+
+    return run  # type: ignore[return-value]
+
+
+def write(text: str) -> None:
+    """Write to stdout; a closed pipe (`flopcalc ... | head`) ends the run with exit 0."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Send what Python would still flush at exit to nowhere, then stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise click.exceptions.Exit(0) from None
+
+
+def warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        click.echo(f"flopcalc: warning: {line}", err=True)
+
+
+def emit(fmt: Format, report: Any, csv: Callable[[Any], str],
+         tables: Optional[Callable[[Any, Any], list[Any]]],
+         brief: Optional[Callable[[Any], str]] = None) -> None:
+    """Render `report` in full as `fmt`, then write it; its warnings go to stderr. Table format
+    prints `brief` lines (plain text) when given, else the `tables`."""
+    warn(getattr(report, "warnings", ()))
+    if fmt is Format.json:
+        from ..render.data import to_json
+
+        text = to_json(report.to_dict()) + "\n"
+    elif fmt is Format.csv:
+        text = csv(report)
+    elif brief is not None:
+        from ..render.output import encodable
+
+        text = encodable(brief(report), sys.stdout)
+    else:
+        from ..render.output import render
+
+        assert tables is not None
+        text = render(lambda nums: tables(report, nums), sys.stdout)
+    write(text)
+
+
+def check_brief(brief: bool, fmt: Format) -> None:
+    if brief and fmt is not Format.table:
+        raise FlopcalcError("--brief shortens the table; JSON and CSV always carry every figure "
+                            "(drop --brief or --format)")
+
+
+def load(model: str, overrides: Optional[Sequence[str]]) -> Any:
+    from ..models.registry import load_model
+
+    return load_model(model, overrides or ())

@@ -1,0 +1,173 @@
+"""`infer`, `train` and `accelerators`: serving and training on real devices."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Annotated, Any, List, Optional
+
+import typer
+
+from .options import (AMOUNT, OptionError, LENGTH, AcceleratorOpt, AttentionFlag, AttentionOpt,
+                      BandwidthOpt, BriefOpt, ComputeDtype, CountOpt, DebugOpt, Format,
+                      FormatOpt, KvDtype, MfuOpt, ModelArg, PeakOpt, Recompute, RecomputeOpt,
+                      SeqOpt, SetOpt, StorageDtype, TokensOpt, BatchOpt)
+from .runtime import check_brief, emit, handles_errors, load
+
+PromptOpt = Annotated[int, typer.Option(
+    "--prompt", click_type=LENGTH, metavar="N",
+    help="Prompt tokens per sequence, processed by the prefill; k = 1024.")]
+KvDtypeOpt = Annotated[KvDtype, typer.Option(
+    "--kv-dtype", help="dtype of the cached K and V.", case_sensitive=False)]
+WeightsDtypeOpt = Annotated[StorageDtype, typer.Option(
+    "--weights-dtype", help="dtype the weights are stored in (int8, fp8, int4: weight-only "
+    "quantisation).", case_sensitive=False)]
+ComputeDtypeOpt = Annotated[ComputeDtype, typer.Option(
+    "--compute-dtype", help="dtype of the matmuls: which of the accelerator's peaks applies.",
+    case_sensitive=False)]
+
+
+def _gen(value: str) -> int:
+    """--gen: a length, or 0 for a prompt only."""
+    from ..errors import FlopcalcError
+    from ..numbers import parse_length
+
+    if str(value).strip() == "0":
+        return 0
+    try:
+        return parse_length(value, "--gen")
+    except FlopcalcError as exc:
+        raise OptionError(str(exc).removeprefix("--gen: ")) from None
+
+
+def hardware(accelerator: Optional[str], dtype: str, count: int, peak: Optional[int],
+             bandwidth: Optional[int], need_bandwidth: bool = True) -> Any:
+    from ..models.accelerators import resolve_hardware
+
+    return resolve_hardware(accelerator, dtype, count, peak, bandwidth, need_bandwidth)
+
+
+def infer_report(model: str, prompt: int, gen: int, batch: int = 1,
+                 kv_dtype: KvDtype = KvDtype.bf16,
+                 weights_dtype: StorageDtype = StorageDtype.bf16,
+                 compute_dtype: ComputeDtype = ComputeDtype.bf16,
+                 attention: AttentionOpt = AttentionOpt.full,
+                 accelerator: Optional[str] = None, count: int = 1,
+                 peak: Optional[int] = None, bandwidth: Optional[int] = None,
+                 set_: Optional[List[str]] = None) -> Any:
+    from ..reports.infer import build_infer_report
+
+    compute = ComputeDtype(compute_dtype).value
+    return build_infer_report(
+        load(model, set_), prompt=prompt, gen=gen, batch=batch,
+        attention=AttentionOpt(attention).value, kv_dtype=KvDtype(kv_dtype).value,
+        weights_dtype=StorageDtype(weights_dtype).value, compute_dtype=compute,
+        hw=hardware(accelerator, compute, count, peak, bandwidth))
+
+
+@handles_errors
+def infer(
+    model: ModelArg,
+    prompt: PromptOpt,
+    gen: Annotated[int, typer.Option("--gen", metavar="N", parser=_gen,
+                                     help="Generated tokens per sequence: one decode step each; "
+                                     "k = 1024; 0 counts the prompt only.")],
+    batch: BatchOpt = 1,
+    kv_dtype: KvDtypeOpt = KvDtype.bf16,
+    weights_dtype: WeightsDtypeOpt = StorageDtype.bf16,
+    compute_dtype: ComputeDtypeOpt = ComputeDtype.bf16,
+    attention: AttentionFlag = AttentionOpt.full,
+    accelerator: AcceleratorOpt = None,
+    count: CountOpt = 1,
+    peak: PeakOpt = None,
+    bandwidth: BandwidthOpt = None,
+    set_: SetOpt = None,
+    fmt: FormatOpt = Format.table,
+    brief: BriefOpt = False,
+    plot: Annotated[Optional[str], typer.Option(
+        "--plot", metavar="FILE", help="Also draw decode FLOPs and bytes per step against the "
+        "context to FILE (.svg or .png; needs pip install 'flopcalc[plot]').")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Prefill and decode FLOPs with the KV context, KV-cache and weight bytes, and with
+    --accelerator the roofline lower bounds on time and tokens/s."""
+    from ..render import serving as render
+
+    check_brief(brief, fmt)
+    report = infer_report(model, prompt, gen, batch, kv_dtype, weights_dtype, compute_dtype,
+                          attention, accelerator, count, peak, bandwidth, set_)
+    if plot is not None:
+        from ..render.plot import plot_infer
+
+        plot_infer(report, load(model, set_), plot)
+    emit(fmt, report, render.infer_csv, render.infer_tables,
+         render.infer_brief if brief else None)
+
+
+def train_report(model: str, mfu: Fraction, tokens: Optional[int] = None,
+                 seq: Optional[int] = None, attention: AttentionOpt = AttentionOpt.full,
+                 recompute: Recompute = Recompute.none, accelerator: Optional[str] = None,
+                 count: int = 1, days: Optional[Fraction] = None,
+                 dtype: ComputeDtype = ComputeDtype.bf16, peak: Optional[int] = None,
+                 price: Optional[Fraction] = None, set_: Optional[List[str]] = None) -> Any:
+    from ..errors import FlopcalcError
+    from ..reports.train import build_train_report
+
+    if days is not None and count != 1:
+        raise FlopcalcError("give --count N (devices) or --days N (a deadline that sets the "
+                            "devices), not both")
+    hw = hardware(accelerator, ComputeDtype(dtype).value, count, peak, None,
+                  need_bandwidth=False)
+    if hw is None:
+        raise FlopcalcError("train needs --accelerator NAME (flopcalc accelerators lists them) "
+                            "or --peak FLOP/s per device")
+    return build_train_report(load(model, set_), hw, mfu, seq=seq, tokens=tokens,
+                              attention=AttentionOpt(attention).value,
+                              recompute=Recompute(recompute) is Recompute.full, price=price,
+                              days=days)
+
+
+@handles_errors
+def train(
+    model: ModelArg,
+    mfu: MfuOpt,
+    tokens: TokensOpt = None,
+    seq: SeqOpt = None,
+    attention: AttentionFlag = AttentionOpt.full,
+    recompute: RecomputeOpt = Recompute.none,
+    accelerator: AcceleratorOpt = None,
+    count: CountOpt = 1,
+    days: Annotated[Optional[Fraction], typer.Option(
+        "--days", click_type=AMOUNT, metavar="N",
+        help="A deadline instead of --count: the fewest devices that finish in N days.")] = None,
+    dtype: Annotated[ComputeDtype, typer.Option(
+        "--dtype", help="Which of the accelerator's peaks to use.",
+        case_sensitive=False)] = ComputeDtype.bf16,
+    peak: PeakOpt = None,
+    price: Annotated[Optional[Fraction], typer.Option(
+        "--price", click_type=AMOUNT, metavar="P",
+        help="Price per accelerator-hour: adds the cost.")] = None,
+    set_: SetOpt = None,
+    fmt: FormatOpt = Format.table,
+    brief: BriefOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Wall-clock days, accelerator-hours and cost to train on D tokens, for the exact count and
+    6ND; or, with --days, the devices needed."""
+    from ..render import serving as render
+
+    check_brief(brief, fmt)
+    report = train_report(model, mfu, tokens, seq, attention, recompute, accelerator, count,
+                          days, dtype, peak, price, set_)
+    emit(fmt, report, render.train_csv, render.train_tables,
+         render.train_brief if brief else None)
+
+
+@handles_errors
+def accelerators(fmt: FormatOpt = Format.table, debug: DebugOpt = False) -> None:
+    """Every shipped accelerator preset: memory, bandwidth and dense peak FLOP/s per dtype."""
+    from ..render import serving as render
+    from ..reports.listing import build_accelerators_report
+
+    report = build_accelerators_report()
+    emit(fmt, report, lambda r: render.accelerators_csv(r.to_dict()["accelerators"]),
+         lambda r, nums: render.accelerators_tables(r.to_dict()["accelerators"], nums))

@@ -1,0 +1,153 @@
+"""The crossover: the sequence length s* at which the layers' attention-matrix FLOPs equal their
+weight-GEMM FLOPs (LM head and embeddings excluded), layer kind by layer kind.
+
+In s (target length = source length for an encoder-decoder model), the layers' weight FLOPs
+are W·s and each layer's attention FLOPs are c·pairs(s), with c = 2·h·(d_qk + d_v) and pairs(s)
+the pairs its mask lets through under the convention: s² under `full`; s(s+1)/2 for a causal
+layer, Σ min(i, w) for a window, block by block for chunked attention under `causal`. pairs(s)
+is a quadratic polynomial between breakpoints (a window's w, each multiple of a chunk), so the
+difference attention − weights is solved exactly segment by segment. Dense multi-head attention
+with d_ff = 4d under `full`: W = 24·d²·L, c = 4·d, so s* = 6d; under `causal`, 12d − 1.
+
+A model whose every layer is local (all windowed or chunked) can have no crossover under
+`causal`: past the window its attention grows linearly, like the weights; then `seq` is None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import isqrt
+from typing import Optional
+
+from ..models.spec import ModelSpec
+from .attention import pair_flops
+from .layers import layer_flops
+from .masks import pair_polynomial
+from .model import workload
+from .parts import ATTENTION, WEIGHTS, Convention, Workload, total
+
+MAX_SEGMENTS = 100_000  # chunked layers: give up after this many blocks of lengths
+
+
+@dataclass(frozen=True)
+class Crossover:
+    seq: Optional[int]  # the smallest whole length at which attention >= weights
+    exact: Optional[Fraction]  # the real s*, when it is rational
+    value: Optional[float]  # the real s*, as a float (also when irrational)
+    reason: str  # why there is none, or ""
+
+
+def layers_weights_attention(spec: ModelSpec, w: Workload) -> tuple[int, int]:
+    """(weight-GEMM, attention-matrix) FLOPs of all layers for workload `w`: no head, no
+    element-wise operations."""
+    weights = attention = 0
+    for g in spec.groups():
+        parts = layer_flops(g.layer, spec.d_model, w)
+        weights += g.count * total(parts, WEIGHTS)
+        attention += g.count * total(parts, ATTENTION)
+    return weights, attention
+
+
+def _terms(spec: ModelSpec, convention: Convention) -> tuple[int, list[tuple[int, object]]]:
+    """W (weight FLOPs per token of all layers) and, per group, (count·c, mask) for
+    self-attention, plus (count·c, None) for cross-attention (s² pairs)."""
+    # Linear in s: W·1 at s = 1 (target length = source length).
+    weights, _ = layers_weights_attention(spec, workload(spec, 1, 1, 1, convention))
+    terms: list[tuple[int, object]] = []
+    for g in spec.groups():
+        per_pair = total(pair_flops(g.layer.attention, 1))  # c = 2·h·(d_qk + d_v)
+        terms.append((g.count * per_pair, g.layer.attention.mask))
+        if g.layer.cross is not None:
+            terms.append((g.count * total(pair_flops(g.layer.cross, 1)), None))
+    return weights, terms
+
+
+def _polynomial(weights: int, terms: list, convention: Convention, s: int
+                ) -> tuple[Fraction, Fraction, Fraction]:
+    """attention(x) − weights(x) = a·x² + b·x + c on the segment of lengths holding s."""
+    a, b, c = Fraction(0), Fraction(-weights), Fraction(0)
+    for coefficient, mask in terms:
+        pa, pb, pc = (Fraction(1), Fraction(0), Fraction(0)) if mask is None else \
+            pair_polynomial(mask, convention, s)  # type: ignore[arg-type]
+        a, b, c = a + coefficient * pa, b + coefficient * pb, c + coefficient * pc
+    return a, b, c
+
+
+def _segment_end(terms: list, convention: Convention, s: int) -> Optional[int]:
+    """The last length of the segment holding s: the next window or chunk breakpoint."""
+    if convention == "full":
+        return None
+    ends = []
+    for _, mask in terms:
+        if mask is None or not mask.local:  # type: ignore[attr-defined]
+            continue
+        size = mask.size  # type: ignore[attr-defined]
+        if mask.kind == "window":  # type: ignore[attr-defined]
+            if s <= size:
+                ends.append(size)
+        else:
+            ends.append(-(-s // size) * size)
+    return min(ends) if ends else None
+
+
+def _first_root(a: Fraction, b: Fraction, c: Fraction, lo: int, hi: Optional[int]
+                ) -> Optional[tuple[int, Optional[Fraction], float]]:
+    """The smallest integer n in [lo, hi] with a·n² + b·n + c >= 0 (a >= 0: convex), and the
+    real root there (exact when rational; None when the count jumps across at lo)."""
+    def f(x: int) -> Fraction:
+        return (a * x + b) * x + c
+
+    if f(lo) >= 0:
+        return lo, None, float(lo)
+    if a == 0:
+        if b <= 0:
+            return None
+        root: Optional[Fraction] = -c / b
+        approx = float(root)
+    else:
+        disc = b * b - 4 * a * c
+        if disc < 0:
+            return None
+        num, den = disc.numerator, disc.denominator
+        r = isqrt(num * den)  # √(num/den) = √(num·den)/den: rational iff num·den is a square
+        root = (-b + Fraction(r, den)) / (2 * a) if r * r == num * den else None
+        approx = float(root) if root is not None else (
+            (-float(b) + (num / den) ** 0.5) / (2 * float(a)))
+    if root is not None:
+        n = -(-root.numerator // root.denominator)
+    else:
+        n = max(lo, int(approx) - 2)
+        while f(n) < 0:
+            n += 1
+    n = max(lo, n)
+    if hi is not None and n > hi:
+        return None
+    return n, root, approx
+
+
+def crossover(spec: ModelSpec, convention: Convention = "full") -> Crossover:
+    """The crossover of `spec` under `convention` (see the module docstring)."""
+    weights, terms = _terms(spec, convention)
+    masks = [m for _, m in terms if m is not None]
+    all_local = convention == "causal" and all(
+        getattr(m, "local", False) for m in masks) and len(masks) == len(terms)
+    if all_local:
+        # Past every window, attention per token is at most Σ c·size: below W it never catches up.
+        bound = sum(coef * m.size for coef, m in terms)  # type: ignore[union-attr]
+        if bound < weights:
+            return Crossover(None, None, None, "every layer's attention is local (windowed or "
+                             "chunked): it grows linearly in the sequence and stays below the "
+                             "weight GEMMs")
+    lo = 1
+    for _ in range(MAX_SEGMENTS):
+        hi = _segment_end(terms, convention, lo)
+        a, b, c = _polynomial(weights, terms, convention, lo)
+        found = _first_root(a, b, c, lo, hi)
+        if found is not None:
+            n, exact, value = found
+            return Crossover(n, exact, value, "")
+        if hi is None:
+            break
+        lo = hi + 1
+    return Crossover(None, None, None, "attention stays below the weight GEMMs at every length")

@@ -1,0 +1,175 @@
+"""The whole model: embeddings, every layer group of every stack, final norms and the head.
+
+A model's layers come in groups of identical layers (`ModelSpec.groups`); each group is counted
+once and multiplied by its size, and parts of the same name are summed over the groups of a
+stack, so `decoder.attn.scores` is every decoder layer's score matmul, windowed or not.
+
+Parameters: `embed.tokens` (V x d, shared by an encoder-decoder's two stacks unless
+`share_encoder_embeddings` is false), learned position tables, BERT's token-type table and
+embedding norm, T5's relative position bias (buckets x heads, first layer of each stack), each
+stack's layers and final norm, and the head: an untied `lm_head` (a tied one reuses the token
+table and adds nothing), or BERT's masked-LM head (a dense d x d, a norm, the vocabulary
+projection and its bias). Forward FLOPs: every layer, then the head on every output token
+(the LM head 2·T·d·V, tied or not).
+"""
+
+from __future__ import annotations
+
+from ..models.spec import ModelSpec
+from .attention import norm_params
+from .elementwise import norm_per_element
+from .layers import layer_flops, layer_params
+from .parts import (ELEMENTWISE, EMBEDDING, HEAD, LAYERS, NORMS, WEIGHTS, Convention, Part,
+                    Workload, merged, scaled, total)
+
+
+def workload(spec: ModelSpec, seq: int, tgt_seq: int | None = None, batch: int = 1,
+             attention: Convention = "full") -> Workload:
+    """A Workload for `spec`; only an encoder-decoder model has a separate target length."""
+    if not spec.is_encoder_decoder or tgt_seq is None:
+        tgt_seq = seq
+    return Workload(seq=seq, tgt_seq=tgt_seq, batch=batch, attention=attention)
+
+
+def output_tokens(spec: ModelSpec, w: Workload) -> int:
+    """Tokens that reach the head: the ones a training token count D refers to."""
+    return w.batch * w.length(spec.output_stack)
+
+
+# ------------------------------------------------------------------------------ parameters
+
+
+def _embeddings(spec: ModelSpec) -> list[Part]:
+    d, vocab = spec.d_model, spec.vocab_size
+    parts = []
+    if spec.is_encoder_decoder and not spec.share_encoder_embeddings:
+        parts.append(Part("encoder.embed.tokens", vocab * d, EMBEDDING, (vocab, d)))
+    parts.append(Part("embed.tokens", vocab * d, EMBEDDING, (vocab, d)))
+    if spec.token_types:
+        parts.append(Part("embed.token_types", spec.token_types * d, EMBEDDING,
+                          (spec.token_types, d)))
+    return parts
+
+
+def _stack_inputs(spec: ModelSpec, stack: str) -> list[Part]:
+    """A stack's position table or relative position bias, and an embedding norm."""
+    d, parts = spec.d_model, []
+    if spec.positions == "learned":
+        assert spec.max_seq_len is not None  # the spec's invariants guarantee it
+        name = "encoder.embed.positions" if spec.is_encoder_decoder and stack == "encoder" \
+            else "embed.positions"
+        parts.append(Part(name, spec.max_seq_len * d, EMBEDDING, (spec.max_seq_len, d)))
+    if spec.relative_buckets is not None:
+        heads = spec.first_layer(stack).attention.heads
+        parts.append(Part(f"{stack}.relative_bias", spec.relative_buckets * heads, EMBEDDING,
+                          (spec.relative_buckets, heads)))
+    if spec.embedding_norm:
+        parts += norm_params(spec.norm, d, "embed.norm", NORMS)
+    return parts
+
+
+def _head_params(spec: ModelSpec) -> list[Part]:
+    d, vocab = spec.d_model, spec.vocab_size
+    parts = []
+    if spec.head == "masked-lm":
+        parts += [Part("head.transform.weight", d * d, HEAD, (d, d)),
+                  Part("head.transform.bias", d, HEAD, (d,))]
+        parts += norm_params(spec.norm, d, "head.norm", HEAD)
+    if not spec.tie_embeddings:
+        parts.append(Part("lm_head.weight", d * vocab, EMBEDDING, (d, vocab)))
+    if spec.head == "masked-lm":
+        parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,)))
+    if spec.pooler:
+        parts += [Part("pooler.weight", d * d, HEAD, (d, d)), Part("pooler.bias", d, HEAD, (d,))]
+    return parts
+
+
+def stack_params(spec: ModelSpec, stack: str, active: bool = False) -> list[Part]:
+    """Every layer of `stack`, each tensor summed over the layers (`decoder.attn.q.weight`)."""
+    parts: list[Part] = []
+    for g in spec.groups(stack):
+        parts += scaled(layer_params(g.layer, spec.d_model, active), g.count, stack)
+    return merged(parts)
+
+
+def model_params(spec: ModelSpec, active: bool = False) -> list[Part]:
+    """Whole-model parameters, by tensor. `active`: of each mixture of experts only the top-k
+    routed experts a token uses (what `params.active` counts)."""
+    parts = _embeddings(spec)
+    for stack in spec.stacks:
+        parts += _stack_inputs(spec, stack)
+        parts += stack_params(spec, stack, active)
+        if spec.final_norm:
+            parts += norm_params(spec.norm, spec.d_model, f"{stack}.final_norm", NORMS)
+    return parts + _head_params(spec)
+
+
+def non_embedding(parts: list[Part]) -> int:
+    """N of 6ND: all parameters but token, position and token-type tables and an untied LM
+    head (with its bias)."""
+    return total(parts) - total(parts, EMBEDDING)
+
+
+def mtp_params(spec: ModelSpec) -> list[Part]:
+    """DeepSeek-V3's multi-token-prediction modules (outside the model's totals): per module
+    two RMSNorms (of the hidden state and of the next token's embedding), a 2d → d projection,
+    one layer of the last layer's kind and the norm before the shared output head. The
+    embedding and output head are shared with the model."""
+    d = spec.d_model
+    one = (norm_params(spec.norm, d, "enorm") + norm_params(spec.norm, d, "hnorm")
+           + [Part("eh_proj.weight", 2 * d * d, LAYERS, (2 * d, d))]
+           + layer_params(spec.mtp_layer, d) + norm_params(spec.norm, d, "head_norm"))
+    return scaled(one, spec.mtp_layers, "mtp") if spec.mtp_layers else []
+
+
+# -------------------------------------------------------------------------- forward FLOPs
+
+
+def stack_flops(spec: ModelSpec, stack: str, w: Workload, elementwise: bool = False
+                ) -> list[Part]:
+    parts: list[Part] = []
+    for g in spec.groups(stack):
+        parts += scaled(layer_flops(g.layer, spec.d_model, w, elementwise), g.count, stack)
+    return merged(parts)
+
+
+def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
+    """The head on every output token: (T×d)·(d×V), tied or not; BERT's masked-LM head adds its
+    dense d x d first; a pooler reads each sequence's first token."""
+    d, tokens = spec.d_model, output_tokens(spec, w)
+    parts = []
+    if spec.head == "masked-lm":
+        parts.append(Part("head.transform", 2 * tokens * d * d, WEIGHTS))
+    if spec.head != "none":
+        parts.append(Part("lm_head", 2 * tokens * d * spec.vocab_size, WEIGHTS))
+    if spec.pooler:
+        parts.append(Part("pooler", 2 * w.batch * d * d, WEIGHTS))
+    return parts
+
+
+def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list[Part]:
+    """Whole-model forward FLOPs: every layer (summed over its stack), then the head."""
+    parts: list[Part] = []
+    per_norm = norm_per_element(spec.norm)
+    for stack in spec.stacks:
+        tokens = w.batch * w.length(stack)
+        if elementwise and spec.embedding_norm and per_norm:
+            parts.append(Part("embed.norm.elementwise", per_norm * tokens * spec.d_model,
+                              ELEMENTWISE))
+        parts += stack_flops(spec, stack, w, elementwise)
+        if elementwise and spec.final_norm and per_norm:
+            parts.append(Part(f"{stack}.final_norm.elementwise",
+                              per_norm * tokens * spec.d_model, ELEMENTWISE))
+    return parts + head_flops(spec, w)
+
+
+def mtp_flops(spec: ModelSpec, w: Workload) -> list[Part]:
+    """Forward FLOPs of the multi-token-prediction modules: per module the 2d → d projection,
+    its layer and the shared output head, on every token."""
+    if not spec.mtp_layers:
+        return []
+    d, tokens = spec.d_model, output_tokens(spec, w)
+    one = ([Part("eh_proj", 2 * tokens * 2 * d * d, WEIGHTS)]  # (T×2d)·(2d×d)
+           + layer_flops(spec.mtp_layer, d, w)
+           + [Part("lm_head", 2 * tokens * d * spec.vocab_size, WEIGHTS)])
+    return scaled(one, spec.mtp_layers, "mtp")

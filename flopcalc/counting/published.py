@@ -1,0 +1,189 @@
+"""The published training-FLOP formulas, each for one model at one sequence length, and the
+one-line comparison the `model` table prints. Pure arithmetic on ints and Fractions.
+
+Notation (SPEC §3): N non-embedding params (active ones for a mixture of experts), N_total all
+params, L layers, s sequence length, d d_model, h query heads, d_h head width, d_q = h·d_h,
+V vocab. Sums over layers (Σ d_q) replace L·d_q where layers differ. Every figure is training
+FLOPs per token (forward + backward). The formulas know nothing of windows: each counts its
+attention term at the full length s, as its paper does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Optional
+
+from ..models.spec import Mlp, ModelSpec
+from .layers import layer_flops
+from .model import model_flops, model_params, non_embedding, output_tokens, workload
+from .parts import EMBEDDING, WEIGHTS, Convention, total
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A model reduced to the symbols of the published formulas."""
+
+    n_layers: int  # L: every layer; encoder + decoder for an encoder-decoder model
+    n_encoder_layers: int
+    d_model: int
+    vocab: int
+    attn_width: int  # Σ over layers of h·d_h (L·d_q when every layer is alike)
+    n: int  # N: non-embedding params, active ones of a mixture of experts
+    n_total: int  # N_total: every parameter, every expert
+    n_matmul: int  # every parameter but lookup tables: a tied LM head counts, positions do not
+
+
+def shape_of(spec: ModelSpec) -> Shape:
+    parts, active = model_params(spec), model_params(spec, active=True)
+    lookup = sum(p.value for p in parts if p.kind == EMBEDDING and (
+        p.name.endswith(("positions", "token_types", "relative_bias"))
+        or (p.name.endswith("embed.tokens") and not spec.tie_embeddings)))
+    return Shape(
+        n_layers=spec.n_layers(), n_encoder_layers=spec.n_layers("encoder"),
+        d_model=spec.d_model, vocab=spec.vocab_size,
+        attn_width=sum(g.count * g.layer.attention.d_q for g in spec.groups()),
+        n=non_embedding(active), n_total=total(parts),
+        n_matmul=total(active) - lookup,
+    )
+
+
+# ------------------------------------------------------- the conventions, per token at length s
+
+def six_nd(m: Shape, s: int) -> Fraction:
+    """6·N per token, N non-embedding (Kaplan et al. 2020, §2.1: C ≈ 6N). No attention term."""
+    return Fraction(6 * m.n)
+
+
+def six_nd_total(m: Shape, s: int) -> Fraction:
+    """6·N_total per token: the rule with every parameter, embeddings included. GPT-3's Table
+    D.1 (Brown et al. 2020: 3.14e23 FLOPs for 175B) and Llama 3's 3.8e25 for 405B on 15.6T
+    tokens (Llama Team 2024) are this figure times D."""
+    return Fraction(6 * m.n_total)
+
+
+def kaplan(m: Shape, s: int) -> Fraction:
+    """Kaplan et al. 2020, "Scaling Laws for Neural Language Models" (arXiv:2001.08361), Table 1:
+    C_forward = 2N + 2·n_layer·n_ctx·d_attn, training 3 × forward. Its context term counts one
+    n_ctx-long product per layer, half of the 4·s·d_q the two attention matmuls cost at full
+    length (flopcalc's reading: the causal average)."""
+    # 3·(2·N + 2·Σ_layers s·d_q)
+    return Fraction(3 * (2 * m.n + 2 * s * m.attn_width))
+
+
+def palm(m: Shape, s: int) -> Fraction:
+    """Chowdhery et al. 2022, "PaLM" (arXiv:2204.02311), Appendix B: model FLOPs per token
+    6N + 12·L·H·Q·T (H heads of width Q, T the sequence length), where N is every matmul
+    weight: PaLM's own 540.35B includes its shared embedding, nanoGPT's `estimate_mfu` keeps the
+    tied token embedding (dropping only positions) and torchtitan counts the output layer. So N
+    here is every parameter but lookup tables (position and token-type tables, an untied input
+    embedding). The attention term is full attention, 3 × 4·L·s·d_q."""
+    # 6·N_matmul + 12·Σ_layers h·d_h·s
+    return Fraction(6 * m.n_matmul + 12 * s * m.attn_width)
+
+
+def megatron(m: Shape, s: int) -> Fraction:
+    """Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+    Using Megatron-LM" (SC'21, arXiv:2104.04473), §5.1, without activation recomputation (3
+    passes, not their 4): 72·B·s·L·d²·(1 + s/(6d) + V/(12·d·L)) per batch of B sequences.
+    Written for multi-head attention with h·d_h = d and a two-matrix MLP with d_ff = 4d;
+    `megatron_assumptions` lists where a model departs from that."""
+    d, L = m.d_model, m.n_layers
+    # 72·B·s·L·d²·(1 + s/(6d) + V/(12dL)) / (B·s) = 72·L·d² + 12·L·d·s + 6·d·V
+    return 72 * L * d * d * (1 + Fraction(s, 6 * d) + Fraction(m.vocab, 12 * d * L))
+
+
+def megatron_assumptions(spec: ModelSpec) -> list[str]:
+    """Where the model differs from the block Megatron's formula was derived for (empty: none)."""
+    d, broken = spec.d_model, []
+    atts = {g.layer.attention for g in spec.groups()}
+    mlps = {g.layer.mlp for g in spec.groups()}
+    if any(a.latent is not None for a in atts):
+        broken.append("assumes multi-head attention; this model has latent attention (MLA)")
+    elif any(a.kv_heads != a.heads for a in atts):
+        a = next(a for a in atts if a.kv_heads != a.heads)
+        kind = "MQA" if a.kv_heads == 1 else "GQA"
+        broken.append(f"assumes multi-head attention; this model has {kind} ({a.kv_heads} KV "
+                      f"heads for {a.heads} query heads), so its K/V projections are narrower")
+    if any(not isinstance(f, Mlp) for f in mlps):
+        broken.append("assumes a dense MLP; this model has a mixture of experts (Megatron-LM's "
+                      "later code counts the top-k routed and the shared experts, but no router)")
+    dense = [f for f in mlps if isinstance(f, Mlp)]
+    if any(f.gated for f in dense):
+        broken.append("assumes a two-matrix MLP; this model's MLP is gated (three matrices)")
+    widths = sorted({f.d_ff for f in dense if f.d_ff != 4 * d})
+    if widths:
+        broken.append(f"assumes d_ff = 4d = {4 * d:,}; this model has d_ff = "
+                      + " and ".join(f"{w:,}" for w in widths))
+    d_qs = sorted({a.d_q for a in atts if a.d_q != d} | {a.d_o for a in atts if a.d_o != d})
+    if d_qs:
+        broken.append(f"assumes h·d_h = d; this model has h·d_h = {d_qs[0]:,} and d = {d:,}")
+    return broken
+
+
+def chinchilla_forward_per_sequence(spec: ModelSpec, s: int) -> int:
+    """Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models" (arXiv:2203.15556),
+    Appendix F: forward FLOPs of one sequence, with this model's real projection and MLP shapes
+    (its weight matmuls as flopcalc counts them: GQA's narrower K and V, three gated matrices,
+    the k routed experts of a mixture).
+
+    Counted as Appendix F prints it: the embedding lookup as a matmul (2·s·V·d), softmax at 3
+    FLOPs per score, full (not causal) attention, the final logits; no norms, biases or
+    activations; no cross-attention (a decoder-only formula).
+    """
+    d, V = spec.d_model, spec.vocab_size
+    w = workload(spec, s, s, 1, "full")
+    embeddings = 2 * s * V * d  # their convention: the lookup costs a (s×V)·(V×d) matmul
+    layers = 0
+    for g in spec.groups():
+        att = g.layer.attention
+        weights = sum(p.value for p in layer_flops(g.layer, d, w) if p.kind == WEIGHTS
+                      and not p.name.startswith("cross_attn"))  # projections and dense block
+        logits = 2 * s * s * att.heads * att.qk_dim  # QKᵀ, every head: (s×d_h)·(d_h×s)
+        softmax = 3 * att.heads * s * s  # 3 per score, every head
+        reductions = 2 * s * s * att.heads * att.v_dim  # softmax · V, every head
+        layers += g.count * (weights + logits + softmax + reductions)
+    final_logits = 2 * s * d * V  # (s×d)·(d×V)
+    return embeddings + layers + final_logits
+
+
+def chinchilla(spec: ModelSpec, s: int) -> Fraction:
+    """Hoffmann et al. 2022, Appendix F: backward = 2 × forward, so 3 × forward per sequence,
+    divided by its s tokens."""
+    return Fraction(3 * chinchilla_forward_per_sequence(spec, s), s)
+
+
+def exact(spec: ModelSpec, s: int, attention: Convention = "full", passes: int = 3) -> Fraction:
+    """This tool's count: `passes` × the exact forward FLOPs per output token (LM head and
+    attention included). 3 passes: forward + a backward of twice the forward; 4 with full
+    activation recomputation (one more forward)."""
+    w = workload(spec, s, attention=attention)
+    return passes * Fraction(total(model_flops(spec, w)), output_tokens(spec, w))
+
+
+def delta_pct(x: Fraction, ref: Fraction) -> float:
+    return float(100 * (x - ref) / ref) if ref else 0.0
+
+
+def _relative(x: Fraction, ref: Fraction) -> str:
+    """'27.7% below', '3.0% above' or 'within 0.1% of' (as in '... exact')."""
+    pct = delta_pct(x, ref)
+    if round(pct, 1) == 0:
+        return "within 0.1% of"
+    return f"{abs(pct):.1f}% {'below' if pct < 0 else 'above'}"
+
+
+def model_line(spec: ModelSpec, seq: int, name: str, attention: Convention = "full",
+               tgt_seq: Optional[int] = None) -> str:
+    """One sentence for the `model` table: how 6ND and PaLM compare with the exact count of that
+    report (same seq, target length and attention), and where to see the other conventions.
+    Plain text, no rich markup. E.g. for llama-3.1-8b at seq 8192:
+    '6ND is 27.7% below exact, PaLM 5.4% below; flopcalc conventions llama-3.1-8b --seq 8192
+    adds Kaplan, Megatron and Chinchilla'
+    """
+    m = shape_of(spec)
+    w = workload(spec, seq, tgt_seq, attention=attention)
+    ref = 3 * Fraction(total(model_flops(spec, w)), output_tokens(spec, w))
+    palm_vs = _relative(palm(m, seq), ref).removesuffix(" of")
+    return (f"6ND is {_relative(six_nd(m, seq), ref)} exact, PaLM {palm_vs}; flopcalc "
+            f"conventions {name} --seq {seq} adds Kaplan, Megatron and Chinchilla")

@@ -1,0 +1,46 @@
+"""Training FLOPs: forward + backward, with the backward pass twice the forward (Kaplan et al.
+2020, §2.1), i.e. 3 × forward FLOPs per token × D; 6ND is the same rule with a forward of 2N
+per token. With full activation recomputation a fourth pass (one more forward) makes
+hardware FLOPs: 4 × forward."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .parts import round_fraction
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingCost:
+    """Training FLOPs for `tokens` output tokens; see `training_cost`."""
+
+    tokens: int
+    n: int  # the N of 6ND
+    forward_per_token: Fraction
+    attention_per_token: Fraction
+    six_nd: int
+    attention_correction: int
+    mtp: int  # multi-token-prediction modules (0 without them)
+    exact: int  # passes × forward per token × D, plus `mtp`
+    passes: int  # 3, or 4 with full recomputation
+    rounded: bool  # True when a per-token figure was fractional and a total was rounded
+
+    @property
+    def six_nd_plus_attention(self) -> int:
+        return self.six_nd + self.attention_correction
+
+
+def training_cost(forward: int, attention: int, n: int, output_tokens: int, tokens: int,
+                  mtp_forward: int = 0, passes: int = 3) -> TrainingCost:
+    """Training FLOPs from one forward pass's counts over `output_tokens` tokens, for D =
+    `tokens`: exact = passes × forward per token × D (+ the MTP modules' passes); the attention
+    correction = 3 × attention-matrix FLOPs per token × D, the s² term 6ND leaves out."""
+    fwd, att = Fraction(forward, output_tokens), Fraction(attention, output_tokens)
+    mtp = Fraction(mtp_forward, output_tokens) * passes * tokens
+    exact, correction = passes * fwd * tokens + mtp, 3 * att * tokens
+    return TrainingCost(
+        tokens=tokens, n=n, forward_per_token=fwd, attention_per_token=att,
+        six_nd=6 * n * tokens, attention_correction=round_fraction(correction),
+        mtp=round_fraction(mtp), exact=round_fraction(exact), passes=passes,
+        rounded=any(x.denominator != 1 for x in (exact, correction, mtp)))

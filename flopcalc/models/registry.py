@@ -1,0 +1,112 @@
+"""Finding and loading models: a preset name, a YAML file, a Hugging Face config.json (or a
+directory holding one), or `-` for a file on standard input.
+
+A bare name is always a preset, matched case-insensitively (`Llama-3.1-8B`); a file is named by
+a path (`./gpt2`, `models/gpt2.yaml`), so a file that happens to share a preset's name never
+shadows it. Every failure is a `FlopcalcError` that names the file, the key and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from ..errors import FlopcalcError, suggest
+from .files import STDIN, as_mapping, parse_json, parse_yaml, read_text, user_path
+from .spec import ModelSpec, build_spec
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    name: str  # preset name, file stem, or the imported model's own name
+    origin: str  # "preset", or the path that was read
+    spec: ModelSpec  # the validated model
+    raw: dict[str, Any]  # the mapping it was validated from (after --set)
+    label: str  # how errors name the source
+
+
+def presets_dir() -> Path:
+    """The shipped presets: inside the installed package, or at the top of a source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "presets", here.parent / "presets"):
+        if candidate.is_dir():
+            return candidate
+    raise FlopcalcError("the shipped presets are missing; reinstall flopcalc")  # pragma: no cover
+
+
+def preset_names(directory: Optional[Path] = None) -> list[str]:
+    return sorted(p.stem for p in (directory or presets_dir()).glob("*.yaml"))
+
+
+def looks_like_path(ref: str) -> bool:
+    """A reference that names a file rather than a preset."""
+    return (ref == STDIN or "/" in ref or "\\" in ref or ref.startswith((".", "~"))
+            or ref.lower().endswith((".yaml", ".yml", ".json")))
+
+
+def find_preset(ref: str, names: list[str], what: str, hint: str) -> str:
+    """The preset `ref` names, ignoring case, or an error suggesting close names."""
+    by_lower = {n.lower(): n for n in names}
+    if ref.lower() in by_lower:
+        return by_lower[ref.lower()]
+    close = suggest(ref.lower(), names)
+    shadow = (f"; a file named '{ref}' is here: write ./{ref} to use it"
+              if Path(ref).is_file() else "")
+    raise FlopcalcError(f"unknown {what} '{ref}'" + (f";{close}" if close else "") + shadow
+                        + f" ({hint})")
+
+
+def _read_file(ref: str) -> tuple[str, str, dict[str, Any]]:
+    """(name, origin, raw mapping) of a model file: YAML in the preset schema or a config.json
+    (by extension or content), a directory holding a config.json, or stdin."""
+    from .hf import from_hf_dict
+
+    path = user_path(ref)
+    if path.is_dir() and (path / "config.json").is_file():
+        path = path / "config.json"
+    label = "stdin" if ref == STDIN else str(path)
+    text = read_text(path if ref != STDIN else STDIN, "model file")
+    if label.endswith(".json") or text.lstrip().startswith("{"):
+        data = as_mapping(parse_json(text, label), label, "config.json")
+        raw = from_hf_dict(data, label)
+        return str(raw.pop("_name")), label, raw
+    raw = as_mapping(parse_yaml(text, label), label, "model file")
+    return ("stdin" if ref == STDIN else path.stem), label, raw
+
+
+def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
+    """Find, read, override and validate a model."""
+    from .files import read_mapping
+    from .overrides import apply_overrides
+
+    if looks_like_path(ref):
+        name, origin, raw = _read_file(ref)
+        label = origin
+    else:
+        name = find_preset(ref, preset_names(), "model",
+                           "flopcalc list shows all presets; a YAML or config.json path works too")
+        origin, label = "preset", name
+        raw = read_mapping(presets_dir() / f"{name}.yaml", "model file")
+    raw = apply_overrides(raw, overrides)
+    return LoadedModel(name=name, origin=origin, spec=validated(raw, label), raw=raw, label=label)
+
+
+def validated(raw: dict[str, Any], label: str) -> ModelSpec:
+    """`raw` validated by pydantic, or rebuilt from an identical earlier validation through the
+    same invariant checks (`models.spec`); a cache entry that fails them is validated again."""
+    from .cache import Store, key
+
+    store = Store("configs", ["schema.py", "spec.py"])
+    cache_key = key(raw)
+    stored = store.lookup(cache_key)
+    if isinstance(stored, dict):
+        try:
+            return build_spec(stored)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass  # damaged or edited: validate from scratch below
+    from .validation import validate_model
+
+    config = validate_model(raw, label)
+    store.store(cache_key, config.model_dump())
+    return config.resolve()

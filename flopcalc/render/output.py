@@ -1,0 +1,178 @@
+"""Tables for people: rich renderables laid out to fit the terminal, and the text they become.
+
+rich is imported only here and in the table functions, so `--format json` and `--format csv`
+never load it. A table never splits a number: numeric columns do not wrap; when the full form
+(exact and rounded) does not fit the width, the table is laid out again with the rounded form
+only, and the caption says so (JSON and CSV keep every count exact). Output to a terminal is
+fitted to its width; piped output to $COLUMNS when set, else to the table's natural width.
+Colour only on a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
+
+from .text import Numbers
+
+_TITLE_WIDTH = 60  # a table is at least as wide as its title, up to this
+COMPACT_NOTE = ("Numbers rounded to fit the width; --format json or csv (or a wider terminal) "
+                "gives them exactly.")
+_ASCII = {"²": "^2", "³": "^3", "·": "*", "×": "x", "≈": "~", "→": "->", "≥": ">=", "≤": "<=",
+          "−": "-", "Σ": "sum", "√": "sqrt", "µ": "u", "…": "...", "ᵀ": "^T", "─": "-",
+          "━": "-", "│": "|", "┃": "|", "╸": "-", "█": "#", "▏": "|", "▎": "|", "▍": "|",
+          "▌": "|", "▋": "|", "▊": "|", "▉": "|", "≠": "!=", "′": "'", "—": "-", "–": "-"}
+
+
+def new_table(title: str, columns: Sequence[str], caption: Optional[str] = None,
+              numeric_from: int = 1) -> Any:
+    """A table whose columns from `numeric_from` on are numbers: right-aligned (as rich-cli
+    does) and never wrapped."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, title_justify="left",
+                  caption_justify="left", pad_edge=False, show_edge=False, expand=False,
+                  collapse_padding=True, min_width=min(len(title), _TITLE_WIDTH))
+    for i, name in enumerate(columns):
+        numeric = i >= numeric_from
+        # `render` never lays a table out narrower than its numbers, so they are never cut.
+        table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric,
+                         overflow="ellipsis" if numeric else "fold")
+    return table
+
+
+def heading(title: str, rest: str) -> Any:
+    """A bold title followed by plain text."""
+    from rich.text import Text
+
+    return Text.assemble((title, "bold"), rest)
+
+
+def block(label: str, lines: Iterable[str]) -> Any:
+    """A dim label, then one line per item."""
+    from rich.text import Text
+
+    return Text.assemble((label, "dim"), "".join(f"\n{line}" for line in lines))
+
+
+def conventions_text(lines: Sequence[str]) -> Any:
+    """The counting conventions, printed under every table output."""
+    return block("How this was counted:", (f"- {line}" for line in lines))
+
+
+def plain(text: str) -> Any:
+    from rich.text import Text
+
+    return Text(text)
+
+
+def _target_width(stream: TextIO) -> Optional[int]:
+    """The width to fit: the terminal's, or $COLUMNS for piped output (None: no limit)."""
+    if stream.isatty():
+        import shutil
+
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def _cell_widths(table: Any) -> list[tuple[int, int]]:
+    """(minimum, natural) width of each column: a numeric column its widest cell (a number is
+    never cut), a text column its longest word (a word is never split) and its longest cell."""
+    out = []
+    for column in table.columns:
+        cells = [str(cell) for cell in column.cells] + [str(column.header)]
+        natural = max(len(line) for cell in cells for line in cell.splitlines() or [""])
+        if column.no_wrap:
+            out.append((natural, natural))
+        else:
+            out.append((max(len(word) for cell in cells for word in cell.split() or [""]),
+                        natural))
+    return out
+
+
+def _overhead(table: Any) -> int:
+    """Columns' padding and separators: the table's natural width minus its columns'."""
+    from rich.console import Console
+
+    natural = Console(width=100_000).measure(table).maximum
+    return natural - sum(n for _, n in _cell_widths(table))
+
+
+def _fits(items: list[Any], limit: int) -> bool:
+    from rich.table import Table
+
+    return all(_overhead(t) + sum(m for m, _ in _cell_widths(t)) <= limit
+               for t in items if isinstance(t, Table))
+
+
+def _lay_out(items: list[Any], limit: int) -> None:
+    """Fix each table's column widths for `limit` columns: numbers at full width, labels
+    sharing what is left (never below their longest word)."""
+    from rich.table import Table
+
+    for table in items:
+        if not isinstance(table, Table):
+            continue
+        widths = _cell_widths(table)
+        room = limit - _overhead(table)
+        if sum(n for _, n in widths) <= room:
+            continue
+        spare = room - sum(m for m, _ in widths)
+        wants = [n - m for m, n in widths]
+        total = sum(wants) or 1
+        for column, (low, high), want in zip(table.columns, widths, wants):
+            column.width = min(high, low + spare * want // total)
+
+
+def render(build: Callable[[Numbers], list[Any]], stream: TextIO) -> str:
+    """The text of the renderables `build` makes, fitted to `stream` (see the module docstring).
+    Exact numbers are kept as long as the tables fit, wrapping their labels if need be; then
+    the rounded forms; a table that fits in neither way is printed wider than the terminal
+    rather than cutting a number."""
+    from rich.console import Console
+    from rich.table import Table
+
+    limit = _target_width(stream)
+    items = build(Numbers(compact=False))
+    if limit is not None and not _fits(items, limit):
+        items = build(Numbers(compact=True))
+        for item in items:
+            if isinstance(item, Table) and item.caption is None:
+                item.caption = COMPACT_NOTE
+                break
+    tables = [t for t in items if isinstance(t, Table)]
+    widest = max((_overhead(t) + sum(n for _, n in _cell_widths(t)) for t in tables), default=0)
+    if limit is None:
+        width = max(100, widest)
+    else:
+        width = max([limit] + [_overhead(t) + sum(m for m, _ in _cell_widths(t)) for t in tables])
+        _lay_out(items, width)
+    import io
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, highlight=False, soft_wrap=False, markup=False,
+                      force_terminal=stream.isatty(), emoji=False)
+    for i, item in enumerate(items):
+        if i:
+            console.print()
+        console.print(item)
+    return encodable(buffer.getvalue(), stream)
+
+
+def encodable(text: str, stream: TextIO) -> str:
+    """`text` as `stream` can encode it: unchanged, or with ASCII stand-ins for the symbols
+    flopcalc prints (`²` → `^2`, `·` → `*`), anything else replaced."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except (UnicodeEncodeError, LookupError):
+        pass
+    text = "".join(_ASCII.get(ch, ch) for ch in text)
+    try:
+        return text.encode(encoding, errors="replace").decode(encoding)
+    except LookupError:
+        return text.encode("ascii", errors="replace").decode("ascii")
+

@@ -1,0 +1,242 @@
+"""`infer`, `train` and `accelerators` as tables, brief lines and CSV. Formatting only: units and
+rounding, no arithmetic."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .data import long_csv, to_csv
+from .output import block, conventions_text, heading, new_table
+from .text import Numbers, amount, duration, exact, human, human_bytes, percent, rate
+
+if TYPE_CHECKING:
+    from ..reports.infer import InferReport, Phase
+    from ..reports.train import TrainReport
+
+
+# ------------------------------------------------------------------------------------- infer
+
+def infer_tables(report: "InferReport", nums: Numbers) -> list[Any]:
+    s, p, d, kv, w = report.settings, report.prefill, report.decode, report.kv_cache, report.weights
+    out: list[Any] = [heading(
+        report.model.title, f" ({report.model.name})\n"
+        f"prompt {s.prompt:,} + gen {s.gen:,} tokens, batch {s.batch}\n"
+        f"prefill attention {s.attention}; weights {s.weights_dtype}, KV cache {s.kv_dtype}\n")]
+
+    table = new_table(f"Prefill: {s.prompt:,} prompt tokens x batch {s.batch}", ["", "FLOPs"])
+    table.add_row("weight GEMMs (incl. LM head)", nums.count(p.weights))
+    table.add_row(f"attention matrix ({s.attention})", nums.count(p.attention))
+    table.add_row("prefill", nums.count(p.flops), style="bold")
+    table.add_row("per prompt token", nums.count(p.flops_per_token))
+    out.append(table)
+
+    if d is not None:
+        out.append(_decode_table(report, nums))
+
+    kinds = {"mha": "MHA", "mqa": "MQA", "latent": "latent (MLA)"}
+    what = kinds.get(kv.kind, f"{kv.n_kv_heads} KV heads, {kv.n_heads} query")
+    table = new_table(f"KV cache ({s.kv_dtype}): {kv.tokens:,} tokens = batch x (prompt + gen)",
+                      ["", "bytes"])
+    table.add_row(f"per token, all layers ({what})", nums.bytes(kv.bytes_per_token))
+    if len(kv.layers) > 1:
+        for name, value in kv.layers.items():
+            table.add_row(f"  {name.removeprefix('decoder.').replace('_', ' ')} layers",
+                          nums.bytes(value))
+    table.add_row("KV cache", nums.bytes(kv.bytes), style="bold")
+    if kv.mha_bytes != kv.bytes:
+        other = "decompressed K/V per head" if kv.kind == "latent" else "MHA"
+        table.add_row(f"{other}, per token", nums.bytes(kv.mha_bytes_per_token))
+        table.add_row(f"{other} KV cache", nums.bytes(kv.mha_bytes))
+        table.add_row(f"saved ({kv.factor:.4g}x smaller)", nums.bytes(kv.saving_bytes))
+    table.add_row(f"weights ({w.params:,} params, {w.dtype})", nums.bytes(w.bytes))
+    table.add_row("weights + KV cache", nums.bytes(report.memory_bytes))
+    out.append(table)
+
+    if report.roofline is not None and report.accelerator is not None:
+        out.append(_roofline_table(report))
+    out.append(conventions_text(report.conventions))
+    return out
+
+
+def _decode_table(report: "InferReport", nums: Numbers) -> Any:
+    s, d = report.settings, report.decode
+    assert d is not None
+    table = new_table(f"Decode: {d.steps:,} steps x batch {s.batch}, each over the KV cache",
+                      ["", "value"])
+    table.add_row("context c (position of the step)", f"{d.context_first:,} → {d.context_last:,}")
+    table.add_row("FLOPs, first step", nums.count(d.flops_first))
+    table.add_row("FLOPs, last step", nums.count(d.flops_last))
+    table.add_row(f"FLOPs, all {d.steps:,} steps", nums.count(d.flops), style="bold")
+    table.add_row("  weight GEMMs (incl. LM head)", nums.count(d.weights))
+    table.add_row("  attention over the cache", nums.count(d.attention))
+    table.add_row("FLOPs per generated token (mean)", nums.count(d.flops_per_token))
+    expect = " (expected)" if d.routing is not None else ""
+    table.add_row(f"bytes moved, first step{expect}", nums.bytes(d.bytes_first))
+    table.add_row(f"bytes moved, last step{expect}", nums.bytes(d.bytes_last))
+    table.add_row(f"bytes moved, all steps{expect}", nums.bytes(d.bytes))
+    if d.routing is not None:
+        r = d.routing
+        table.add_row(f"experts read per MoE layer ({r.experts}, top-{r.top_k})",
+                      f"{r.least} / {r.expected:.4g} / {r.most}")
+        table.add_row("  weight bytes per step: least", nums.bytes(r.weight_bytes_least))
+        table.add_row("  expected (uniform routing)", nums.bytes(r.weight_bytes_expected))
+        table.add_row("  most", nums.bytes(r.weight_bytes_most))
+    table.add_row("FLOP per byte, first / last step",
+                  f"{d.arithmetic_intensity_first:.4g} / {d.arithmetic_intensity_last:.4g}")
+    table.add_row("FLOP per byte, all steps", f"{d.arithmetic_intensity:.4g}")
+    return table
+
+
+def _bound(phase: "Phase") -> list[str]:
+    return [duration(phase.seconds), phase.binds]
+
+
+def _roofline_table(report: "InferReport") -> Any:
+    a, r, d = report.accelerator, report.roofline, report.decode
+    assert a is not None and r is not None
+    table = new_table(f"Roofline lower bounds: {a.count:,} x {a.title}", ["", "time >=", "bound"])
+    devices = "" if a.count == 1 else f" x {a.count:,}"
+    table.add_row(f"dense {a.dtype} peak{devices}", rate(a.total_peak_flops, "FLOP/s"),
+                  "--peak" if a.peak_overridden else "")
+    if a.total_bandwidth is not None:
+        table.add_row(f"memory bandwidth{devices}", rate(a.total_bandwidth, "B/s"),
+                      "--bandwidth" if a.bandwidth_overridden else "")
+    table.add_row("prefill (time to first token)", *_bound(r.prefill))
+    if r.decode is not None and d is not None:
+        rd = r.decode
+        table.add_row(f"decode step, first (c = {d.context_first:,})", *_bound(rd.first))
+        table.add_row(f"decode step, last (c = {d.context_last:,})", *_bound(rd.last))
+        steps = (f"{rd.compute_bound_steps:,} compute, {rd.memory_bound_steps:,} memory"
+                 if rd.memory_bound_steps and rd.compute_bound_steps else rd.binds)
+        table.add_row(f"decode, all {d.steps:,} steps", duration(rd.seconds), steps)
+    table.add_row("prefill + decode", duration(r.total_seconds), "", style="bold")
+    if r.decode is not None:
+        rd = r.decode
+        table.add_row("decode tokens/s (upper bound)", amount(rd.tokens_per_s), "")
+        table.add_row("  at the first / last step",
+                      f"{amount(rd.tokens_per_s_first)} / {amount(rd.tokens_per_s_last)}", "")
+    if r.memory is not None:
+        table.add_row("weights + KV cache / memory",
+                      f"{human_bytes(r.memory.required_bytes, binary=False)} of "
+                      f"{human_bytes(r.memory.available_bytes, binary=False)}",
+                      "fits" if r.memory.fits else "does NOT fit")
+        table.add_row("largest batch that fits", f"{r.memory.max_batch:,}", "")
+    return table
+
+
+def infer_brief(report: "InferReport") -> str:
+    s, p, d, kv = report.settings, report.prefill, report.decode, report.kv_cache
+    lines = [f"{report.model.title} ({report.model.name}): prompt {s.prompt:,} + gen {s.gen:,}, "
+             f"batch {s.batch}, weights {s.weights_dtype}, KV {s.kv_dtype}",
+             f"prefill       {p.flops:,} FLOPs ({human(p.flops)})"]
+    if d is not None:
+        lines += [f"decode        {d.flops:,} FLOPs ({human(d.flops)}) over {d.steps:,} steps",
+                  f"  per token   {exact(d.flops_per_token)} FLOPs (first step "
+                  f"{human(d.flops_first)}, last {human(d.flops_last)})",
+                  f"  bytes/step  {human_bytes(d.bytes_first)} first, "
+                  f"{human_bytes(d.bytes_last)} last"]
+    lines += [f"KV cache      {kv.bytes:,} bytes ({human_bytes(kv.bytes)}); "
+              f"{kv.bytes_per_token:,} per token",
+              f"weights       {report.weights.bytes:,} bytes ({human_bytes(report.weights.bytes)})"]
+    r = report.roofline
+    if r is not None and report.accelerator is not None:
+        lines.append(f"time >=       {duration(r.total_seconds)} on {report.accelerator.count} x "
+                     f"{report.accelerator.name} (prefill {duration(r.prefill.seconds)})")
+        if r.decode is not None:
+            lines.append(f"tokens/s <=   {amount(r.decode.tokens_per_s)} ({r.decode.binds}-bound)")
+        if r.memory is not None:
+            lines.append(f"memory        {'fits' if r.memory.fits else 'does NOT fit'}; largest "
+                         f"batch {r.memory.max_batch:,}")
+    return "\n".join(lines) + "\n"
+
+
+def infer_csv(report: "InferReport") -> str:
+    s = report.settings
+    return long_csv(["model", "prompt", "gen", "batch"],
+                    [report.model.name, s.prompt, s.gen, s.batch], report.to_dict(),
+                    ("settings", "prefill", "decode", "kv_cache", "weights", "memory_bytes",
+                     "total_flops", "accelerator", "roofline"))
+
+
+# ------------------------------------------------------------------------------------- train
+
+def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
+    s, t, a = report.settings, report.training, report.accelerator
+    out: list[Any] = [heading(
+        report.model.title, f" ({report.model.name})\n"
+        f"D = {s.tokens:,} tokens ({human(s.tokens)}; {s.tokens_source}), seq {s.seq:,}, "
+        f"attention {s.attention}\n")]
+    passes = "4 x forward: hardware FLOPs" if t.passes == 4 else "3 x forward"
+    table = new_table(f"Training FLOPs on D = {human(s.tokens)} tokens", ["estimate", "FLOPs"])
+    table.add_row(f"exact ({passes})", nums.count(t.exact), style="bold")
+    table.add_row("6ND (N non-embedding)", nums.count(t.six_nd))
+    table.add_row("6ND below exact", percent(t.six_nd_below_exact_pct))
+    out.append(table)
+
+    mfu = f"{100 * s.mfu:.4g}% MFU"
+    count = f"{a.count:,}" + (f" (fewest for {s.days:g} days)" if s.days is not None else "")
+    table = new_table(f"{count} x {a.title} at {mfu}", ["", "exact", "6ND"])
+    table.add_row("sustained FLOP/s", rate(report.achieved_flops, "FLOP/s"), "")
+    table.add_row("wall-clock", duration(report.seconds.exact), duration(report.seconds.six_nd),
+                  style="bold")
+    table.add_row("accelerator-hours", f"{report.accelerator_hours.exact:,.0f}",
+                  f"{report.accelerator_hours.six_nd:,.0f}")
+    if report.cost is not None:
+        table.add_row(f"cost at {s.price:g} per hour", f"{report.cost.exact:,.0f}",
+                      f"{report.cost.six_nd:,.0f}")
+    out.append(table)
+    out.append(conventions_text(report.conventions))
+    return out
+
+
+def train_brief(report: "TrainReport") -> str:
+    s, t, a = report.settings, report.training, report.accelerator
+    lines = [f"{report.model.title} ({report.model.name}): D {human(s.tokens)} tokens at seq "
+             f"{s.seq:,}, {a.count:,} x {a.name}, {100 * s.mfu:.4g}% MFU",
+             f"exact         {t.exact:,} FLOPs ({human(t.exact)})",
+             f"6ND           {t.six_nd:,} FLOPs ({human(t.six_nd)}), "
+             f"{percent(t.six_nd_below_exact_pct)} below",
+             f"days          {amount(report.days.exact)} exact, {amount(report.days.six_nd)} 6ND",
+             f"hours         {report.accelerator_hours.exact:,.0f} accelerator-hours exact "
+             f"({report.accelerator_hours.six_nd:,.0f} 6ND)"]
+    if report.cost is not None:
+        lines.append(f"cost          {report.cost.exact:,.0f} exact ({report.cost.six_nd:,.0f} "
+                     "6ND)")
+    return "\n".join(lines) + "\n"
+
+
+def train_csv(report: "TrainReport") -> str:
+    s = report.settings
+    return long_csv(["model", "seq", "tokens", "count"],
+                    [report.model.name, s.seq, s.tokens, s.count], report.to_dict(),
+                    ("settings", "training", "accelerator", "achieved_flops", "seconds", "days",
+                     "accelerator_hours", "cost"))
+
+
+# ------------------------------------------------------------------------------ accelerators
+
+def accelerators_csv(rows: list[dict[str, Any]]) -> str:
+    from ..models.accelerators import DTYPES
+
+    header = ["accelerator", "title", "vendor", "memory_bytes", "memory_bandwidth",
+              *(f"peak_flops_{d}" for d in DTYPES), "source"]
+    body = ([r["name"], r["title"], r["vendor"], r["memory_bytes"], r["memory_bandwidth"],
+             *(r["peak_flops"].get(d) for d in DTYPES), r["source"]] for r in rows)
+    return to_csv(header, body)
+
+
+def accelerators_tables(rows: list[dict[str, Any]], nums: Numbers) -> list[Any]:
+    def peak(r: dict[str, Any], dtype: str) -> str:
+        value = r["peak_flops"].get(dtype)
+        return "-" if value is None else f"{value / 10**12:,.4g}"
+
+    table = new_table("Accelerators (--accelerator NAME)",
+                      ["name", "memory", "bandwidth", "bf16", "fp8", "fp32"],
+                      caption="Dense peak TFLOP/s per device (no 2:4 sparsity); bandwidth of "
+                      "memory. --format json shows every dtype, the source and the notes.")
+    for r in rows:
+        table.add_row(r["name"], human_bytes(r["memory_bytes"], binary=False),
+                      rate(r["memory_bandwidth"], "B/s"), peak(r, "bf16"), peak(r, "fp8"),
+                      peak(r, "fp32"))
+    sources = block("Sources:", (f"- {r['name']}: {r['source']}" for r in rows))
+    return [table, sources]

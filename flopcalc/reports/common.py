@@ -1,0 +1,123 @@
+"""What every command's report shares: the schema version, the model's description, the
+conventions lines, the context warning, defaults, and the number helpers.
+
+A report is a plain dataclass (pydantic stays off the start-up path); `flopcalc schema
+COMMAND` derives its JSON Schema from the same class, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from typing import Any, Optional, Union
+
+from ..models.registry import LoadedModel
+from ..models.spec import ModelSpec
+
+SCHEMA_VERSION = 2  # 2: crossover.seq may be null; params.active; every CSV starts with `model`
+TOKENS_PER_PARAM_DEFAULT = 20  # Hoffmann et al. 2022 (Chinchilla): ~20 tokens per parameter
+FALLBACK_SEQ = 2048  # a model with neither default_seq nor max_seq_len
+
+Number = Union[int, float]
+
+
+class Report:
+    """Base of every command's report: `to_dict()` is the JSON document."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    title: str
+    source: str
+    origin: str  # "preset", or the path that was read
+    architecture: str
+    notes: str
+
+
+def model_info(loaded: LoadedModel) -> ModelInfo:
+    s = loaded.spec
+    return ModelInfo(loaded.name, s.title or loaded.name, s.source, loaded.origin,
+                     s.architecture, s.notes)
+
+
+def pct(part: Number | Fraction, whole: Number | Fraction) -> float:
+    return float(100 * Fraction(part) / Fraction(whole)) if whole else 0.0
+
+
+def exact_number(x: Fraction) -> Number:
+    """An int when `x` is whole; otherwise the nearest float (marked as rounded by the caller)."""
+    return x.numerator if x.denominator == 1 else float(x)
+
+
+def default_seq(spec: ModelSpec) -> int:
+    """--seq when not given: the preset's declared default (the pre-training length, e.g. 8,192
+    for Llama 3.1), else its context, else 2,048."""
+    return spec.default_seq or spec.max_seq_len or FALLBACK_SEQ
+
+
+def default_tokens(spec: ModelSpec, total_params: int) -> tuple[int, str]:
+    """D when --tokens is not given: the published figure, else 20 tokens per parameter."""
+    if spec.training_tokens:
+        return spec.training_tokens, f"published: {spec.training_tokens_source or spec.source}"
+    return (TOKENS_PER_PARAM_DEFAULT * total_params,
+            f"default: {TOKENS_PER_PARAM_DEFAULT} tokens per parameter (Chinchilla rule of thumb)")
+
+
+def context_warning(name: str, label: str, length: int, context: Optional[int]) -> list[str]:
+    """The one warning for a length beyond the model's context (empty when within it)."""
+    if context and length > context:
+        return [f"{label} {length:,} exceeds {name}'s context of {context:,} tokens; the counts "
+                "are given for the longer sequence anyway"]
+    return []
+
+
+def attention_line(convention: str) -> str:
+    if convention == "full":
+        return ("attention full: every (query, key) pair counted, 4·b·s²·d_q per self-attention "
+                "layer, windowed or not (what PyTorch's FlopCounterMode counts: a mask does not "
+                "shrink the matmuls)")
+    return ("attention causal: each layer counts the pairs its own mask lets through: s(s+1)/2 "
+            "causal, Σ min(i, w) for a window of w keys, block by block when chunked; encoder "
+            "and cross-attention stay full")
+
+
+def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = False,
+                n: Optional[int] = None) -> list[str]:
+    """How a run counted, one line each. Without a model (`compare`), the model-independent
+    lines only, and N is each model's own."""
+    lines = ["2 FLOPs per multiply-add: a matmul (T x in)·(in x out) costs 2·T·in·out",
+             attention_line(attention)]
+    tied = spec is not None and spec.tie_embeddings
+    lines.append("LM head counted: 2·T·d·V on every output token"
+                 + (" (tied to the embedding)" if tied else ", tied or not"))
+    if elementwise:
+        lines.append("element-wise ops counted as *.elementwise.* parts (README: Element-wise "
+                     "costs); forward = weights + attention + elementwise")
+    else:
+        lines.append("not counted: bias adds, norms, activations, softmax, residual adds, "
+                     "embedding lookups, routing")
+    moe = spec is not None and spec.is_moe
+    which = f" = {n:,}" if n is not None else " of each model"
+    if moe:
+        lines.append(f"6ND uses N = active non-embedding params{which}: a token's k routed "
+                     "experts, not all E (total minus embeddings, an untied LM head and the "
+                     "unused experts)")
+        lines.append("mixture of experts: per token the router 2·d·E, its k routed experts and "
+                     "the shared experts (what FlopCounterMode counts with transformers' eager "
+                     "experts)")
+    else:
+        lines.append(f"6ND uses N = non-embedding params{which} (total minus token and position "
+                     "embeddings and an untied LM head)")
+    lines.append("training = 3 x forward (backward = 2 x forward)")
+    if spec is not None and spec.mtp_layers:
+        lines.append(f"{spec.mtp_layers} multi-token-prediction module(s): outside params.total "
+                     "and the forward pass (they do not serve), their 3 x forward in "
+                     "training.exact as training.mtp")
+    if spec is not None and spec.is_encoder_decoder:
+        lines.append("encoder-decoder: tokens D are target (decoder) tokens; crossover taken "
+                     "with target length = source length")
+    return lines

@@ -1,0 +1,432 @@
+"""The `infer` report: serving a decoder-only model: the prefill, the decode steps over the KV
+cache, the cache and the weights, and with an accelerator the roofline bounds on time.
+
+The arithmetic is in `counting.serving` (FLOPs), `counting.traffic` (bytes) and
+`counting.roofline` (time); this module assembles it. Byte counts that depend on how a mixture
+of experts routes are the expectation under uniform routing, rounded to whole bytes (and flagged
+`rounded`), with the least and most beside them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable, Optional, Union
+
+from ..counting import parts as p
+from ..counting.roofline import Bound, bound, decode_time
+from ..counting.serving import affine_segments, decode_parts, prefill_parts
+from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts, kv_read_bytes,
+                                storage_bytes, weight_params, weight_reads)
+from ..errors import FlopcalcError
+from ..models.accelerators import Hardware
+from ..models.registry import LoadedModel
+from ..models.spec import ModelSpec
+from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
+                     exact_number, model_info)
+
+Number = Union[int, float]
+
+
+def check_decoder_only(spec: ModelSpec, name: str, command: str = "infer") -> None:
+    if spec.architecture != "decoder-only":
+        raise FlopcalcError(
+            f"{command} supports decoder-only models; {name} is {spec.architecture} (flopcalc "
+            f"model {name} counts its forward pass, flopcalc train its training)")
+
+
+@dataclass
+class InferSettings:
+    prompt: int
+    gen: int
+    batch: int
+    attention: str
+    kv_dtype: str
+    kv_bytes_per_element: int
+    weights_dtype: str
+    weights_bits_per_element: int
+    compute_dtype: str
+    context: Optional[int]
+
+
+@dataclass
+class Prefill:
+    tokens: int
+    flops: int
+    weights: int
+    attention: int
+    flops_per_token: Number
+    bytes: int
+    components: dict[str, int]
+
+
+@dataclass
+class Routing:
+    """Routed experts a decode step reads per MoE layer, for B tokens."""
+
+    experts: int
+    top_k: int
+    least: int  # every token picks the same k
+    expected: float  # uniform routing: E·(1 − (1 − k/E)^B)
+    most: int  # every token picks different ones: min(E, B·k)
+    weight_bytes_least: int  # weights one step reads
+    weight_bytes_expected: int
+    weight_bytes_most: int
+
+
+@dataclass
+class Decode:
+    steps: int
+    tokens: int
+    context_first: int
+    context_last: int
+    flops_first: int
+    flops_last: int
+    flops: int
+    weights: int
+    attention: int
+    flops_per_token: Number  # mean over all generated tokens
+    flops_per_token_first: Number
+    flops_per_token_last: Number
+    bytes_first: int
+    bytes_last: int
+    bytes: int
+    bytes_rounded: bool  # True when routing made a byte count an expectation (rounded)
+    arithmetic_intensity_first: float  # FLOPs per byte moved
+    arithmetic_intensity_last: float
+    arithmetic_intensity: float  # over all steps: decode.flops / decode.bytes
+    components: dict[str, int]
+    bytes_components: dict[str, int]
+    routing: Optional[Routing]
+
+
+@dataclass
+class KvCache:
+    tokens: int  # batch x (prompt + gen): tokens the sequences hold
+    kind: str  # mha, gqa, mqa or latent
+    n_kv_heads: int
+    n_heads: int
+    bytes_per_token: int  # every layer's K/V (or latent) for one token
+    bytes: int  # what the cache holds after the last step (windows keep their last w)
+    mha_bytes_per_token: int  # one key and one value per query head (MHA; MLA decompressed)
+    mha_bytes: int
+    saving_bytes: int
+    factor: float  # mha_bytes / bytes
+    layers: dict[str, int]  # bytes by kind of layer (decoder.full, decoder.window_4096, ...)
+
+
+@dataclass
+class Weights:
+    params: int
+    dtype: str
+    bits_per_element: int
+    bytes: int
+
+
+@dataclass
+class AcceleratorInfo:
+    name: str
+    title: str
+    source: str
+    dtype: str
+    count: int
+    peak_flops: int  # per device, dense, for `dtype`
+    total_peak_flops: int
+    bandwidth: Optional[int]  # per device, bytes/s
+    total_bandwidth: Optional[int]
+    memory_bytes: Optional[int]
+    total_memory_bytes: Optional[int]
+    peak_overridden: bool
+    bandwidth_overridden: bool
+    perfect_scaling: bool = True
+
+
+@dataclass
+class Phase:
+    seconds: float
+    compute_s: float
+    memory_s: float
+    binds: str
+
+
+@dataclass
+class DecodeRoofline:
+    first: Phase
+    last: Phase
+    seconds: float  # all steps
+    compute_bound_steps: int
+    memory_bound_steps: int
+    binds: str  # compute, memory, or "memory, then compute" / "compute, then memory"
+    tokens_per_s: float  # upper bound over the whole decode: B·G / seconds
+    tokens_per_s_first: float
+    tokens_per_s_last: float
+    seconds_per_token: float  # mean step time (each step yields one token per sequence)
+
+
+@dataclass
+class Memory:
+    required_bytes: int  # weights + full KV cache
+    available_bytes: int
+    fits: bool
+    max_batch: int  # the largest batch whose weights + KV cache fit (0: not even one)
+
+
+@dataclass
+class Roofline:
+    prefill: Phase
+    decode: Optional[DecodeRoofline]
+    total_seconds: float
+    memory: Optional[Memory]
+
+
+@dataclass
+class InferReport(Report):
+    schema_version: int
+    command: str
+    model: ModelInfo
+    settings: InferSettings
+    conventions: list[str]
+    prefill: Prefill
+    decode: Optional[Decode]  # None with --gen 0
+    kv_cache: KvCache
+    weights: Weights
+    memory_bytes: int  # weights + KV cache: what the devices must hold
+    total_flops: int
+    accelerator: Optional[AcceleratorInfo]
+    roofline: Optional[Roofline]
+    warnings: list[str] = field(default_factory=list)
+
+
+def accelerator_info(hw: Hardware) -> AcceleratorInfo:
+    return AcceleratorInfo(
+        name=hw.name, title=hw.title, source=hw.source, dtype=hw.dtype, count=hw.count,
+        peak_flops=hw.peak_flops, total_peak_flops=hw.total_peak_flops, bandwidth=hw.bandwidth,
+        total_bandwidth=hw.total_bandwidth, memory_bytes=hw.memory_bytes,
+        total_memory_bytes=hw.total_memory_bytes, peak_overridden=hw.peak_overridden,
+        bandwidth_overridden=hw.bandwidth_overridden)
+
+
+def devices(count: int) -> str:
+    return "on 1 device" if count == 1 else f"x {count:,} devices (perfect scaling assumed)"
+
+
+def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware]) -> list[str]:
+    lines = ["2 FLOPs per multiply-add; not counted: norms, activations, softmax, RoPE, bias "
+             "adds, embedding lookups, routing (what FlopCounterMode counts)",
+             "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P",
+             "prefill LM head on every prompt token (a server keeping only the last logits "
+             "saves 2·(P−1)·d·V per sequence)",
+             "decode step at position c = P + i: one token per sequence through every weight "
+             "(LM head included) and, per layer, 2·h·(d_qk + d_v) FLOPs per key it sees: c keys, "
+             "min(c, w) in a window of w, its own block's keys when chunked"]
+    if any(g.layer.attention.latent is not None for g in spec.groups()):
+        lines.append("latent attention decodes weight-absorbed (as vLLM, SGLang and DeepSeek "
+                     "serve it): scores 2·h·(r_kv + d_rope) and values 2·h·r_kv per cached "
+                     "latent, plus the absorbed query and output up-projections; the cache holds "
+                     "r_kv + d_rope values per token and layer")
+    if spec.is_moe:
+        lines.append("mixture of experts: every expert resident; a step's FLOPs follow the "
+                     "router, k routed and the shared experts per token; its weight bytes are "
+                     "the expectation under uniform routing, E·(1 − (1 − k/E)^B) experts per "
+                     "layer (least k, most min(E, B·k)), which the roofline uses")
+    lines += [
+        f"KV cache {s.kv_dtype} ({s.kv_bytes_per_element} B): per layer and token the K/V of "
+        "its KV heads, for batch x (P + G) tokens (a window layer the last w); MHA: one K and V "
+        "per query head",
+        f"weights: every parameter once, {s.weights_dtype} ({s.weights_bits_per_element} bits; "
+        "scale factors of quantised formats not counted)",
+        "bytes per decode step: every weight read once (of an untied embedding or a position "
+        "table only the B rows looked up) + K/V of the keys attended + the new K/V written; "
+        "prefill: the weights + the prompt's K/V written; activations not counted",
+    ]
+    if hw is not None:
+        lines.append(f"roofline lower bounds: time >= max(FLOPs / peak, bytes / bandwidth) per "
+                     f"step; dense {hw.dtype} peak and memory bandwidth {devices(hw.count)}")
+    return lines
+
+
+def _kind(spec: ModelSpec) -> str:
+    att = spec.first_layer("decoder").attention
+    if att.latent is not None:
+        return "latent"
+    if att.kv_heads == att.heads:
+        return "mha"
+    return "mqa" if att.kv_heads == 1 else "gqa"
+
+
+class _Steps:
+    """FLOPs and bytes of decode steps at positions first..last, exact (bytes as Fractions)."""
+
+    def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: str):
+        self.spec, self.batch, self.kv_b = spec, batch, kv_b
+        reads = weight_reads(spec, batch)
+        self.reads = reads
+        self.step_weight_bytes = storage_bytes(reads.expected, weights_dtype)
+        self.kv_per_token = kv_bytes_per_token(spec, kv_b)
+
+    def flops(self, first: int, last: int) -> list[p.Part]:
+        return decode_parts(self.spec, first, last, self.batch)
+
+    def byte_parts(self, first: int, last: int) -> dict[str, Fraction]:
+        steps = last - first + 1
+        return {"weights.read": steps * self.step_weight_bytes,
+                "kv_cache.read": Fraction(kv_read_bytes(self.spec, first, last, self.batch,
+                                                        self.kv_b)),
+                "kv_cache.write": Fraction(steps * self.batch * self.kv_per_token)}
+
+    def bytes(self, first: int, last: int) -> Fraction:
+        return sum(self.byte_parts(first, last).values(), Fraction(0))
+
+
+def _round(x: Fraction) -> int:
+    return p.round_fraction(x)
+
+
+def _decode(spec: ModelSpec, st: _Steps, prompt: int, gen: int, weights_dtype: str) -> Decode:
+    batch = st.batch
+    first, last = prompt + 1, prompt + gen
+    dec = st.flops(first, last)
+    step_first, step_last = p.total(st.flops(first, first)), p.total(st.flops(last, last))
+    bytes_first, bytes_last, total_bytes = (st.bytes(first, first), st.bytes(last, last),
+                                            st.bytes(first, last))
+    routing = None
+    moe = next((g.layer.mlp for g in spec.groups() if g.layer.is_moe), None)
+    if moe is not None:
+        from ..counting.traffic import expert_reads
+
+        r = expert_reads(moe, batch)  # type: ignore[arg-type]
+        routing = Routing(moe.experts, moe.top_k, r.least, float(r.expected), r.most,  # type: ignore[union-attr]
+                          _round(storage_bytes(st.reads.least, weights_dtype)),
+                          _round(st.step_weight_bytes),
+                          _round(storage_bytes(st.reads.most, weights_dtype)))
+    rounded = any(x.denominator != 1 for x in (bytes_first, bytes_last, total_bytes))
+    return Decode(
+        steps=gen, tokens=batch * gen, context_first=first, context_last=last,
+        flops_first=step_first, flops_last=step_last, flops=p.total(dec),
+        weights=p.total(dec, p.WEIGHTS), attention=p.total(dec, p.ATTENTION),
+        flops_per_token=exact_number(Fraction(p.total(dec), batch * gen)),
+        flops_per_token_first=exact_number(Fraction(step_first, batch)),
+        flops_per_token_last=exact_number(Fraction(step_last, batch)),
+        bytes_first=_round(bytes_first), bytes_last=_round(bytes_last),
+        bytes=_round(total_bytes), bytes_rounded=rounded,
+        arithmetic_intensity_first=float(step_first / bytes_first),
+        arithmetic_intensity_last=float(step_last / bytes_last),
+        arithmetic_intensity=float(p.total(dec) / total_bytes),
+        components={x.name: x.value for x in dec},
+        bytes_components={k: _round(v) for k, v in st.byte_parts(first, last).items()},
+        routing=routing)
+
+
+def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int) -> KvCache:
+    att = spec.first_layer("decoder").attention
+    parts = kv_cache_parts(spec, tokens_per_seq, batch, kv_b)
+    mha = kv_cache_parts(spec, tokens_per_seq, batch, kv_b, decompressed=True)
+    held, mha_held = p.total(parts), p.total(mha)
+    return KvCache(
+        tokens=batch * tokens_per_seq, kind=_kind(spec), n_kv_heads=att.kv_heads,
+        n_heads=att.heads, bytes_per_token=kv_bytes_per_token(spec, kv_b), bytes=held,
+        mha_bytes_per_token=kv_bytes_per_token(spec, kv_b, decompressed=True),
+        mha_bytes=mha_held, saving_bytes=mha_held - held, factor=mha_held / held,
+        layers={x.name: x.value for x in parts})
+
+
+def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 1,
+                       attention: p.Convention = "full", kv_dtype: str = "bf16",
+                       weights_dtype: str = "bf16", compute_dtype: str = "bf16",
+                       hw: Optional[Hardware] = None) -> InferReport:
+    """Prefill, decode, KV cache and weights of `batch` sequences of `prompt` + `gen` tokens,
+    and the roofline on `hw` when given."""
+    spec = loaded.spec
+    check_decoder_only(spec, loaded.name)
+    kv_b = DTYPE_BITS[kv_dtype] // 8
+    settings = InferSettings(prompt, gen, batch, attention, kv_dtype, kv_b, weights_dtype,
+                             DTYPE_BITS[weights_dtype], compute_dtype, spec.max_seq_len)
+    params = weight_params(spec)
+    weights_bytes = -(-params * DTYPE_BITS[weights_dtype] // 8)
+    st = _Steps(spec, batch, kv_b, weights_dtype)
+    pre = prefill_parts(spec, prompt, batch, attention)
+    prefill_reads = weight_reads(spec, batch * prompt).expected
+    prefill_bytes = storage_bytes(prefill_reads, weights_dtype) + p.total(
+        kv_cache_parts(spec, prompt, batch, kv_b))
+    kv = _kv_cache(spec, prompt + gen, batch, kv_b)
+    decode = _decode(spec, st, prompt, gen, weights_dtype) if gen else None
+    report = InferReport(
+        schema_version=SCHEMA_VERSION, command="infer", model=model_info(loaded),
+        settings=settings, conventions=infer_conventions(spec, settings, hw),
+        prefill=Prefill(
+            tokens=batch * prompt, flops=p.total(pre), weights=p.total(pre, p.WEIGHTS),
+            attention=p.total(pre, p.ATTENTION),
+            flops_per_token=exact_number(Fraction(p.total(pre), batch * prompt)),
+            bytes=_round(prefill_bytes), components={x.name: x.value for x in pre}),
+        decode=decode, kv_cache=kv,
+        weights=Weights(params, weights_dtype, DTYPE_BITS[weights_dtype], weights_bytes),
+        memory_bytes=weights_bytes + kv.bytes,
+        total_flops=p.total(pre) + (decode.flops if decode else 0),
+        accelerator=None, roofline=None,
+        warnings=context_warning(loaded.name, "prompt + gen =", prompt + gen, spec.max_seq_len),
+    )
+    if hw is not None:
+        report.accelerator = accelerator_info(hw)
+        report.roofline = _roofline(report, hw, st, prefill_bytes)
+        memory = report.roofline.memory
+        if memory is not None and not memory.fits:
+            report.warnings.append(
+                f"weights + KV cache need {memory.required_bytes:,} bytes but {hw.count} x "
+                f"{hw.name} has {memory.available_bytes:,}; the times assume they fit")
+    return report
+
+
+def _phase(b: Bound) -> Phase:
+    return Phase(float(b.seconds), float(b.compute_s), float(b.memory_s), b.binds)
+
+
+def max_batch(spec: ModelSpec, tokens_per_seq: int, kv_b: int, weights_bytes: int,
+              memory: int) -> int:
+    """The largest batch whose weights and KV cache fit in `memory` bytes (0: none)."""
+    per_sequence = p.total(kv_cache_parts(spec, tokens_per_seq, 1, kv_b))
+    return max(0, (memory - weights_bytes) // per_sequence) if per_sequence else 0
+
+
+def _roofline(r: InferReport, hw: Hardware, st: _Steps, prefill_bytes: Fraction) -> Roofline:
+    if hw.total_bandwidth is None:
+        raise FlopcalcError("the roofline needs a memory bandwidth: give --bandwidth BYTES/s")
+    peak, bw = hw.total_peak_flops, hw.total_bandwidth
+    prefill = bound(r.prefill.flops, prefill_bytes, peak, bw)
+    decode = None
+    seconds = prefill.seconds
+    d = r.decode
+    if d is not None:
+        decode, t_seconds = _decode_roofline(r, st, peak, bw)
+        seconds += t_seconds
+    memory = None
+    if hw.total_memory_bytes is not None:
+        s = r.settings
+        memory = Memory(r.memory_bytes, hw.total_memory_bytes,
+                        r.memory_bytes <= hw.total_memory_bytes,
+                        max_batch(st.spec, s.prompt + s.gen, s.kv_bytes_per_element,
+                                  r.weights.bytes, hw.total_memory_bytes))
+    return Roofline(prefill=_phase(prefill), decode=decode, total_seconds=float(seconds),
+                    memory=memory)
+
+
+def _decode_roofline(r: InferReport, st: _Steps, peak: int, bw: int
+                     ) -> tuple[DecodeRoofline, Fraction]:
+    d = r.decode
+    assert d is not None
+    compute: Callable[[int], Fraction] = lambda c: Fraction(p.total(st.flops(c, c)), peak)
+    memory: Callable[[int], Fraction] = lambda c: st.bytes(c, c) / bw
+    first = bound(d.flops_first, st.bytes(d.context_first, d.context_first), peak, bw)
+    last = bound(d.flops_last, st.bytes(d.context_last, d.context_last), peak, bw)
+    t = decode_time(compute, memory, affine_segments(st.spec, d.context_first, d.context_last))
+    if t.compute_bound_steps and t.memory_bound_steps:
+        binds = f"{first.binds}, then {last.binds}" if first.binds != last.binds else "both"
+    else:
+        binds = "compute" if t.compute_bound_steps else "memory"
+    batch = r.settings.batch
+    return DecodeRoofline(
+        first=_phase(first), last=_phase(last), seconds=float(t.seconds),
+        compute_bound_steps=t.compute_bound_steps, memory_bound_steps=t.memory_bound_steps,
+        binds=binds, tokens_per_s=float(d.tokens / t.seconds),
+        tokens_per_s_first=float(batch / first.seconds),
+        tokens_per_s_last=float(batch / last.seconds),
+        seconds_per_token=float(t.seconds / d.steps)), t.seconds

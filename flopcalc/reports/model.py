@@ -1,0 +1,227 @@
+"""The `model` report: parameters, forward FLOPs, training and the crossover of one model at
+one workload; every output format renders this one structure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ..counting import parts as p
+from ..counting.crossover import crossover, layers_weights_attention
+from ..counting.layers import layer_flops, layer_params
+from ..counting.model import (model_flops, model_params, mtp_flops, mtp_params, non_embedding,
+                              output_tokens, workload)
+from ..counting.published import model_line
+from ..counting.training import training_cost
+from ..models.registry import LoadedModel
+from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
+                     default_seq, default_tokens, exact_number, model_info, pct)
+
+
+@dataclass
+class Settings:
+    seq: int
+    tgt_seq: Optional[int]
+    batch: int
+    tokens: int
+    tokens_source: str
+    attention: str
+    elementwise: bool
+    context: Optional[int]
+    flops_per_multiply_add: int = 2
+    lm_head_counted: bool = True
+
+
+@dataclass
+class Row:
+    name: str
+    value: int
+    share_pct: float
+    kind: str
+    shape: Optional[list[int]] = None
+
+
+@dataclass
+class LayerGroup:
+    """One kind of layer of a stack (all the layers alike), and how many layers have it."""
+
+    stack: str
+    kind: str  # e.g. "sliding window 1,024, gated MLP 21,504"
+    n_layers: int
+    first_layer: int  # index of the first such layer in its stack
+    params: int  # one layer
+    active_params: int  # one layer, a mixture of experts' unused experts left out
+    flops: int  # one layer at this workload
+    param_rows: list[Row]
+    flop_rows: list[Row]
+
+
+@dataclass
+class Params:
+    total: int
+    active: int  # total minus the unused routed experts of every MoE layer (= total if dense)
+    embedding: int
+    non_embedding: int
+    active_non_embedding: int
+    non_embedding_share_pct: float
+    mtp: int  # multi-token-prediction modules, outside `total`
+    components: dict[str, int]
+    rows: list[Row]
+    groups: list[Row]  # rows merged by their first two name parts (decoder.attn, embed.tokens)
+
+
+@dataclass
+class Flops:
+    forward: int
+    weights: int
+    attention: int
+    elementwise: int
+    weights_share_pct: float
+    attention_share_pct: float
+    elementwise_share_pct: float
+    forward_per_token: Union[int, float]
+    components: dict[str, int]
+    rows: list[Row]
+
+
+@dataclass
+class Training:
+    tokens: int
+    tokens_source: str
+    n: int
+    n_is: str
+    forward_per_token: Union[int, float]
+    six_nd: int
+    attention_correction: int
+    six_nd_plus_attention: int
+    mtp: int  # 3 x the multi-token-prediction modules' forward per token x D (0 without them)
+    exact: int
+    six_nd_below_exact_pct: float
+    rounded: bool
+    conventions_line: str  # 6ND and PaLM against exact, pointing to `flopcalc conventions`
+
+
+@dataclass
+class Crossover:
+    seq: Optional[int]  # the first whole length at which attention >= weights; None: never
+    exact: Optional[str]  # s* exactly, as a fraction string ("73728", "7168/3"), when rational
+    d_model_multiple: Optional[float]
+    attention: str
+    attention_share_pct: float
+    layer_attention_share_pct: float
+    note: str = ""  # why there is no crossover
+
+
+@dataclass
+class ModelReport(Report):
+    schema_version: int
+    command: str
+    model: ModelInfo
+    settings: Settings
+    conventions: list[str]
+    layers: list[LayerGroup]
+    params: Params
+    flops: Flops
+    training: Training
+    crossover: Crossover
+    warnings: list[str] = field(default_factory=list)
+
+
+def rows(parts: list[p.Part], whole: int) -> list[Row]:
+    return [Row(x.name, x.value, pct(x.value, whole), x.kind, list(x.shape) or None)
+            for x in parts]
+
+
+def _groups(parts: list[p.Part], whole: int, depth: int = 2) -> list[Row]:
+    """Parts summed by the first `depth` parts of their dotted names, in order of appearance."""
+    sums: dict[str, int] = {}
+    for x in parts:
+        key = ".".join(x.name.split(".")[:depth])
+        sums[key] = sums.get(key, 0) + x.value
+    return [Row(name, value, pct(value, whole), "") for name, value in sums.items()]
+
+
+def _layer_groups(loaded: LoadedModel, w: p.Workload, elementwise: bool) -> list[LayerGroup]:
+    spec, out = loaded.spec, []
+    for g in spec.groups():
+        lp = layer_params(g.layer, spec.d_model)
+        lf = layer_flops(g.layer, spec.d_model, w, elementwise)
+        total_p, total_f = p.total(lp), p.total(lf)
+        out.append(LayerGroup(
+            stack=g.stack, kind=g.layer.describe(), n_layers=g.count, first_layer=g.first,
+            params=total_p, active_params=p.total(layer_params(g.layer, spec.d_model, True)),
+            flops=total_f, param_rows=rows(lp, total_p), flop_rows=rows(lf, total_f)))
+    return out
+
+
+def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
+                       tgt_seq: Optional[int] = None, batch: int = 1,
+                       tokens: Optional[int] = None, attention: p.Convention = "full",
+                       elementwise: bool = False) -> ModelReport:
+    spec = loaded.spec
+    seq = seq or default_seq(spec)
+    w = workload(spec, seq, tgt_seq, batch, attention)
+
+    param_parts, active_parts = model_params(spec), model_params(spec, active=True)
+    total_params, active = p.total(param_parts), p.total(active_parts)
+    n_all, n = non_embedding(param_parts), non_embedding(active_parts)
+    mtp_p = p.total(mtp_params(spec))
+
+    flop_parts = model_flops(spec, w, elementwise)
+    forward = p.total(flop_parts)
+    weights = p.total(flop_parts, p.WEIGHTS)
+    attn = p.total(flop_parts, p.ATTENTION)
+    elementwise_flops = p.total(flop_parts, p.ELEMENTWISE)
+
+    if tokens is None:
+        tokens, tokens_source = default_tokens(spec, total_params)
+    else:
+        tokens_source = "--tokens"
+    out_tokens = output_tokens(spec, w)
+    cost = training_cost(forward, attn, n, out_tokens, tokens,
+                         mtp_forward=p.total(mtp_flops(spec, w)))
+
+    x = crossover(spec, attention)
+    layer_w, layer_a = layers_weights_attention(spec, w)
+    warnings = context_warning(loaded.name, "--seq", seq, spec.max_seq_len)
+    if spec.is_encoder_decoder:
+        warnings += context_warning(loaded.name, "--tgt-seq", w.tgt_seq, spec.max_seq_len)
+
+    return ModelReport(
+        schema_version=SCHEMA_VERSION, command="model",
+        model=model_info(loaded),
+        settings=Settings(seq=seq, tgt_seq=w.tgt_seq if spec.is_encoder_decoder else None,
+                          batch=batch, tokens=tokens, tokens_source=tokens_source,
+                          attention=attention, elementwise=elementwise,
+                          context=spec.max_seq_len),
+        conventions=conventions(spec, attention, elementwise, n),
+        layers=_layer_groups(loaded, w, elementwise),
+        params=Params(total=total_params, active=active, embedding=total_params - n_all,
+                      non_embedding=n_all, active_non_embedding=n,
+                      non_embedding_share_pct=pct(n_all, total_params), mtp=mtp_p,
+                      components={x.name: x.value for x in param_parts},
+                      rows=rows(param_parts, total_params),
+                      groups=_groups(param_parts, total_params)),
+        flops=Flops(forward=forward, weights=weights, attention=attn,
+                    elementwise=elementwise_flops, weights_share_pct=pct(weights, forward),
+                    attention_share_pct=pct(attn, forward),
+                    elementwise_share_pct=pct(elementwise_flops, forward),
+                    forward_per_token=exact_number(cost.forward_per_token),
+                    components={x.name: x.value for x in flop_parts},
+                    rows=rows(flop_parts, forward)),
+        training=Training(
+            tokens=tokens, tokens_source=tokens_source, n=n,
+            n_is="active_non_embedding" if spec.is_moe else "non_embedding",
+            forward_per_token=exact_number(cost.forward_per_token), six_nd=cost.six_nd,
+            attention_correction=cost.attention_correction,
+            six_nd_plus_attention=cost.six_nd_plus_attention, mtp=cost.mtp, exact=cost.exact,
+            six_nd_below_exact_pct=pct(cost.exact - cost.six_nd, cost.exact),
+            rounded=cost.rounded,
+            conventions_line=model_line(spec, seq, loaded.name, attention, tgt_seq)),
+        crossover=Crossover(
+            seq=x.seq, exact=None if x.exact is None else str(x.exact),
+            d_model_multiple=None if x.value is None else x.value / spec.d_model,
+            attention=attention, attention_share_pct=pct(attn, forward),
+            layer_attention_share_pct=pct(layer_a, layer_w + layer_a), note=x.reason),
+        warnings=warnings,
+    )

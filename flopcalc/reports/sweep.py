@@ -1,0 +1,143 @@
+"""The `sweep` report: the forward pass over many sequence lengths, to watch the s² term take
+over. Each row is the model's forward count at that length, so a sweep row always equals
+`flopcalc model --seq` at the same length."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ..counting import parts as p
+from ..counting.crossover import crossover
+from ..counting.model import model_flops, model_params, non_embedding, output_tokens, workload
+from ..errors import FlopcalcError
+from ..models.registry import LoadedModel
+from ..models.spec import ModelSpec
+from ..numbers import parse_length
+from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
+                     exact_number, model_info, pct)
+
+MAX_POINTS = 1_000_000
+
+
+def parse_seq_spec(spec: str, points: int | None = None) -> list[int]:
+    """'1k,2k,4k' → those lengths; 'A..B' → every power of two in [A, B], or with `points`
+    N log-spaced integer lengths from A to B (duplicates removed). Sorted, unique."""
+    if ".." in spec:
+        lo_text, _, hi_text = spec.partition("..")
+        lo, hi = parse_length(lo_text, "--seq"), parse_length(hi_text, "--seq")
+        if lo > hi:
+            raise FlopcalcError(f"--seq {spec}: the range runs backwards; write LOW..HIGH")
+        if points is None:
+            return _powers_of_two(lo, hi, spec)
+        return _log_spaced(lo, hi, points)
+    if points is not None:
+        raise FlopcalcError("--points goes with a range (--seq LOW..HIGH); drop it or give a range")
+    lengths = sorted({parse_length(part, "--seq") for part in spec.split(",") if part.strip()})
+    if not lengths:
+        raise FlopcalcError(f"--seq '{spec}': no lengths; write e.g. 1k,2k,4k or 1k..1M")
+    return lengths
+
+
+def _powers_of_two(lo: int, hi: int, spec: str) -> list[int]:
+    first = 1 << (lo - 1).bit_length()  # smallest power of two ≥ lo
+    out = []
+    power = first
+    while power <= hi:
+        out.append(power)
+        power <<= 1
+    if not out:
+        raise FlopcalcError(f"--seq {spec}: no power of two in the range; widen it or add "
+                            "--points N")
+    return out
+
+
+def _log_spaced(lo: int, hi: int, points: int) -> list[int]:
+    if not 1 <= points <= MAX_POINTS:
+        raise FlopcalcError(f"--points {points}: give between 1 and {MAX_POINTS:,}")
+    if points == 1 or lo == hi:
+        return [lo] if points == 1 else sorted({lo, hi})
+    step = (math.log(hi) - math.log(lo)) / (points - 1)
+    values = {min(hi, max(lo, round(math.exp(math.log(lo) + i * step)))) for i in range(points)}
+    return sorted(values | {lo, hi})
+
+
+@dataclass
+class SweepRow:
+    seq: int
+    weights: int
+    attention: int
+    forward: int
+    forward_per_token: Union[int, float]  # exact int unless target lengths make it fractional
+    attention_share_pct: float
+    six_nd_undercount_pct: float  # how far 6ND (2N per token forward) is below exact
+    past_crossover: bool
+
+
+@dataclass
+class SweepSettings:
+    seq: str  # the spec as typed
+    points: Optional[int]
+    batch: int
+    attention: str
+    lengths: int
+    tgt_seq: Optional[str]  # "= seq" for an encoder-decoder model
+
+
+@dataclass
+class SweepCrossover:
+    seq: Optional[int]
+    exact: Optional[str]
+    d_model_multiple: Optional[float]
+    note: str
+
+
+@dataclass
+class SweepReport(Report):
+    schema_version: int
+    command: str
+    model: ModelInfo
+    settings: SweepSettings
+    params_total: int
+    params_active: int
+    n: int  # the N of 6ND: (active) non-embedding parameters
+    conventions: list[str]
+    crossover: SweepCrossover
+    rows: list[SweepRow]
+    warnings: list[str] = field(default_factory=list)
+
+
+def sweep_row(spec: ModelSpec, seq: int, batch: int, attention: p.Convention, n: int,
+              crossover_seq: Optional[int]) -> SweepRow:
+    w = workload(spec, seq, None, batch, attention)
+    parts = model_flops(spec, w)
+    forward = p.total(parts)
+    attn = p.total(parts, p.ATTENTION)
+    per_token = p.per_token(forward, output_tokens(spec, w))
+    # Training = 3·forward per token; 6ND = 3·(2N): 6ND is (fwd − 2N)/fwd below exact.
+    return SweepRow(
+        seq=seq, weights=p.total(parts, p.WEIGHTS), attention=attn, forward=forward,
+        forward_per_token=exact_number(per_token), attention_share_pct=pct(attn, forward),
+        six_nd_undercount_pct=float(100 * (per_token - 2 * n) / per_token),
+        past_crossover=crossover_seq is not None and seq >= crossover_seq)
+
+
+def build_sweep_report(loaded: LoadedModel, spec_text: str, points: Optional[int], batch: int,
+                       attention: p.Convention) -> SweepReport:
+    spec = loaded.spec
+    lengths = parse_seq_spec(spec_text, points)
+    params, active = model_params(spec), model_params(spec, active=True)
+    n = non_embedding(active)
+    x = crossover(spec, attention)
+    return SweepReport(
+        schema_version=SCHEMA_VERSION, command="sweep", model=model_info(loaded),
+        settings=SweepSettings(spec_text, points, batch, attention, len(lengths),
+                               "= seq" if spec.is_encoder_decoder else None),
+        params_total=p.total(params), params_active=p.total(active), n=n,
+        conventions=conventions(spec, attention, n=n) + [
+            "6ND under = (exact − 6ND) / exact with exact = 3 x forward per output token"],
+        crossover=SweepCrossover(x.seq, None if x.exact is None else str(x.exact),
+                                 None if x.value is None else x.value / spec.d_model, x.reason),
+        rows=[sweep_row(spec, seq, batch, attention, n, x.seq) for seq in lengths],
+        warnings=context_warning(loaded.name, "--seq", lengths[-1], spec.max_seq_len))
