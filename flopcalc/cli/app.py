@@ -12,7 +12,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .. import __version__
+from ..version import __version__
 from . import budget, core, memory, papers, serving
 from .options import DebugOpt
 from .runtime import handles_errors, write

@@ -19,11 +19,10 @@ from .runtime import check_brief, emit, handles_errors, load, write
 def model_report(model: str, set_: Optional[List[str]] = None, seq: Optional[int] = None,
                  tgt_seq: Optional[int] = None, batch: int = 1, tokens: Optional[int] = None,
                  attention: AttentionOpt = AttentionOpt.full, elementwise: bool = False) -> Any:
-    from ..reports.model import build_model_report
+    from .. import api
 
-    return build_model_report(load(model, set_), seq=seq, tgt_seq=tgt_seq, batch=batch,
-                              tokens=tokens, attention=AttentionOpt(attention).value,
-                              elementwise=elementwise)
+    return api.model(model, seq=seq, tgt_seq=tgt_seq, batch=batch, tokens=tokens,
+                     attention=AttentionOpt(attention).value, elementwise=elementwise, set=set_)
 
 
 @handles_errors
@@ -71,10 +70,10 @@ def show(model: ModelArg, set_: SetOpt = None, debug: DebugOpt = False) -> None:
 def sweep_report(model: str, seq: str = "1k..1M", points: Optional[int] = None,
                  batch: int = 1, attention: AttentionOpt = AttentionOpt.full,
                  set_: Optional[List[str]] = None) -> Any:
-    from ..reports.sweep import build_sweep_report
+    from .. import api
 
-    return build_sweep_report(load(model, set_), seq, points, batch,
-                              AttentionOpt(attention).value)
+    return api.sweep(model, seq=seq, points=points, batch=batch,
+                     attention=AttentionOpt(attention).value, set=set_)
 
 
 @handles_errors
@@ -108,10 +107,10 @@ def sweep(
 def compare_report(models: List[str], seq: Optional[int] = None, batch: int = 1,
                    tokens: Optional[int] = None, attention: AttentionOpt = AttentionOpt.full,
                    set_: Optional[List[str]] = None) -> Any:
-    from ..reports.compare import build_compare_report
+    from .. import api
 
-    reports = [model_report(m, set_, seq, None, batch, tokens, attention) for m in models]
-    return build_compare_report(reports, seq, batch, AttentionOpt(attention).value)
+    return api.compare(models, seq=seq, batch=batch, tokens=tokens,
+                       attention=AttentionOpt(attention).value, set=set_)
 
 
 @handles_errors

@@ -41,6 +41,12 @@ def _ways(name: str, help_: str) -> Any:
     return Annotated[int, typer.Option(name, click_type=COUNT, metavar="N", help=help_)]
 
 
+DpOpt = _ways("--dp", "Data-parallel devices (ZeRO splits over these).")
+TpOpt = _ways("--tp", "Tensor-parallel devices (must divide the heads).")
+PpOpt = _ways("--pp", "Pipeline stages (at most the layers).")
+EpOpt = _ways("--ep", "Expert-parallel devices (must divide the routed experts).")
+
+
 def memory_report(model: str, seq: Optional[int] = None, batch: int = 1, dp: int = 1,
                   tp: int = 1, pp: int = 1, ep: int = 1, zero: Zero = Zero.zero0,
                   recompute: RecomputeMode = RecomputeMode.none, sequence_parallel: bool = False,
@@ -48,22 +54,13 @@ def memory_report(model: str, seq: Optional[int] = None, batch: int = 1, dp: int
                   precision: Precision = Precision.mixed, optimizer: Optimizer = Optimizer.adamw,
                   accelerator: Optional[str] = None, count: Optional[int] = None,
                   set_: Optional[List[str]] = None) -> Any:
-    from ..errors import FlopcalcError
-    from ..models.accelerators import resolve_hardware
-    from ..reports.memory import build_memory_report, setup_for
+    from .. import api
 
-    if count is not None and count != dp * tp * pp:
-        if dp != 1 or count % (tp * pp):
-            raise FlopcalcError(f"--count {count} must be dp x tp x pp = {dp * tp * pp}; give "
-                                "--count with --tp and --pp alone to derive --dp")
-        dp = count // (tp * pp)
-    loaded = load(model, set_)
-    setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep,
+    return api.memory(model, seq=seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep,
                       zero=int(Zero(zero).value), recompute=RecomputeMode(recompute).value,
                       sequence_parallel=sequence_parallel, dropout=dropout, flash=flash,
-                      precision=Precision(precision).value, optimizer=Optimizer(optimizer).value)
-    hw = resolve_hardware(accelerator, "bf16", 1) if accelerator else None
-    return build_memory_report(loaded, setup, hw)
+                      precision=Precision(precision).value, optimizer=Optimizer(optimizer).value,
+                      accelerator=accelerator, count=count, set=set_)
 
 
 @handles_errors
@@ -71,10 +68,10 @@ def memory(
     model: ModelArg,
     seq: SeqOpt = None,
     batch: BatchOpt = 1,
-    dp: _ways("--dp", "Data-parallel devices (ZeRO splits over these).") = 1,
-    tp: _ways("--tp", "Tensor-parallel devices (must divide the heads).") = 1,
-    pp: _ways("--pp", "Pipeline stages (at most the layers).") = 1,
-    ep: _ways("--ep", "Expert-parallel devices (must divide the routed experts).") = 1,
+    dp: DpOpt = 1,
+    tp: TpOpt = 1,
+    pp: PpOpt = 1,
+    ep: EpOpt = 1,
     zero: Annotated[Zero, typer.Option("--zero", help="ZeRO stage: 1 splits the optimizer, "
                                        "2 also the gradients, 3 also the weights.")] = Zero.zero0,
     recompute: Annotated[RecomputeMode, typer.Option(

@@ -8,25 +8,16 @@ import typer
 
 from .options import (COUNT, LENGTH, DebugOpt, Format, FormatOpt, ModelArg, Recompute,
                       RecomputeOpt, SeqOpt, SetOpt, TokensOpt)
-from .runtime import emit, handles_errors, load
+from .runtime import emit, handles_errors
 
 
 def conventions_report(model: str, seq: Optional[int] = None, tokens: Optional[int] = None,
                        recompute: Recompute = Recompute.none,
                        set_: Optional[List[str]] = None) -> Any:
-    from ..counting.model import model_params
-    from ..counting.parts import total
-    from ..reports.common import default_seq, default_tokens
-    from ..reports.conventions import build_conventions_report
+    from .. import api
 
-    loaded = load(model, set_)
-    spec = loaded.spec
-    if tokens is None:
-        tokens, source = default_tokens(spec, total(model_params(spec)))
-    else:
-        source = "--tokens"
-    return build_conventions_report(loaded, seq or default_seq(spec), tokens, source,
-                                    Recompute(recompute) is Recompute.full)
+    return api.conventions(model, seq=seq, tokens=tokens, recompute=Recompute(recompute).value,
+                           set=set_)
 
 
 @handles_errors
@@ -64,8 +55,8 @@ def attention(
 ) -> None:
     """One attention operation counted scalar by scalar (every multiply, add, divide and exp),
     term by term, against the leading order 2mn(d_k + d_v)."""
+    from .. import api
     from ..render import conventions as render
-    from ..reports.attention import build_attention_report
 
-    emit(fmt, build_attention_report(n, m, d_k, d_v, heads), render.attention_csv,
+    emit(fmt, api.attention(n=n, m=m, d_k=d_k, d_v=d_v, heads=heads), render.attention_csv,
          render.attention_tables)

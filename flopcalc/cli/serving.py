@@ -39,13 +39,6 @@ def _gen(value: str) -> int:
         raise OptionError(str(exc).removeprefix("--gen: ")) from None
 
 
-def hardware(accelerator: Optional[str], dtype: str, count: int, peak: Optional[int],
-             bandwidth: Optional[int], need_bandwidth: bool = True) -> Any:
-    from ..models.accelerators import resolve_hardware
-
-    return resolve_hardware(accelerator, dtype, count, peak, bandwidth, need_bandwidth)
-
-
 def infer_report(model: str, prompt: int, gen: int, batch: int = 1,
                  kv_dtype: KvDtype = KvDtype.bf16,
                  weights_dtype: StorageDtype = StorageDtype.bf16,
@@ -53,15 +46,15 @@ def infer_report(model: str, prompt: int, gen: int, batch: int = 1,
                  attention: AttentionOpt = AttentionOpt.full,
                  accelerator: Optional[str] = None, count: int = 1,
                  peak: Optional[int] = None, bandwidth: Optional[int] = None,
-                 set_: Optional[List[str]] = None) -> Any:
-    from ..reports.infer import build_infer_report
+                 max_batch: bool = False, set_: Optional[List[str]] = None) -> Any:
+    from .. import api
 
-    compute = ComputeDtype(compute_dtype).value
-    return build_infer_report(
-        load(model, set_), prompt=prompt, gen=gen, batch=batch,
-        attention=AttentionOpt(attention).value, kv_dtype=KvDtype(kv_dtype).value,
-        weights_dtype=StorageDtype(weights_dtype).value, compute_dtype=compute,
-        hw=hardware(accelerator, compute, count, peak, bandwidth))
+    return api.infer(model, prompt=prompt, gen=gen, batch=batch,
+                     kv_dtype=KvDtype(kv_dtype).value,
+                     weights_dtype=StorageDtype(weights_dtype).value,
+                     compute_dtype=ComputeDtype(compute_dtype).value,
+                     attention=AttentionOpt(attention).value, accelerator=accelerator,
+                     count=count, peak=peak, bandwidth=bandwidth, max_batch=max_batch, set=set_)
 
 
 @handles_errors
@@ -80,6 +73,9 @@ def infer(
     count: CountOpt = 1,
     peak: PeakOpt = None,
     bandwidth: BandwidthOpt = None,
+    max_batch: Annotated[bool, typer.Option(
+        "--max-batch", help="Serve the largest batch whose weights and KV cache fit the "
+        "devices (needs --accelerator).")] = False,
     set_: SetOpt = None,
     fmt: FormatOpt = Format.table,
     brief: BriefOpt = False,
@@ -94,7 +90,7 @@ def infer(
 
     check_brief(brief, fmt)
     report = infer_report(model, prompt, gen, batch, kv_dtype, weights_dtype, compute_dtype,
-                          attention, accelerator, count, peak, bandwidth, set_)
+                          attention, accelerator, count, peak, bandwidth, max_batch, set_)
     if plot is not None:
         from ..render.plot import plot_infer
 
@@ -109,21 +105,13 @@ def train_report(model: str, mfu: Fraction, tokens: Optional[int] = None,
                  count: int = 1, days: Optional[Fraction] = None,
                  dtype: ComputeDtype = ComputeDtype.bf16, peak: Optional[int] = None,
                  price: Optional[Fraction] = None, set_: Optional[List[str]] = None) -> Any:
-    from ..errors import FlopcalcError
-    from ..reports.train import build_train_report
+    from .. import api
 
-    if days is not None and count != 1:
-        raise FlopcalcError("give --count N (devices) or --days N (a deadline that sets the "
-                            "devices), not both")
-    hw = hardware(accelerator, ComputeDtype(dtype).value, count, peak, None,
-                  need_bandwidth=False)
-    if hw is None:
-        raise FlopcalcError("train needs --accelerator NAME (flopcalc accelerators lists them) "
-                            "or --peak FLOP/s per device")
-    return build_train_report(load(model, set_), hw, mfu, seq=seq, tokens=tokens,
-                              attention=AttentionOpt(attention).value,
-                              recompute=Recompute(recompute) is Recompute.full, price=price,
-                              days=days)
+    return api.train(model, mfu=mfu, tokens=tokens, seq=seq,
+                     attention=AttentionOpt(attention).value,
+                     recompute=Recompute(recompute).value, accelerator=accelerator, count=count,
+                     days=days, dtype=ComputeDtype(dtype).value, peak=peak, price=price,
+                     set=set_)
 
 
 @handles_errors

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .. import __version__
+from ..version import __version__
 
 MAX_ENTRIES = 256
 

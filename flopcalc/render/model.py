@@ -32,7 +32,7 @@ def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
     for i, g in enumerate(report.layers):
         table = new_table(_layer_title(report, i), ["component", "shape", "params", "% layer"])
         for r in g.param_rows:
-            table.add_row(r.name, shape(r.shape), exact(r.value), percent(r.share_pct))
+            table.add_row(r.name, shape(r.shape), nums.plain(r.value), percent(r.share_pct))
         table.add_row("layer total", "", nums.count(g.params), "100.0%", style="bold")
         if g.active_params != g.params:
             table.add_row("active per token", "", nums.count(g.active_params), "")

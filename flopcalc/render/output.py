@@ -4,8 +4,9 @@ rich is imported only here and in the table functions, so `--format json` and `-
 never load it. A table never splits a number: numeric columns do not wrap; when the full form
 (exact and rounded) does not fit the width, the table is laid out again with the rounded form
 only, and the caption says so (JSON and CSV keep every count exact). Output to a terminal is
-fitted to its width; piped output to $COLUMNS when set, else to the table's natural width.
-Colour only on a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII.
+fitted to its width; piped output to $COLUMNS when set, else to the table's natural width. A
+table with too many columns for the width becomes one record per row. Colour and bold only on
+a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII.
 """
 
 from __future__ import annotations
@@ -126,11 +127,38 @@ def _lay_out(items: list[Any], limit: int) -> None:
             column.width = min(high, low + spare * want // total)
 
 
+def _as_records(table: Any, width: int) -> Any:
+    """A table too wide for any column layout, laid out as one record per row instead:
+    'name: header value, header value, ...', wrapped between fields, never inside one."""
+    import textwrap
+
+    from rich.text import Text
+
+    headers = [str(c.header).strip() for c in table.columns]
+    columns = [[" ".join(str(cell).split()) for cell in c.cells] for c in table.columns]
+    lines = [str(table.title)] if table.title else []
+    keep = "\u00a0"  # a field's words stay on one line: wrap only between fields
+    for row in zip(*columns):
+        fields = [(f"{h} {v}" if h else v).replace(" ", keep)
+                  for h, v in zip(headers[1:], row[1:]) if v]
+        text = f"{row[0]}: " + ", ".join(fields) if row[0] else ", ".join(fields)
+        lines += [line.replace(keep, " ") for line in textwrap.wrap(
+            text, width, subsequent_indent="  ", break_long_words=False,
+            break_on_hyphens=False)]
+    if table.caption:
+        lines += textwrap.wrap(str(table.caption), width, break_long_words=False)
+    return Text("\n".join(lines))
+
+
+def _minimum(table: Any) -> int:
+    return _overhead(table) + sum(m for m, _ in _cell_widths(table))
+
+
 def render(build: Callable[[Numbers], list[Any]], stream: TextIO) -> str:
     """The text of the renderables `build` makes, fitted to `stream` (see the module docstring).
     Exact numbers are kept as long as the tables fit, wrapping their labels if need be; then
-    the rounded forms; a table that fits in neither way is printed wider than the terminal
-    rather than cutting a number."""
+    the rounded forms; a table with too many columns for the width becomes one record per row;
+    a number is never cut."""
     from rich.console import Console
     from rich.table import Table
 
@@ -142,23 +170,31 @@ def render(build: Callable[[Numbers], list[Any]], stream: TextIO) -> str:
             if isinstance(item, Table) and item.caption is None:
                 item.caption = COMPACT_NOTE
                 break
+        items = [_as_records(i, limit) if isinstance(i, Table) and _minimum(i) > limit else i
+                 for i in items]
     tables = [t for t in items if isinstance(t, Table)]
     widest = max((_overhead(t) + sum(n for _, n in _cell_widths(t)) for t in tables), default=0)
     if limit is None:
         width = max(100, widest)
     else:
-        width = max([limit] + [_overhead(t) + sum(m for m, _ in _cell_widths(t)) for t in tables])
+        width = limit
         _lay_out(items, width)
     import io
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, highlight=False, soft_wrap=False, markup=False,
-                      force_terminal=stream.isatty(), emoji=False)
+                      force_terminal=styled(stream), emoji=False)
     for i, item in enumerate(items):
         if i:
             console.print()
         console.print(item)
     return encodable(buffer.getvalue(), stream)
+
+
+def styled(stream: TextIO) -> bool:
+    """Colour and bold only on a terminal, and not with NO_COLOR set or TERM=dumb."""
+    return stream.isatty() and not os.environ.get("NO_COLOR") and \
+        os.environ.get("TERM") != "dumb"
 
 
 def encodable(text: str, stream: TextIO) -> str:

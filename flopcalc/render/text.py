@@ -105,5 +105,6 @@ class Numbers:
         return human_bytes(n) if self.compact else f"{exact(n)} ({human_bytes(n)})"
 
     def plain(self, n: int | float) -> str:
-        """An exact figure that stays exact in any layout (lengths, counts of things)."""
-        return exact(n)
+        """A figure that is usually read exactly (a tensor's parameters): exact, or rounded in
+        the compact layout."""
+        return human(n) if self.compact and isinstance(n, int) and abs(n) >= 10**6 else exact(n)

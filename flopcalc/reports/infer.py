@@ -387,6 +387,22 @@ def max_batch(spec: ModelSpec, tokens_per_seq: int, kv_b: int, weights_bytes: in
     return max(0, (memory - weights_bytes) // per_sequence) if per_sequence else 0
 
 
+def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) -> int:
+    """The largest batch whose weights and KV cache fit the devices (`infer --max-batch`)."""
+    if hw is None or hw.total_memory_bytes is None:
+        raise FlopcalcError("--max-batch needs an accelerator with a memory size: give "
+                            "--accelerator NAME")
+    spec = loaded.spec
+    check_decoder_only(spec, loaded.name)
+    weights = -(-weight_params(spec) * DTYPE_BITS[options["weights_dtype"]] // 8)
+    batch = max_batch(spec, options["prompt"] + options["gen"],
+                      DTYPE_BITS[options["kv_dtype"]] // 8, weights, hw.total_memory_bytes)
+    if batch == 0:
+        raise FlopcalcError(f"not even one sequence fits: the weights alone need {weights:,} "
+                            f"bytes of {hw.total_memory_bytes:,}; add devices (--count)")
+    return batch
+
+
 def _roofline(r: InferReport, hw: Hardware, st: _Steps, prefill_bytes: Fraction) -> Roofline:
     if hw.total_bandwidth is None:
         raise FlopcalcError("the roofline needs a memory bandwidth: give --bandwidth BYTES/s")
