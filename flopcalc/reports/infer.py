@@ -254,7 +254,7 @@ def _kind(spec: ModelSpec) -> str:
     return "mqa" if att.kv_heads == 1 else "gqa"
 
 
-class _Steps:
+class DecodeSteps:
     """FLOPs and bytes of decode steps at positions first..last, exact (bytes as Fractions)."""
 
     def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: str):
@@ -282,7 +282,8 @@ def _round(x: Fraction) -> int:
     return p.round_fraction(x)
 
 
-def _decode(spec: ModelSpec, st: _Steps, prompt: int, gen: int, weights_dtype: str) -> Decode:
+def _decode(spec: ModelSpec, st: DecodeSteps, prompt: int, gen: int,
+            weights_dtype: str) -> Decode:
     batch = st.batch
     first, last = prompt + 1, prompt + gen
     dec = st.flops(first, last)
@@ -343,7 +344,7 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
                              DTYPE_BITS[weights_dtype], compute_dtype, spec.max_seq_len)
     params = weight_params(spec)
     weights_bytes = -(-params * DTYPE_BITS[weights_dtype] // 8)
-    st = _Steps(spec, batch, kv_b, weights_dtype)
+    st = DecodeSteps(spec, batch, kv_b, weights_dtype)
     pre = prefill_parts(spec, prompt, batch, attention)
     prefill_reads = weight_reads(spec, batch * prompt).expected
     prefill_bytes = storage_bytes(prefill_reads, weights_dtype) + p.total(
@@ -403,7 +404,7 @@ def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) ->
     return batch
 
 
-def _roofline(r: InferReport, hw: Hardware, st: _Steps, prefill_bytes: Fraction) -> Roofline:
+def _roofline(r: InferReport, hw: Hardware, st: DecodeSteps, prefill_bytes: Fraction) -> Roofline:
     if hw.total_bandwidth is None:
         raise FlopcalcError("the roofline needs a memory bandwidth: give --bandwidth BYTES/s")
     peak, bw = hw.total_peak_flops, hw.total_bandwidth
@@ -425,7 +426,7 @@ def _roofline(r: InferReport, hw: Hardware, st: _Steps, prefill_bytes: Fraction)
                     memory=memory)
 
 
-def _decode_roofline(r: InferReport, st: _Steps, peak: int, bw: int
+def _decode_roofline(r: InferReport, st: DecodeSteps, peak: int, bw: int
                      ) -> tuple[DecodeRoofline, Fraction]:
     d = r.decode
     assert d is not None

@@ -36,6 +36,12 @@ class MemorySettings:
     optimizer: str
     bytes_per_param: list[int]  # weights, gradients, optimizer
 
+    def setup(self) -> Setup:
+        """The counting Setup these settings describe (for redrawing at other batches)."""
+        return Setup(self.seq, self.batch, self.dp, self.tp, self.pp, self.ep, self.zero,
+                     self.recompute, self.sequence_parallel, self.dropout, self.flash,
+                     self.precision, self.optimizer)
+
 
 @dataclass
 class MemoryParts:
