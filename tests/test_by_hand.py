@@ -165,3 +165,103 @@ def test_mtp_training_by_hand(cli, tmp_path):
     assert r["params"]["mtp"] == 2 * 8 * 8 + 4 * 64 + 2 * 8 * 8  # eh_proj, attention, MLP
     assert r["training"]["exact"] == 3 * r["flops"]["forward_per_token"] * 100 + \
         r["training"]["mtp"]
+
+
+def test_moe_parameters_by_name(cli, tmp_path):
+    # One layer, d 4, 4 gated experts of width 3 (top-2), a router with a bias, one shared
+    # expert of width 5 behind a d → 1 gate; no norms, no biases elsewhere, vocabulary 2.
+    path = tmp_path / "moe.yaml"
+    path.write_text("n_layers: 1\nd_model: 4\nn_heads: 1\nd_ff: 8\nmlp: gated\n"
+                    "positions: rotary\nvocab_size: 2\nnorm: none\nfinal_norm: false\n"
+                    "moe: {experts: 4, top_k: 2, d_ff: 3, shared_experts: 1, shared_d_ff: 5,"
+                    " shared_gate: true, router_bias: true}\n")
+    r = doc(cli, "model", path, "--seq", 3)
+    mlp = {k: v for k, v in r["params"]["components"].items() if ".mlp." in k}
+    assert mlp == {
+        "decoder.mlp.router.weight": 4 * 4, "decoder.mlp.router.bias": 4,
+        "decoder.mlp.experts.gate.weight": 4 * 4 * 3, "decoder.mlp.experts.up.weight": 4 * 4 * 3,
+        "decoder.mlp.experts.down.weight": 4 * 3 * 4,
+        "decoder.mlp.shared.gate.weight": 4 * 5, "decoder.mlp.shared.up.weight": 4 * 5,
+        "decoder.mlp.shared.down.weight": 5 * 4, "decoder.mlp.shared_gate.weight": 4}
+    # Every MoE matmul is a weight GEMM: with 3 tokens the router 2·3·4·4, the 2 chosen
+    # experts 3·2·3·4·3·2, the shared expert 3·2·4·5·3 and its gate 2·3·4; attention's
+    # projections 4·2·3·4·4 and the LM head 2·3·4·2 (the s² terms are attention's).
+    f = r["flops"]
+    assert f["weights"] == 96 + 432 + 360 + 24 + 384 + 48
+    assert f["weights"] + f["attention"] == f["forward"]
+
+
+def test_megatron_notes_name_what_the_formula_assumes(cli):
+    def notes(model):
+        rows = doc(cli, "conventions", model, "--seq", 16)["conventions"]
+        return next(r["notes"] for r in rows if r["name"] == "megatron")
+
+    # DeepSeek-V3: MLA; MoE; a gated dense MLP of 18,432 ≠ 4·7,168; heads 128·128 = 16,384
+    # for the output projection (128·192 = 24,576 for queries), neither equal to d = 7,168.
+    assert notes("deepseek-v3") == [
+        "assumes multi-head attention; this model has latent attention (MLA)",
+        "assumes a dense MLP; this model has a mixture of experts (Megatron-LM's later code "
+        "counts the top-k routed and the shared experts, but no router)",
+        "assumes a two-matrix MLP; this model's MLP is gated (three matrices)",
+        "assumes d_ff = 4d = 28,672; this model has d_ff = 18,432",
+        "assumes h·d_h = d; this model has h·d_h = 16,384 and d = 7,168"]
+    # Mixtral 8x7B: 8 KV heads for 32 query heads, and a mixture of experts.
+    assert notes("mixtral-8x7b") == [
+        "assumes multi-head attention; this model has GQA (8 KV heads for 32 query heads), so "
+        "its K/V projections are narrower",
+        "assumes a dense MLP; this model has a mixture of experts (Megatron-LM's later code "
+        "counts the top-k routed and the shared experts, but no router)"]
+    assert notes("gpt3") == []  # the block the formula was derived for
+
+
+def test_chinchilla_on_an_encoder_decoder(cli):
+    # T5-base at s = 16, Appendix F over all 24 layers, no cross-attention: per layer the
+    # projections 2·16·4·768² and the ReLU MLP 2·16·2·768·3,072 (226,492,416), logits and
+    # A·V 2·16²·12·64 each (393,216) and softmax 3·12·16² (9,216): 227,288,064; the lookup
+    # and the logits 2·16·32,128·768 each. F = 24·227,288,064 + 2·789,577,728
+    # = 7,034,068,992; per token 3·F/16 = 1,318,887,936.
+    rows = doc(cli, "conventions", "t5-base", "--seq", 16)["conventions"]
+    assert next(r for r in rows if r["name"] == "chinchilla")["per_token"] == 1_318_887_936
+
+
+def test_relative_wording():
+    from flopcalc.counting.published import _relative
+
+    assert _relative(Fraction(9996, 10000), Fraction(1)) == "within 0.1% of"  # −0.04%
+    assert _relative(Fraction(10030, 10000), Fraction(1)) == "0.3% above"
+    assert _relative(Fraction(10070, 10000), Fraction(1)) == "0.7% above"
+    assert _relative(Fraction(9930, 10000), Fraction(1)) == "0.7% below"
+
+
+def test_model_line_counts_the_target_length(cli):
+    # T5 with a 128-token source and a 16-token target: the line's 6ND figure is the report's
+    # own six_nd_below_exact_pct, which counts the 16 decoder tokens.
+    t = doc(cli, "model", "t5-base", "--seq", 128, "--tgt-seq", 16)["training"]
+    assert t["conventions_line"].startswith(f"6ND is {t['six_nd_below_exact_pct']:.1f}% below")
+
+
+def test_latent_cross_attention_compresses_the_source(cli, tmp_path):
+    # MLA in an encoder–decoder, source 3 tokens, target 2: d 8, 2 heads, no query latent,
+    # kv rank 4, nope 2 + rope 2, value 3. Cross-attention's queries come from the 2 target
+    # tokens (q 2·2·8·2·4), its latent keys/values from the 3 source tokens (kv_a 2·3·8·(4+2),
+    # kv_b 2·3·4·2·(2+3)), scores over 2·3 pairs (2·2·6·4), A·V (2·2·6·3), o 2·2·(2·3)·8.
+    path = tmp_path / "mla-ed.yaml"
+    path.write_text("architecture: encoder-decoder\nn_encoder_layers: 1\nn_layers: 1\n"
+                    "d_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\nvocab_size: 4\n"
+                    "latent_attention: {q_lora_rank: null, kv_lora_rank: 4,"
+                    " qk_nope_head_dim: 2, qk_rope_head_dim: 2, v_head_dim: 3}\n")
+    c = doc(cli, "model", path, "--seq", 3, "--tgt-seq", 2)["flops"]["components"]
+    cross = {k.removeprefix("decoder.cross_attn."): v for k, v in c.items()
+             if k.startswith("decoder.cross_attn.")}
+    assert cross == {"q": 2 * 2 * 8 * 8, "kv_a": 2 * 3 * 8 * 6, "kv_b": 2 * 3 * 4 * 2 * 5,
+                     "scores": 2 * 2 * 6 * 4, "av": 2 * 2 * 6 * 3, "o": 2 * 2 * 6 * 8}
+
+
+def test_bert_head_elementwise(cli):
+    # BERT base, 3 sequences of 128 (384 output tokens), with a pooler: the masked-LM head's
+    # transform adds its bias (1), GELU (9) and LayerNorm (7) on 384·768 elements, then the
+    # output bias on 384·30,522 logits; the pooler a bias and a tanh on 3·768.
+    c = doc(cli, "model", "bert-base", "--seq", 128, "--batch", 3, "--elementwise",
+            "--set", "pooler=true")["flops"]["components"]
+    assert c["head.elementwise"] == 384 * 768 * 17 + 384 * 30522
+    assert c["pooler.elementwise"] == 3 * 768 * 2

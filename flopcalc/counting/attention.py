@@ -101,7 +101,7 @@ def attention_flops(att: Attention, d: int, t_q: int, t_k: int, pairs: int,
     (the encoder's, for cross-attention) and `pairs` scored pairs per head, batch included."""
     scores, av = (Part(f"{prefix}.{p.name}", p.value, p.kind) for p in pair_flops(att, pairs))
     if att.latent is not None:
-        return _latent_flops(att, d, t_q, prefix, scores, av)
+        return _latent_flops(att, d, t_q, t_k, prefix, scores, av)
     return [
         Part(f"{prefix}.q", 2 * t_q * d * att.d_q, WEIGHTS),  # (T_q×d)·(d×h·d_qk)
         Part(f"{prefix}.k", 2 * t_k * d * att.d_k, WEIGHTS),  # (T_k×d)·(d×h_kv·d_qk)
@@ -121,19 +121,20 @@ def _q_path(att: Attention, d: int, t: int, prefix: str) -> list[Part]:
             Part(f"{prefix}.q_b", 2 * t * lat.q_rank * att.d_q, WEIGHTS)]  # (T×r_q)·(r_q×h·d_qk)
 
 
-def _latent_flops(att: Attention, d: int, t: int, prefix: str, scores: Part,
+def _latent_flops(att: Attention, d: int, t_q: int, t_k: int, prefix: str, scores: Part,
                   av: Part) -> list[Part]:
-    """MLA as Hugging Face runs it: keys and values decompressed per head from the latent."""
+    """MLA as Hugging Face runs it: keys and values decompressed per head from the latent
+    (compressed from the `t_k` key tokens: the encoder's, for cross-attention)."""
     lat = att.latent
     assert lat is not None
     nope = att.qk_dim - lat.rope_dim
-    return _q_path(att, d, t, prefix) + [
-        Part(f"{prefix}.kv_a", 2 * t * d * (lat.kv_rank + lat.rope_dim), WEIGHTS),
-        # (T×r_kv)·(r_kv×h·(d_nope + d_v)): the per-head keys (without their rope part) and values
-        Part(f"{prefix}.kv_b", 2 * t * lat.kv_rank * att.heads * (nope + att.v_dim), WEIGHTS),
+    return _q_path(att, d, t_q, prefix) + [
+        Part(f"{prefix}.kv_a", 2 * t_k * d * (lat.kv_rank + lat.rope_dim), WEIGHTS),
+        # (T_k×r_kv)·(r_kv×h·(d_nope + d_v)): the per-head keys (without their rope part), values
+        Part(f"{prefix}.kv_b", 2 * t_k * lat.kv_rank * att.heads * (nope + att.v_dim), WEIGHTS),
         scores,
         av,
-        Part(f"{prefix}.o", 2 * t * att.d_o * d, WEIGHTS),
+        Part(f"{prefix}.o", 2 * t_q * att.d_o * d, WEIGHTS),
     ]
 
 

@@ -7,7 +7,7 @@ are O(T), not O(T·d), and are left out. README "Element-wise costs" cites each 
 
 from __future__ import annotations
 
-from ..models.spec import Attention, Layer, Mlp, Moe, Norm
+from ..models.spec import Attention, Layer, Mlp, ModelSpec, Moe, Norm
 from .masks import pairs
 from .mlp import mlp_matrices
 from .parts import ELEMENTWISE, Part, Workload
@@ -22,6 +22,7 @@ _ACTIVATION_PER_ELEMENT = {"relu": 1, "gelu": 9, "silu": 4}
 _SOFTMAX_PER_SCORE = 5  # max-subtract, exp, sum, divide, and the 1/√d_h scale
 _ROUTER_PER_LOGIT = 4  # softmax over the experts (max-subtract, exp, sum, divide)
 _SIGMOID = 4  # negate, exp, add, divide
+_TANH = 1  # as in the GELU count
 
 
 def norm_per_element(norm: Norm) -> int:
@@ -70,7 +71,10 @@ def layer_elementwise(layer: Layer, d: int, w: Workload, norms: dict[str, int]) 
         bias += _attention_bias(layer.cross, d, w.batch * w.tgt_seq, w.batch * w.seq)
     if bias:
         parts.append(Part("attn.elementwise.bias", bias, ELEMENTWISE))
-    extra = _attention_extras(att, layer.norm, tokens)
+    extra = _attention_extras(att, layer.norm, tokens, tokens)
+    if layer.cross is not None:  # queries from the target, keys from the source
+        extra += _attention_extras(layer.cross, layer.norm, w.batch * w.tgt_seq,
+                                   w.batch * w.seq)
     if extra:
         parts.append(Part("attn.elementwise.qk_norm", extra, ELEMENTWISE))
     parts += _ffn_elementwise(layer.mlp, d, tokens)
@@ -83,14 +87,14 @@ def layer_elementwise(layer: Layer, d: int, w: Workload, norms: dict[str, int]) 
     return parts
 
 
-def _attention_extras(att: Attention, norm: Norm, tokens: int) -> int:
-    """Norms inside attention: QK-norm over every query and key element, and MLA's RMSNorms of
-    the query and key/value latents."""
+def _attention_extras(att: Attention, norm: Norm, t_q: int, t_k: int) -> int:
+    """Norms inside attention: QK-norm over every query (`t_q` tokens) and key (`t_k` tokens)
+    element, and MLA's RMSNorms of the query and key/value latents."""
     cost = 0
     if att.qk_norm != "none":
-        cost += norm_per_element(norm) * tokens * (att.d_q + att.d_k)
+        cost += norm_per_element(norm) * (t_q * att.d_q + t_k * att.d_k)
     if att.latent is not None:
-        cost += 4 * tokens * ((att.latent.q_rank or 0) + att.latent.kv_rank)
+        cost += 4 * (t_q * (att.latent.q_rank or 0) + t_k * att.latent.kv_rank)
     return cost
 
 
@@ -115,3 +119,18 @@ def _ffn_elementwise(mlp: Mlp | Moe, d: int, tokens: int) -> list[Part]:
     parts = [Part("mlp.elementwise.bias", bias, ELEMENTWISE)] if bias else []
     return parts + [Part("mlp.elementwise.activation", activation, ELEMENTWISE),
                     Part("mlp.elementwise.routing", routing, ELEMENTWISE)]
+
+
+def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]:
+    """BERT's masked-LM head on `tokens` output tokens: the transform's bias, activation and
+    norm, then the output bias over the vocabulary; its pooler on each sequence's first token:
+    bias and tanh."""
+    d, parts = spec.d_model, []
+    if spec.head == "masked-lm":
+        mlp = spec.first_layer().mlp
+        act = _ACTIVATION_PER_ELEMENT[(mlp.expert if isinstance(mlp, Moe) else mlp).activation]
+        parts.append(Part("head.elementwise", tokens * d * (1 + act + norm_per_element(spec.norm))
+                          + tokens * spec.vocab_size, ELEMENTWISE))
+    if spec.pooler:
+        parts.append(Part("pooler.elementwise", sequences * d * (1 + _TANH), ELEMENTWISE))
+    return parts

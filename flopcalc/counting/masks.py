@@ -1,7 +1,7 @@
 """How many (query, key) pairs an attention mask lets through, and how many keys a decode step
 attends over: pure integer arithmetic, one closed form per kind of mask.
 
-Positions are 1-based: query i of a sequence may see key j under
+Positions are 1-based: query i of a sequence may see key j under (keys(i): how many it sees)
 - `causal`: j <= i (i keys);
 - `window` of w keys: 0 <= i - j < w (min(i, w) keys: itself and the w - 1 before it), as
   Hugging Face's sliding-window masks define it;
@@ -15,25 +15,15 @@ does not shrink the matmuls); under `causal` each layer counts what its own mask
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Iterator, Optional
+from typing import Iterator
 
 from ..models.spec import Mask
 from .parts import Convention
 
 
-def visible_keys(mask: Mask, i: int) -> int:
-    """Keys query position i (1-based) attends to, itself included."""
-    if mask.kind == "window":
-        assert mask.size is not None
-        return min(i, mask.size)
-    if mask.kind == "chunked":
-        assert mask.size is not None
-        return (i - 1) % mask.size + 1
-    return i  # causal: every earlier key and itself (decode steps see the whole cache)
-
-
 def prefix_pairs(mask: Mask, n: int) -> int:
-    """Σ_{i=1..n} visible_keys(mask, i): the pairs of a causal-style mask over n positions."""
+    """Σ_{i=1..n} keys(i): the pairs of a causal-style mask over n positions (keys(i) as in the
+    module docstring)."""
     if n <= 0:
         return 0
     if mask.kind == "window":
@@ -50,7 +40,7 @@ def prefix_pairs(mask: Mask, n: int) -> int:
 
 
 def sum_visible_keys(mask: Mask, lo: int, hi: int) -> int:
-    """Σ_{i=lo..hi} visible_keys(mask, i): the keys decode steps at positions lo..hi attend
+    """Σ_{i=lo..hi} keys(i): the keys decode steps at positions lo..hi attend
     over, together (0 when hi < lo)."""
     if hi < lo:
         return 0
@@ -75,7 +65,7 @@ def cached_tokens(mask: Mask, tokens: int) -> int:
 
 
 def breakpoints(mask: Mask, lo: int, hi: int) -> Iterator[int]:
-    """Positions p in [lo, hi) after which visible_keys changes its affine form: a window's w,
+    """Positions p in [lo, hi) after which keys(i) changes its affine form: a window's w,
     every multiple of a chunk size. Between consecutive breakpoints it is affine in i."""
     if mask.kind == "window":
         assert mask.size is not None
@@ -111,11 +101,3 @@ def pair_polynomial(mask: Mask, convention: Convention, s: int) -> tuple[Fractio
         return half, half - kc, base + Fraction(kc * kc - kc, 2)
     return half, half, Fraction(0)
 
-
-def first_break_after(masks: list[Mask], convention: Convention, s: int) -> Optional[int]:
-    """The end of the segment of lengths that contains s (its last length), for every mask
-    together; None when the segment is unbounded."""
-    if convention == "full":
-        return None
-    ends = [p for m in masks for p in breakpoints(m, s, s + (m.size or 0) + 1)]
-    return min(ends) if ends else None

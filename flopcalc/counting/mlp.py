@@ -38,7 +38,7 @@ def mlp_flops(mlp: Mlp, d: int, tokens: int, prefix: str) -> list[Part]:
             for name, n_in, n_out in mlp_matrices(mlp, d)]
 
 
-def moe_params(moe: Moe, d: int, prefix: str, active: bool = False) -> list[Part]:
+def moe_params(moe: Moe, d: int, prefix: str, active: bool) -> list[Part]:
     """A mixture of experts' parameters: router, every routed expert (only the top-k a token
     uses when `active`), shared experts and their gate."""
     parts = [Part(f"{prefix}.router.weight", d * moe.experts, LAYERS, (d, moe.experts))]

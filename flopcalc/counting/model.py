@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..models.spec import ModelSpec
 from .attention import norm_params
-from .elementwise import norm_per_element
+from .elementwise import head_elementwise, norm_per_element
 from .layers import layer_flops, layer_params
 from .parts import (ELEMENTWISE, EMBEDDING, HEAD, LAYERS, NORMS, WEIGHTS, Convention, Part,
                     Workload, merged, scaled, total)
@@ -160,7 +160,10 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
         if elementwise and spec.final_norm and per_norm:
             parts.append(Part(f"{stack}.final_norm.elementwise",
                               per_norm * tokens * spec.d_model, ELEMENTWISE))
-    return parts + head_flops(spec, w)
+    parts += head_flops(spec, w)
+    if elementwise:
+        parts += head_elementwise(spec, output_tokens(spec, w), w.batch)
+    return parts
 
 
 def mtp_flops(spec: ModelSpec, w: Workload) -> list[Part]:

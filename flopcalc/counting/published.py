@@ -153,7 +153,7 @@ def chinchilla(spec: ModelSpec, s: int) -> Fraction:
     return Fraction(3 * chinchilla_forward_per_sequence(spec, s), s)
 
 
-def exact(spec: ModelSpec, s: int, attention: Convention = "full", passes: int = 3) -> Fraction:
+def exact(spec: ModelSpec, s: int, attention: Convention, passes: int) -> Fraction:
     """This tool's count: `passes` × the exact forward FLOPs per output token (LM head and
     attention included). 3 passes: forward + a backward of twice the forward; 4 with full
     activation recomputation (one more forward)."""
@@ -173,7 +173,7 @@ def _relative(x: Fraction, ref: Fraction) -> str:
     return f"{abs(pct):.1f}% {'below' if pct < 0 else 'above'}"
 
 
-def model_line(spec: ModelSpec, seq: int, name: str, attention: Convention = "full",
+def model_line(spec: ModelSpec, seq: int, name: str, attention: Convention,
                tgt_seq: Optional[int] = None) -> str:
     """One sentence for the `model` table: how 6ND and PaLM compare with the exact count of that
     report (same seq, target length and attention), and where to see the other conventions.

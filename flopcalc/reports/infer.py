@@ -156,7 +156,8 @@ class DecodeRoofline:
     seconds: float  # all steps
     compute_bound_steps: int
     memory_bound_steps: int
-    binds: str  # compute, memory, or "memory, then compute" / "compute, then memory"
+    binds: str  # compute, memory, "compute, then memory" / "memory, then compute", or "both"
+    # (steps of each kind between a first and a last step of the same kind)
     tokens_per_s: float  # upper bound over the whole decode: B·G / seconds
     tokens_per_s_first: float
     tokens_per_s_last: float
