@@ -16,7 +16,9 @@ per layer, named as in the paper's §4.1: norm inputs 2sbh each; the attention i
 K 2sb(d_q + d_k); the softmax output 2as²b, its dropout mask as²b and the dropout output 2as²b;
 V 2sb·d_v; the output projection's input 2sb·d_o; the attention dropout mask sbh; the MLP input
 2sbh, its hidden tensors (plain: activation input and output, 2sbf each; gated: gate, up,
-activation output and product, 2sbf each) and dropout mask sbh. With d_q = d_k = d_v = h,
+activation output and product, 2sbf each) and dropout mask sbh. Cross-attention keeps its
+input, its Q, K and V, its output projection's input and dropout mask, and its heads join a in
+the s² tensors. With d_q = d_k = d_v = h,
 f = 4h and dropout this is the paper's 34sbh + 5as²b. Tensor parallelism splits every tensor
 inside attention and MLP t ways (the norm inputs, the attention and MLP inputs and the dropout
 masks stay whole, 10sbh), sequence parallelism splits those too; selective recomputation drops
@@ -26,8 +28,9 @@ keeps no s² tensor but a row log-sum-exp (4 bytes per query row and head).
 
 The first pipeline stage holds the most: p micro-batches in flight of its L/p layers (L layers'
 worth), and the embedding's dropout masks (sbh per micro-batch in flight); with one stage it
-also keeps the final norm's input 2sbh, the LM head's input 2sbh and fp32 logits 4sbV
-(each split by t): §4.3.
+also keeps the final norm's input 2sbh, the LM head's input 2sbh (split by t with sequence
+parallelism, as §4.3 assumes; whole without it, like the layers' norm inputs) and fp32 logits
+4sbV (split by t, by vocabulary): §4.3.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from fractions import Fraction
 from typing import Optional
 
 from ..models.spec import Layer, ModelSpec, Moe
-from .layers import layer_params, norm_count
+from .layers import norm_count
 from .model import model_params
 from .parts import EMBEDDING, Part
 
@@ -85,9 +88,10 @@ def _share(p: Part, setup: Setup) -> Fraction:
     name = p.name.split(".")
     if ".experts." in p.name:
         return Fraction(1, setup.tp * setup.ep)
-    if p.kind == EMBEDDING:
-        return Fraction(1, setup.tp) if len(p.shape) == 2 or "lm_head" in p.name else \
-            Fraction(1)
+    if p.kind == EMBEDDING:  # by vocabulary (token table, LM head) or by head (relative
+        # bias); position and token-type tables are replicated, as Megatron-LM keeps them
+        replicated = name[-1] in ("positions", "token_types")
+        return Fraction(1) if replicated else Fraction(1, setup.tp)
     if len(p.shape) >= 2:
         return Fraction(1, setup.tp) if "router" not in p.name else Fraction(1)
     if name[-1] == "bias" and len(name) >= 2 and name[-2] in COLUMN_PARALLEL:
@@ -166,6 +170,7 @@ def layer_activations(layer: Layer, d: int, setup: Setup) -> list[Part]:
         parts.append(("cross_attn.input", 2 * sbh * sp))
         parts.append(("cross_attn.qkv", 2 * s * b * (layer.cross.d_q + layer.cross.d_k
                                                     + layer.cross.d_v) * split))
+        parts.append(("cross_attn.o_input", 2 * s * b * layer.cross.d_o * split))
     heads = att.heads + (layer.cross.heads if layer.cross is not None else 0)
     if setup.flash:
         parts.append(("attn.logsumexp", 4 * heads * s * b * split))
@@ -178,19 +183,24 @@ def layer_activations(layer: Layer, d: int, setup: Setup) -> list[Part]:
     parts.append(("attn.o_input", 2 * s * b * att.d_o * split))
     if setup.dropout:
         parts.append(("attn.dropout_mask", sbh * sp))
-    parts.append(("mlp.input", 2 * sbh * sp))
-    parts += _mlp_activations(layer, s, b, d, split, setup)
+        if layer.cross is not None:
+            parts.append(("cross_attn.dropout_mask", sbh * sp))
+    if not (layer.parallel and (layer.parallel_norms == 1 or not layer.norm.present)):
+        parts.append(("mlp.input", 2 * sbh * sp))  # a parallel block's MLP shares attn.input
+    parts += _mlp_activations(layer, s, b, d, split)
     if setup.dropout:
         parts.append(("mlp.dropout_mask", sbh * sp))
     return [Part(name, _ceil(value), BYTES) for name, value in parts]
 
 
-def _mlp_activations(layer: Layer, s: int, b: int, d: int, split: Fraction,
-                     setup: Setup) -> list[tuple[str, Fraction]]:
+def _mlp_activations(layer: Layer, s: int, b: int, d: int,
+                     split: Fraction) -> list[tuple[str, Fraction]]:
     """The MLP's hidden tensors: 2 per plain MLP (activation input and output), 4 per gated
     one (gate, up, activation output, product), of 2·tokens·f bytes; a mixture of experts
     keeps them for each token's k experts (plus its k copies of the input and the router's
-    logits in fp32), and for the shared experts."""
+    logits in fp32), and for the shared experts. Expert parallelism does not shrink them: the
+    ep devices are data-parallel ranks with their own micro-batches, and the all-to-all brings
+    each about as many routed copies as it sends."""
     mlp = layer.mlp
     if not isinstance(mlp, Moe):
         tensors = 4 if mlp.gated else 2
@@ -198,7 +208,7 @@ def _mlp_activations(layer: Layer, s: int, b: int, d: int, split: Fraction,
     expert = mlp.expert
     routed = s * b * mlp.top_k
     out = [("mlp.router_logits", Fraction(4 * s * b * mlp.experts)),
-           ("mlp.expert_inputs", Fraction(2 * routed * d, setup.ep)),
+           ("mlp.expert_inputs", Fraction(2 * routed * d)),
            ("mlp.experts.hidden", 2 * routed * expert.d_ff * (4 if expert.gated else 2) * split)]
     if mlp.shared is not None:
         out.append(("mlp.shared.hidden",
@@ -222,9 +232,10 @@ def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
     if setup.dropout:
         parts.append(Part("embedding.dropout_mask", _ceil(s * b * d * in_flight * sp), BYTES))
-    if setup.pp == 1:
-        parts.append(Part("output.final_norm_input", _ceil(Fraction(2 * s * b * d, t)), BYTES))
-        parts.append(Part("output.lm_head_input", _ceil(Fraction(2 * s * b * d, t)), BYTES))
+    if setup.pp == 1 and spec.final_norm and spec.norm.present:
+        parts.append(Part("output.final_norm_input", _ceil(2 * s * b * d * sp), BYTES))
+    if setup.pp == 1 and spec.head != "none":
+        parts.append(Part("output.lm_head_input", _ceil(2 * s * b * d * sp), BYTES))
         parts.append(Part("output.logits_fp32", _ceil(Fraction(4 * s * b * spec.vocab_size,
                                                                t)), BYTES))
     return _merge(parts)
@@ -255,7 +266,3 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
         return "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"
     return None
 
-
-def layer_param_bytes(layer: Layer, d: int) -> int:
-    """Parameters of one layer (for the report's per-layer figures)."""
-    return sum(p.value for p in layer_params(layer, d))
