@@ -260,7 +260,7 @@ def test_expert_parallelism_does_not_shrink_the_routed_tokens(cli, tmp_path):
     # each routed copy to its expert's device; with balanced routing a device receives sbk
     # copies, as many as it sends. So at e = 2 its expert inputs stay 2sbkh = 256, and the
     # experts' hidden tensors (computed from those inputs) 2·sbk·4·2 = 256 too.
-    d = doc(cli, tmp_path, MOE.format(mlp="plain"), *SB, "--ep", 2, "--flash")
+    d = doc(cli, tmp_path, MOE.format(mlp="plain"), *SB, "--dp", 2, "--ep", 2, "--flash")
     assert tensors(d)["mlp.expert_inputs"] == 2 * 8 * 2 * 8
     assert tensors(d)["mlp.experts.hidden"] == 2 * 16 * 4 * 2
 
@@ -274,7 +274,7 @@ def test_expert_parallelism_does_not_shrink_the_routed_tokens(cli, tmp_path):
     (2, 2, 80 // 2 + 256 // 2 + 24 + 32 + 304 // 4 + (48 + 6 + 48) // 2 + 8),  # 359
 ])
 def test_moe_device_params(cli, tmp_path, tp, ep, device):
-    d = doc(cli, tmp_path, MOE.format(mlp="plain"), *SB, "--tp", tp, "--ep", ep)
+    d = doc(cli, tmp_path, MOE.format(mlp="plain"), *SB, "--tp", tp, "--dp", ep, "--ep", ep)
     assert d["params"]["total"] == 80 + 256 + 24 + 32 + 304 + 110  # 806
     assert d["params"]["device"] == device
 
@@ -380,6 +380,8 @@ def test_every_part_is_in_bytes(tmp_path):
     (DENSE.format(L=1), ["--pp", 2], "--pp 2 is more than the 1 layers; a stage needs a layer"),
     (DENSE.format(L=1), ["--ep", 2], "--ep applies to mixtures of experts; this model is dense"),
     (MOE.format(mlp="plain"), ["--ep", 3], "--ep 3 must divide the 4 routed experts"),
+    (MOE.format(mlp="plain"), ["--ep", 2, "--dp", 3],
+     "--ep 2 must divide --dp 3: the expert-parallel group is made of data-parallel ranks"),
     (DENSE.format(L=1), ["--sequence-parallel"],
      "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"),
 ])

@@ -262,6 +262,9 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
         return "--ep applies to mixtures of experts; this model is dense"
     if any(e % setup.ep for e in experts):
         return f"--ep {setup.ep} must divide the {min(experts)} routed experts"
+    if setup.dp % setup.ep:
+        return (f"--ep {setup.ep} must divide --dp {setup.dp}: the expert-parallel group is made "
+                "of data-parallel ranks")
     if setup.sequence_parallel and setup.tp == 1:
         return "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"
     return None
