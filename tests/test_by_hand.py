@@ -250,11 +250,19 @@ def test_latent_cross_attention_compresses_the_source(cli, tmp_path):
                     "d_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\nvocab_size: 4\n"
                     "latent_attention: {q_lora_rank: null, kv_lora_rank: 4,"
                     " qk_nope_head_dim: 2, qk_rope_head_dim: 2, v_head_dim: 3}\n")
-    c = doc(cli, "model", path, "--seq", 3, "--tgt-seq", 2)["flops"]["components"]
+    r = doc(cli, "model", path, "--seq", 3, "--tgt-seq", 2)
+    c = r["flops"]["components"]
     cross = {k.removeprefix("decoder.cross_attn."): v for k, v in c.items()
              if k.startswith("decoder.cross_attn.")}
     assert cross == {"q": 2 * 2 * 8 * 8, "kv_a": 2 * 3 * 8 * 6, "kv_b": 2 * 3 * 4 * 2 * 5,
                      "scores": 2 * 2 * 6 * 4, "av": 2 * 2 * 6 * 3, "o": 2 * 2 * 6 * 8}
+    # Its parameters: q 8·(2·4), kv_a 8·(4 + 2), the latent's RMSNorm 4, kv_b 4·2·(2 + 3),
+    # o (2·3)·8; no biases.
+    p = r["params"]["components"]
+    assert {k.removeprefix("decoder.cross_attn."): v for k, v in p.items()
+            if k.startswith("decoder.cross_attn.")} == {
+        "q.weight": 64, "kv_a.weight": 48, "kv_a_norm.weight": 4, "kv_b.weight": 40,
+        "o.weight": 48}
 
 
 def test_bert_head_elementwise(cli):
@@ -265,3 +273,28 @@ def test_bert_head_elementwise(cli):
             "--set", "pooler=true")["flops"]["components"]
     assert c["head.elementwise"] == 384 * 768 * 17 + 384 * 30522
     assert c["pooler.elementwise"] == 3 * 768 * 2
+
+
+def _first_crossing(weights_per_token: int, per_pair: int, keys_seen) -> int:
+    """Brute force: the smallest s at which per_pair·Σ_layers Σ_i keys_seen(layer, i) reaches
+    weights_per_token·s, counting each query's visible keys straight from the mask."""
+    s = 1
+    while per_pair * sum(keys_seen(i) for i in range(1, s + 1)) < weights_per_token * s:
+        s += 1
+    return s
+
+
+@pytest.mark.parametrize("yaml, keys_seen", [
+    # A chunked layer (blocks of 16: query i sees (i − 1) mod 16 + 1 keys) and a causal one.
+    ("attention_chunk: 16\nlayer_types: [chunked, full]\n", lambda i: (i - 1) % 16 + 1 + i),
+    # A window of one key (each query sees itself) and a causal layer.
+    ("sliding_window: 1\nlayer_types: [window, full]\n", lambda i: 1 + i),
+])
+def test_causal_crossover_across_local_layers(cli, tmp_path, yaml, keys_seen):
+    # Two layers of d 8, 2 heads of 4, plain MLP 32: weights per token and layer 2·4·64 +
+    # 2·2·8·32 = 1,536, 3,072 for both; each pair costs 2·h·(d_qk + d_v) = 32.
+    path = tmp_path / "local.yaml"
+    path.write_text("n_layers: 2\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
+                    "vocab_size: 4\n" + yaml)
+    x = doc(cli, "model", path, "--attention", "causal")["crossover"]
+    assert x["seq"] == _first_crossing(2 * (2 * 4 * 64 + 2 * 2 * 8 * 32), 32, keys_seen)

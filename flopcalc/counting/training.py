@@ -13,12 +13,9 @@ from .parts import round_fraction
 
 @dataclass(frozen=True, slots=True)
 class TrainingCost:
-    """Training FLOPs for `tokens` output tokens; see `training_cost`."""
+    """Training FLOPs for D tokens; see `training_cost`."""
 
-    tokens: int
-    n: int  # the N of 6ND
     forward_per_token: Fraction
-    attention_per_token: Fraction
     six_nd: int
     attention_correction: int
     mtp: int  # multi-token-prediction modules (0 without them)
@@ -32,7 +29,7 @@ class TrainingCost:
 
 
 def training_cost(forward: int, attention: int, n: int, output_tokens: int, tokens: int,
-                  mtp_forward: int = 0, passes: int = 3) -> TrainingCost:
+                  mtp_forward: int, passes: int = 3) -> TrainingCost:
     """Training FLOPs from one forward pass's counts over `output_tokens` tokens, for D =
     `tokens`: exact = passes × forward per token × D (+ the MTP modules' passes); the attention
     correction = 3 × attention-matrix FLOPs per token × D, the s² term 6ND leaves out."""
@@ -40,7 +37,7 @@ def training_cost(forward: int, attention: int, n: int, output_tokens: int, toke
     mtp = Fraction(mtp_forward, output_tokens) * passes * tokens
     exact, correction = passes * fwd * tokens + mtp, 3 * att * tokens
     return TrainingCost(
-        tokens=tokens, n=n, forward_per_token=fwd, attention_per_token=att,
+        forward_per_token=fwd,
         six_nd=6 * n * tokens, attention_correction=round_fraction(correction),
         mtp=round_fraction(mtp), exact=round_fraction(exact), passes=passes,
         rounded=any(x.denominator != 1 for x in (exact, correction, mtp)))
