@@ -129,8 +129,12 @@ def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]
     if spec.head == "masked-lm":
         mlp = spec.first_layer().mlp
         act = _ACTIVATION_PER_ELEMENT[(mlp.expert if isinstance(mlp, Moe) else mlp).activation]
-        parts.append(Part("head.elementwise", tokens * d * (1 + act + norm_per_element(spec.norm))
-                          + tokens * spec.vocab_size, ELEMENTWISE))
+        parts += [Part("head.elementwise.bias", tokens * d, ELEMENTWISE),
+                  Part("head.elementwise.activation", tokens * d * act, ELEMENTWISE),
+                  Part("head.elementwise.norm", tokens * d * norm_per_element(spec.norm),
+                       ELEMENTWISE),
+                  Part("lm_head.elementwise.bias", tokens * spec.vocab_size, ELEMENTWISE)]
     if spec.pooler:
-        parts.append(Part("pooler.elementwise", sequences * d * (1 + _TANH), ELEMENTWISE))
+        parts += [Part("pooler.elementwise.bias", sequences * d, ELEMENTWISE),
+                  Part("pooler.elementwise.activation", sequences * d * _TANH, ELEMENTWISE)]
     return parts
