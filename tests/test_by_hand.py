@@ -301,3 +301,27 @@ def test_causal_crossover_across_local_layers(cli, tmp_path, yaml, keys_seen):
                     "vocab_size: 4\n" + yaml)
     x = doc(cli, "model", path, "--attention", "causal")["crossover"]
     assert x["seq"] == _first_crossing(2 * (2 * 4 * 64 + 2 * 2 * 8 * 32), 32, keys_seen)
+
+
+@pytest.mark.parametrize("w, seq, exact", [
+    # One layer of d 8, 2 heads of 4, plain MLP 32 (weights 1,536 per token, 32 per pair),
+    # every query seeing at most w keys. Within the window 16·s(s+1) < 1,536·s until s = 95,
+    # past it, so the crossing is on the linear part: pairs(s) = w(w+1)/2 + (s − w)·w.
+    # w = 64: 32·(64s − 2,016) = 1,536s at s = 126 exactly.
+    (64, 126, "126"),
+    # w = 60: 32·(60s − 1,770) = 1,536s at s = 56,640/384 = 295/2: the first whole length 148.
+    (60, 148, "295/2"),
+    # w = 32: past the window attention per token tends to 32·32 = 1,024 < 1,536: never.
+    (32, None, None),
+])
+def test_crossover_of_a_windowed_model(cli, tmp_path, w, seq, exact):
+    path = tmp_path / "window.yaml"
+    path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
+                    f"vocab_size: 4\nsliding_window: {w}\n")
+    x = doc(cli, "model", path, "--attention", "causal")["crossover"]
+    assert (x["seq"], x["exact"]) == (seq, exact)
+    if seq is None:
+        assert x["note"] == ("every layer's attention is local (windowed or chunked): it grows "
+                             "linearly in the sequence and stays below the weight GEMMs")
+    # Under the full convention the window is ignored: 32·s² = 1,536·s at s = 48 = 6d.
+    assert doc(cli, "model", path)["crossover"]["seq"] == 48
