@@ -271,6 +271,10 @@ def test_bert_head_elementwise(cli):
     # output bias on 384·30,522 logits; the pooler a bias and a tanh on 3·768.
     c = doc(cli, "model", "bert-base", "--seq", 128, "--batch", 3, "--elementwise",
             "--set", "pooler=true")["flops"]["components"]
+    # The matmuls: the transform (384×768)·(768×768), the pooler (3×768)·(768×768); the
+    # embedding LayerNorm 7 per element of the 384 tokens.
+    assert (c["head.transform"], c["pooler"]) == (2 * 384 * 768 * 768, 2 * 3 * 768 * 768)
+    assert c["embed.norm.elementwise"] == 7 * 384 * 768
     assert {k: v for k, v in c.items() if k.startswith(("head.elementwise", "pooler.elementwise",
                                                         "lm_head.elementwise"))} == {
         "head.elementwise.bias": 384 * 768, "head.elementwise.activation": 384 * 768 * 9,
@@ -325,3 +329,47 @@ def test_crossover_of_a_windowed_model(cli, tmp_path, w, seq, exact):
                              "linearly in the sequence and stays below the weight GEMMs")
     # Under the full convention the window is ignored: 32·s² = 1,536·s at s = 48 = 6d.
     assert doc(cli, "model", path)["crossover"]["seq"] == 48
+
+
+def test_palm_n_leaves_out_lookup_tables(cli):
+    # PaLM's N counts every parameter a matmul reads: a tied token table (the LM head) stays,
+    # lookup-only tables go. T5-base: per encoder layer attention 4·768² + MLP 2·768·3,072 +
+    # 2 RMSNorms 1,536 = 7,079,424; per decoder layer + cross-attention 4·768² and its norm:
+    # 9,439,488; final norms 2·768; shared table 32,128·768 = 24,674,304; relative biases
+    # 2·32·12 = 768: total 222,903,552, of which 768 are looked up. Attention width 24·768.
+    rows = {r["name"]: r for r in doc(cli, "conventions", "t5-base", "--seq", 16)["conventions"]}
+    total = 12 * 7_079_424 + 12 * 9_439_488 + 2 * 768 + 24_674_304 + 768
+    assert total == 222_903_552
+    assert rows["palm"]["per_token"] == 6 * (total - 768) + 12 * 16 * 24 * 768
+    # 6ND's N: without the table and the relative biases.
+    assert rows["six_nd"]["per_token"] == 6 * (total - 24_674_304 - 768)
+    # BERT base: tables 30,522·768 (tied: stays) + positions 512·768 + token types 2·768, an
+    # embedding LayerNorm 1,536; 12 layers of 4·(768² + 768) + 768·3,072 + 3,072 + 3,072·768
+    # + 768 + 2·1,536 = 7,087,872; the masked-LM head 768² + 768 + 1,536 + 30,522.
+    rows = {r["name"]: r for r in doc(cli, "conventions", "bert-base", "--seq", 128)[
+        "conventions"]}
+    total = 30522 * 768 + 512 * 768 + 2 * 768 + 1536 + 12 * 7_087_872 + 768 * 768 + 768 \
+        + 1536 + 30522
+    assert total == 109_514_298
+    assert rows["palm"]["per_token"] == 6 * (total - 512 * 768 - 2 * 768) + 12 * 128 * 12 * 768
+
+
+def test_six_nd_takes_the_active_parameters_of_a_mixture(cli):
+    # Mixtral 8x7B: 12,879,925,248 active per token (2 of 8 experts; Jiang et al. 2024), less
+    # the untied embedding and LM head, 2·32,000·4,096.
+    rows = {r["name"]: r for r in doc(cli, "conventions", "mixtral-8x7b", "--seq", 16)[
+        "conventions"]}
+    assert rows["six_nd"]["per_token"] == 6 * (12_879_925_248 - 2 * 32000 * 4096)
+
+
+def test_encoder_decoder_counts_per_target_token(cli, tmp_path):
+    # A source of 128 and a target of 16 tokens: per-token figures divide by the 16 tokens the
+    # decoder outputs. An unshared encoder table is an embedding like the decoder's.
+    path = tmp_path / "ed.yaml"
+    path.write_text("architecture: encoder-decoder\nn_encoder_layers: 1\nn_layers: 1\n"
+                    "d_model: 8\nn_heads: 2\nd_ff: 8\nvocab_size: 5\npositions: rotary\n"
+                    "share_encoder_embeddings: false\n")
+    r = doc(cli, "model", path, "--seq", 128, "--tgt-seq", 16)
+    assert r["flops"]["forward_per_token"] * 16 == r["flops"]["forward"]
+    assert r["params"]["components"]["encoder.embed.tokens"] == 5 * 8
+    assert r["params"]["embedding"] == 2 * 5 * 8  # tied head: the two tables only

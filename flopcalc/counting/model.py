@@ -125,8 +125,7 @@ def mtp_params(spec: ModelSpec) -> list[Part]:
 # -------------------------------------------------------------------------- forward FLOPs
 
 
-def stack_flops(spec: ModelSpec, stack: str, w: Workload, elementwise: bool = False
-                ) -> list[Part]:
+def stack_flops(spec: ModelSpec, stack: str, w: Workload, elementwise: bool) -> list[Part]:
     parts: list[Part] = []
     for g in spec.groups(stack):
         parts += scaled(layer_flops(g.layer, spec.d_model, w, elementwise), g.count, stack)
