@@ -373,3 +373,57 @@ def test_encoder_decoder_counts_per_target_token(cli, tmp_path):
     assert r["flops"]["forward_per_token"] * 16 == r["flops"]["forward"]
     assert r["params"]["components"]["encoder.embed.tokens"] == 5 * 8
     assert r["params"]["embedding"] == 2 * 5 * 8  # tied head: the two tables only
+
+
+def _rows(r: dict) -> list[tuple]:
+    return [(x["name"], x["kind"], tuple(x["shape"] or ()), x["value"])
+            for x in r["params"]["rows"]]
+
+
+def test_bert_parameters_by_name_kind_and_shape(cli):
+    # BERT base as Devlin et al. 2019 and google-bert/bert-base-uncased's tensors lay it out:
+    # 30,522-token table, 512 positions, 2 token types, an embedding LayerNorm; 12 post-LN
+    # layers of biased 768×768 projections and a 768→3,072→768 MLP; the masked-LM head (a
+    # biased 768×768 transform, a LayerNorm, the tied projection's bias) and, set here, the
+    # pooler. Kinds: lookup tables and the vocabulary bias are embeddings.
+    r = doc(cli, "model", "bert-base", "--set", "pooler=true")
+    d, f, L, V = 768, 3072, 12, 30522
+    layer = [("attn_norm.weight", (d,)), ("attn_norm.bias", (d,)),
+             ("attn.q.weight", (d, d)), ("attn.k.weight", (d, d)), ("attn.v.weight", (d, d)),
+             ("attn.q.bias", (d,)), ("attn.k.bias", (d,)), ("attn.v.bias", (d,)),
+             ("attn.o.weight", (d, d)), ("attn.o.bias", (d,)),
+             ("mlp_norm.weight", (d,)), ("mlp_norm.bias", (d,)),
+             ("mlp.up.weight", (d, f)), ("mlp.up.bias", (f,)),
+             ("mlp.down.weight", (f, d)), ("mlp.down.bias", (d,))]
+
+    def size(shape):
+        return shape[0] * (shape[1] if len(shape) > 1 else 1)
+
+    assert _rows(r) == [
+        ("embed.tokens", "embedding", (V, d), V * d),
+        ("embed.token_types", "embedding", (2, d), 2 * d),
+        ("embed.positions", "embedding", (512, d), 512 * d),
+        ("embed.norm.weight", "norms", (d,), d), ("embed.norm.bias", "norms", (d,), d),
+        *((f"encoder.{n}", "layers", s, L * size(s)) for n, s in layer),
+        ("head.transform.weight", "head", (d, d), d * d),
+        ("head.transform.bias", "head", (d,), d),
+        ("head.norm.weight", "head", (d,), d), ("head.norm.bias", "head", (d,), d),
+        ("lm_head.bias", "embedding", (V,), V),
+        ("pooler.weight", "head", (d, d), d * d), ("pooler.bias", "head", (d,), d)]
+
+
+def test_encoder_decoder_tables_by_name(cli, tmp_path):
+    # Learned positions: one 6 × 8 table per stack. T5's relative biases: 32 buckets × 12
+    # heads per stack (Raffel et al. 2020).
+    path = tmp_path / "ed.yaml"
+    path.write_text("architecture: encoder-decoder\nn_encoder_layers: 1\nn_layers: 1\n"
+                    "d_model: 8\nn_heads: 2\nd_ff: 8\nvocab_size: 5\npositions: learned\n"
+                    "max_seq_len: 6\n")
+    tables = [x for x in _rows(doc(cli, "model", path)) if x[1] == "embedding"]
+    assert tables == [("embed.tokens", "embedding", (5, 8), 40),
+                      ("encoder.embed.positions", "embedding", (6, 8), 48),
+                      ("embed.positions", "embedding", (6, 8), 48)]
+    tables = [x for x in _rows(doc(cli, "model", "t5-base")) if x[1] == "embedding"]
+    assert tables == [("embed.tokens", "embedding", (32128, 768), 32128 * 768),
+                      ("encoder.relative_bias", "embedding", (32, 12), 384),
+                      ("decoder.relative_bias", "embedding", (32, 12), 384)]
