@@ -183,6 +183,17 @@ def test_moe_parameters_by_name(cli, tmp_path):
         "decoder.mlp.experts.down.weight": 4 * 3 * 4,
         "decoder.mlp.shared.gate.weight": 4 * 5, "decoder.mlp.shared.up.weight": 4 * 5,
         "decoder.mlp.shared.down.weight": 5 * 4, "decoder.mlp.shared_gate.weight": 4}
+    # The rows say each tensor's kind and shape as the config lays them out.
+    assert [x for x in _rows(r) if ".mlp." in x[0]] == [
+        ("decoder.mlp.router.weight", "layers", (4, 4), 16),
+        ("decoder.mlp.router.bias", "layers", (4,), 4),
+        ("decoder.mlp.experts.gate.weight", "layers", (4, 4, 3), 48),
+        ("decoder.mlp.experts.up.weight", "layers", (4, 4, 3), 48),
+        ("decoder.mlp.experts.down.weight", "layers", (4, 3, 4), 48),
+        ("decoder.mlp.shared.gate.weight", "layers", (4, 5), 20),
+        ("decoder.mlp.shared.up.weight", "layers", (4, 5), 20),
+        ("decoder.mlp.shared.down.weight", "layers", (5, 4), 20),
+        ("decoder.mlp.shared_gate.weight", "layers", (4, 1), 4)]
     # Every MoE matmul is a weight GEMM: with 3 tokens the router 2·3·4·4, the 2 chosen
     # experts 3·2·3·4·3·2, the shared expert 3·2·4·5·3 and its gate 2·3·4; attention's
     # projections 4·2·3·4·4 and the LM head 2·3·4·2 (the s² terms are attention's).
@@ -427,3 +438,12 @@ def test_encoder_decoder_tables_by_name(cli, tmp_path):
     assert tables == [("embed.tokens", "embedding", (32128, 768), 32128 * 768),
                       ("encoder.relative_bias", "embedding", (32, 12), 384),
                       ("decoder.relative_bias", "embedding", (32, 12), 384)]
+
+
+def test_gpt_oss_sinks_and_router_rows(cli):
+    # gpt-oss-120b (OpenAI 2025 model card; its config.json): 36 layers, d 2,880, 64 query
+    # heads, each layer one learned sink logit per head, and a biased router over 128 experts.
+    rows = {x[0]: x[1:] for x in _rows(doc(cli, "model", "gpt-oss-120b"))}
+    assert rows["decoder.attn.sinks"] == ("layers", (64,), 36 * 64)
+    assert rows["decoder.mlp.router.weight"] == ("layers", (2880, 128), 36 * 2880 * 128)
+    assert rows["decoder.mlp.router.bias"] == ("layers", (128,), 36 * 128)
