@@ -3,6 +3,7 @@ comments): a wrong formula in any of them makes one of these fail."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -328,6 +329,8 @@ def test_causal_crossover_across_local_layers(cli, tmp_path, yaml, keys_seen):
     (60, 148, "295/2"),
     # w = 32: past the window attention per token tends to 32·32 = 1,024 < 1,536: never.
     (32, None, None),
+    # w = 48: it tends to 32·48 = 1,536 exactly, but 32·(48s − 1,128) stays below 1,536s.
+    (48, None, None),
 ])
 def test_crossover_of_a_windowed_model(cli, tmp_path, w, seq, exact):
     path = tmp_path / "window.yaml"
@@ -335,11 +338,31 @@ def test_crossover_of_a_windowed_model(cli, tmp_path, w, seq, exact):
                     f"vocab_size: 4\nsliding_window: {w}\n")
     x = doc(cli, "model", path, "--attention", "causal")["crossover"]
     assert (x["seq"], x["exact"]) == (seq, exact)
-    if seq is None:
+    if w == 32:
         assert x["note"] == ("every layer's attention is local (windowed or chunked): it grows "
                              "linearly in the sequence and stays below the weight GEMMs")
+    elif w == 48:
+        assert x["note"] == "attention stays below the weight GEMMs at every length"
+    else:
+        assert x["note"] == ""
+        assert x["d_model_multiple"] == float(Fraction(exact)) / 8
     # Under the full convention the window is ignored: 32·s² = 1,536·s at s = 48 = 6d.
     assert doc(cli, "model", path)["crossover"]["seq"] == 48
+
+
+def test_crossover_at_an_irrational_root(cli, tmp_path):
+    # The one-layer model above with a window of 4 keys beside a causal layer (weights 3,072
+    # per token). Past the window the pairs are (4s − 6) + s(s+1)/2, so 32 of them per pair
+    # reach 3,072s where 16s² − 2,928s − 192 = 0: s* = (2,928 + √8,585,472)/32 = 183.07, and
+    # 8,585,472 lies between 2,930² and 2,931²: no rational root. f(183) = −192, f(184) = 2,752.
+    path = tmp_path / "mixed.yaml"
+    path.write_text("n_layers: 2\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
+                    "vocab_size: 4\nsliding_window: 4\nlayer_types: [window, full]\n")
+    x = doc(cli, "model", path, "--attention", "causal")["crossover"]
+    assert (x["seq"], x["exact"], x["note"]) == (184, None, "")
+    assert x["d_model_multiple"] == pytest.approx((2928 + math.sqrt(8_585_472)) / 32 / 8,
+                                                  rel=1e-12)
+    assert x["seq"] == _first_crossing(3072, 32, lambda i: min(i, 4) + i)
 
 
 def test_palm_n_leaves_out_lookup_tables(cli):
