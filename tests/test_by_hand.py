@@ -388,6 +388,17 @@ def test_palm_n_leaves_out_lookup_tables(cli):
     assert rows["palm"]["per_token"] == 6 * (total - 512 * 768 - 2 * 768) + 12 * 128 * 12 * 768
 
 
+def test_decoder_only_formulas_on_t5_say_how_they_were_applied(cli):
+    # T5-base: 12 encoder and 12 decoder layers (Raffel et al. 2020); the published formulas
+    # know one stack, so every one of them takes L = 24 at one length.
+    rows = doc(cli, "conventions", "t5-base", "--seq", 512)["conventions"]
+    note = ("decoder-only formula applied to all L = 24 layers (12 encoder + 12 decoder) with "
+            "source length = target length = 512; it has no cross-attention term")
+    for name in ("kaplan", "palm", "megatron", "chinchilla"):
+        row = next(r for r in rows if r["name"] == name)
+        assert any(n.startswith(note) for n in row["notes"]), name
+
+
 def test_six_nd_takes_the_active_parameters_of_a_mixture(cli):
     # Mixtral 8x7B: 12,879,925,248 active per token (2 of 8 experts; Jiang et al. 2024), less
     # the untied embedding and LM head, 2·32,000·4,096.
