@@ -38,7 +38,7 @@ PANEL_HEIGHT = 3.6  # inches
 SAMPLES = 240  # points along a curve, besides its ends and breakpoints
 STYLE = {
     "svg.fonttype": "none",  # text stays text: searchable, selectable, read by screen readers
-    "svg.hashsalt": "flopcalc",  # stable element ids: identical SVG on every run
+    "svg.hashsalt": "flopcalc",  # element ids from the content, not random per run
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.spines.top": False,
