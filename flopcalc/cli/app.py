@@ -8,16 +8,43 @@ back. Only the CLI prints or exits.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, List, Optional
+from contextlib import contextmanager
+from typing import Annotated, Any, Iterator, List, Optional
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from ..version import __version__
 from . import budget, core, memory, papers, serving
-from .options import DebugOpt
+from .options import DebugOpt, OneLine
 from .runtime import handles_errors, write
 
+class _Commands(TyperGroup):
+    """flopcalc's commands: Click's own usage errors (an unknown option, a missing argument, a
+    value outside a choice) are raised again as one line; Click still shows them and exits 2."""
+
+    def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
+        with _one_line():
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line():
+            return super().invoke(ctx)
+
+
+@contextmanager
+def _one_line() -> Iterator[None]:
+    try:
+        yield
+    except (OneLine, click.exceptions.NoArgsIsHelpError):
+        raise  # already one line; or a bare command, which prints its help
+    except click.UsageError as exc:
+        raise OneLine(exc.format_message(), exc.ctx) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,

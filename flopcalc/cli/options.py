@@ -17,12 +17,17 @@ from ..errors import FlopcalcError
 from ..numbers import parse_amount, parse_bytes, parse_count, parse_length, parse_share
 
 
-class OptionError(click.BadParameter):
-    """A bad option value: one line naming the option, the problem and where help is."""
+class OneLine(click.UsageError):
+    """A usage error shown as one line naming the problem and where help is, instead of
+    Click's usage block."""
 
     def show(self, file: Any = None) -> None:
         hint = f" (see {self.ctx.command_path} --help)" if self.ctx is not None else ""
         click.echo(f"flopcalc: error: {self.format_message()}{hint}", err=True)
+
+
+class OptionError(OneLine, click.BadParameter):
+    """A bad option value: one line naming the option and the problem."""
 
 
 class _Parsed(click.ParamType):

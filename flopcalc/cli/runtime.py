@@ -1,11 +1,11 @@
 """What every command does around its report: turn errors into Click's, and write the output.
 
-Click reports every error: a usage error (a bad option value, an unknown option) with its usage
-line; bad input found while running (an unknown model, an invalid file) as one line,
-`flopcalc: error: ...`, exit 2; an exceeded budget exit 1; a bug one line and exit 3 (its
-traceback with --debug or FLOPCALC_DEBUG=1). Output is rendered in full before anything is
-written, so a failure leaves stdout empty, and a reader that closes the pipe early (`| head`)
-ends the run quietly with exit 0.
+Click reports every error, each in one line, `flopcalc: error: ...`: a usage error (a bad option
+value, an unknown option, a missing argument; see `options.OneLine`) and bad input found while
+running (an unknown model, an invalid file) exit 2; an exceeded budget exit 1; a bug one line
+and exit 3 (its traceback with --debug or FLOPCALC_DEBUG=1). Output is rendered in full before
+anything is written, so a failure leaves stdout empty, and a reader that closes the pipe early
+(`| head`) ends the run quietly with exit 0.
 """
 
 from __future__ import annotations
