@@ -12,8 +12,12 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from .options import (AttentionFlag, AttentionOpt, BatchOpt, BriefOpt, DebugOpt, ElementwiseOpt,
-                      Format, FormatOpt, ModelArg, SeqOpt, SetOpt, TgtSeqOpt, TokensOpt)
+                      Format, FormatOpt, ModelArg, SeqOpt, SetOpt, TgtSeqOpt, TokensOpt,
+                      plot_option)
 from .runtime import check_brief, emit, handles_errors, load, write
+
+SweepPlotOpt = plot_option("the sweep")
+ComparePlotOpt = plot_option("the comparison")
 
 
 def model_report(model: str, set_: Optional[List[str]] = None, seq: Optional[int] = None,
@@ -88,9 +92,7 @@ def sweep(
     attention: AttentionFlag = AttentionOpt.full,
     set_: SetOpt = None,
     fmt: FormatOpt = Format.table,
-    plot: Annotated[Optional[str], typer.Option(
-        "--plot", metavar="FILE", help="Also draw the sweep to FILE (.svg or .png; needs "
-        "pip install 'flopcalc[plot]').")] = None,
+    plot: SweepPlotOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Forward FLOPs over many sequence lengths: where attention's s² term takes over."""
@@ -122,9 +124,7 @@ def compare(
     attention: AttentionFlag = AttentionOpt.full,
     set_: SetOpt = None,
     fmt: FormatOpt = Format.table,
-    plot: Annotated[Optional[str], typer.Option(
-        "--plot", metavar="FILE", help="Also draw the comparison to FILE (.svg or .png; needs "
-        "pip install 'flopcalc[plot]').")] = None,
+    plot: ComparePlotOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Key figures of several models side by side (each at its own default length unless

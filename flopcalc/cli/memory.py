@@ -8,8 +8,10 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from .options import (COUNT, AcceleratorOpt, BatchOpt, DebugOpt, Format, FormatOpt, ModelArg,
-                      SeqOpt, SetOpt)
+                      SeqOpt, SetOpt, plot_option)
 from .runtime import emit, handles_errors, load
+
+MemoryPlotOpt = plot_option("memory against the micro-batch")
 
 
 class RecomputeMode(str, Enum):
@@ -96,9 +98,7 @@ def memory(
         help="Devices in all: dp x tp x pp (derives --dp when only --tp and --pp are given).")] = None,
     set_: SetOpt = None,
     fmt: FormatOpt = Format.table,
-    plot: Annotated[Optional[str], typer.Option(
-        "--plot", metavar="FILE", help="Also draw memory against the micro-batch to FILE "
-        "(.svg or .png; needs pip install 'flopcalc[plot]').")] = None,
+    plot: MemoryPlotOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Training memory per device: weights, gradients and optimizer state (ZeRO), activations

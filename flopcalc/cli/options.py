@@ -153,3 +153,10 @@ MfuOpt = Annotated[Fraction, typer.Option(
 RecomputeOpt = Annotated[Recompute, typer.Option(
     "--recompute", case_sensitive=False,
     help="full: one more forward pass (activation recomputation): hardware FLOPs.")]
+
+
+def plot_option(drawn: str) -> Any:
+    """The `--plot FILE` option of a command that draws `drawn`."""
+    return Annotated[Optional[str], typer.Option(
+        "--plot", metavar="FILE", help=f"Also draw {drawn} to FILE (.svg or .png; needs pip "
+        "install 'flopcalc[plot]').")]

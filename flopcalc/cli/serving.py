@@ -10,8 +10,10 @@ import typer
 from .options import (AMOUNT, OptionError, LENGTH, AcceleratorOpt, AttentionFlag, AttentionOpt,
                       BandwidthOpt, BriefOpt, ComputeDtype, CountOpt, DebugOpt, Format,
                       FormatOpt, KvDtype, MfuOpt, ModelArg, PeakOpt, Recompute, RecomputeOpt,
-                      SeqOpt, SetOpt, StorageDtype, TokensOpt, BatchOpt)
+                      SeqOpt, SetOpt, StorageDtype, TokensOpt, BatchOpt, plot_option)
 from .runtime import check_brief, emit, handles_errors, load
+
+InferPlotOpt = plot_option("decode FLOPs and bytes per step against the context")
 
 PromptOpt = Annotated[int, typer.Option(
     "--prompt", click_type=LENGTH, metavar="N",
@@ -79,9 +81,7 @@ def infer(
     set_: SetOpt = None,
     fmt: FormatOpt = Format.table,
     brief: BriefOpt = False,
-    plot: Annotated[Optional[str], typer.Option(
-        "--plot", metavar="FILE", help="Also draw decode FLOPs and bytes per step against the "
-        "context to FILE (.svg or .png; needs pip install 'flopcalc[plot]').")] = None,
+    plot: InferPlotOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Prefill and decode FLOPs with the KV context, KV-cache and weight bytes, and with
