@@ -306,6 +306,8 @@ def _first_crossing(weights_per_token: int, per_pair: int, keys_seen) -> int:
 @pytest.mark.parametrize("yaml, keys_seen", [
     # A chunked layer (blocks of 16: query i sees (i − 1) mod 16 + 1 keys) and a causal one.
     ("attention_chunk: 16\nlayer_types: [chunked, full]\n", lambda i: (i - 1) % 16 + 1 + i),
+    # Blocks of one key: each query sees itself, like a window of one.
+    ("attention_chunk: 1\nlayer_types: [chunked, full]\n", lambda i: 1 + i),
     # A window of one key (each query sees itself) and a causal layer.
     ("sliding_window: 1\nlayer_types: [window, full]\n", lambda i: 1 + i),
 ])
@@ -327,6 +329,8 @@ def test_causal_crossover_across_local_layers(cli, tmp_path, yaml, keys_seen):
     (64, 126, "126"),
     # w = 60: 32·(60s − 1,770) = 1,536s at s = 56,640/384 = 295/2: the first whole length 148.
     (60, 148, "295/2"),
+    # w = 128: the crossing comes first, inside the window: 16·s(s+1) = 1,536·s at s = 95.
+    (128, 95, "95"),
     # w = 32: past the window attention per token tends to 32·32 = 1,024 < 1,536: never.
     (32, None, None),
     # w = 48: it tends to 32·48 = 1,536 exactly, but 32·(48s − 1,128) stays below 1,536s.
