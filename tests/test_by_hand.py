@@ -281,8 +281,12 @@ def test_bert_head_elementwise(cli):
     # BERT base, 3 sequences of 128 (384 output tokens), with a pooler: the masked-LM head's
     # transform adds its bias (1), GELU (9) and LayerNorm (7) on 384·768 elements, then the
     # output bias on 384·30,522 logits; the pooler a bias and a tanh on 3·768.
-    c = doc(cli, "model", "bert-base", "--seq", 128, "--batch", 3, "--elementwise",
-            "--set", "pooler=true")["flops"]["components"]
+    f = doc(cli, "model", "bert-base", "--seq", 128, "--batch", 3, "--elementwise",
+            "--set", "pooler=true")["flops"]
+    c = f["components"]
+    # Every part named element-wise is in the element-wise total, none in the matmuls'.
+    assert f["elementwise"] == sum(v for k, v in c.items() if "elementwise" in k)
+    assert f["weights"] + f["attention"] + f["elementwise"] == f["forward"]
     # The matmuls: the transform (384×768)·(768×768), the pooler (3×768)·(768×768); the
     # embedding LayerNorm 7 per element of the 384 tokens.
     assert (c["head.transform"], c["pooler"]) == (2 * 384 * 768 * 768, 2 * 3 * 768 * 768)
