@@ -20,6 +20,7 @@ from . import budget, core, memory, papers, serving
 from .options import DebugOpt, OneLine
 from .runtime import handles_errors, write
 
+
 class _Commands(TyperGroup):
     """flopcalc's commands: Click's own usage errors (an unknown option, a missing argument, a
     value outside a choice) are raised again as one line; Click still shows them and exits 2."""
