@@ -489,3 +489,37 @@ def test_gpt_oss_sinks_and_router_rows(cli):
     assert rows["decoder.attn.sinks"] == ("layers", (64,), 36 * 64)
     assert rows["decoder.mlp.router.weight"] == ("layers", (2880, 128), 36 * 2880 * 128)
     assert rows["decoder.mlp.router.bias"] == ("layers", (128,), 36 * 128)
+
+
+def test_gemma_3_layer_rows(cli):
+    # Gemma 3 27B (Gemma Team 2025; its config.json): d 5,376, 32 query heads and 16 KV heads
+    # of 128, gated MLP 21,504; RMSNorm before and after each sublayer (sandwich), per-head
+    # QK-norm of 128; 62 layers, every 6th global: 52 window layers of 1,024 keys and 10 full.
+    d, f = 5376, 21504
+    rows = [("attn_norm.weight", [d]), ("attn.q.weight", [d, 4096]),
+            ("attn.k.weight", [d, 2048]), ("attn.v.weight", [d, 2048]),
+            ("attn.o.weight", [4096, d]), ("attn.q_norm.weight", [128]),
+            ("attn.k_norm.weight", [128]), ("attn_post_norm.weight", [d]),
+            ("mlp_norm.weight", [d]), ("mlp.gate.weight", [d, f]), ("mlp.up.weight", [d, f]),
+            ("mlp.down.weight", [f, d]), ("mlp_post_norm.weight", [d])]
+    layers = doc(cli, "model", "gemma-3-27b")["layers"]
+    assert [(x["kind"], x["n_layers"]) for x in layers] == [
+        ("sliding window 1,024, gated MLP 21,504", 52), ("full causal, gated MLP 21,504", 10)]
+    for layer in layers:
+        assert [(x["name"], x["shape"]) for x in layer["param_rows"]] == rows
+
+
+@pytest.mark.parametrize("norms, names", [
+    (1, ["norm.weight", "norm.bias"]),  # GPT-J: one LayerNorm feeds both branches
+    (2, ["attn_norm.weight", "attn_norm.bias", "mlp_norm.weight", "mlp_norm.bias"]),  # NeoX
+])
+def test_parallel_block_norm_rows(cli, tmp_path, norms, names):
+    # d 8, 2 heads, plain MLP 32, LayerNorm with bias: the norms come first, then attention's
+    # four 8×8 projections, then the MLP's 8×32 and 32×8.
+    path = tmp_path / "parallel.yaml"
+    path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
+                    f"vocab_size: 4\nparallel_block: true\nparallel_norms: {norms}\n")
+    (layer,) = doc(cli, "model", path)["layers"]
+    got = [(x["name"], x["value"]) for x in layer["param_rows"] if "norm" in x["name"]]
+    assert got == [(n, 8) for n in names]
+    assert layer["params"] == 8 * len(names) + 4 * 64 + 2 * 8 * 32
