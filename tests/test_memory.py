@@ -110,6 +110,8 @@ def test_tensor_and_pipeline_parallel_state(cli):
     device = 8 * per_layer + 128_256 * 4096 // 2
     doc = memory(cli, "llama-3.1-8b", "--tp", 2, "--pp", 4, "--seq", 128)
     assert doc["params"]["device"] == device
+    # Counts stay integers (8,000,000,000.0 would read as a rounded figure).
+    assert all(type(v) is int for v in [*doc["params"].values(), *doc["memory"].values()])
     assert doc["memory"]["weights"] == 2 * device and doc["memory"]["optimizer"] == 12 * device
     # Pipeline: 4 micro-batches in flight of 8 layers: 32 layers' worth of activations.
     one_stage = memory(cli, "llama-3.1-8b", "--tp", 2, "--seq", 128)
