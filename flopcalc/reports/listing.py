@@ -3,7 +3,7 @@ resolved config as preset YAML)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
 from ..counting import parts as p
@@ -100,8 +100,6 @@ class AcceleratorsReport(Report):
 
 
 def build_accelerators_report() -> AcceleratorsReport:
-    from dataclasses import asdict
-
     from ..models.accelerators import ALIASES, all_accelerators
 
     rows = [AcceleratorRow(name=a.name, **asdict(a.spec)) for a in all_accelerators()]

@@ -3,7 +3,7 @@ fits an accelerator (`counting.memory` holds the arithmetic and its sources)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ..counting import parts as p
@@ -125,8 +125,6 @@ def _total(spec: ModelSpec, setup: Setup) -> tuple[list[p.Part], list[p.Part]]:
 
 def max_micro_batch(spec: ModelSpec, setup: Setup, memory: int) -> int:
     """The largest micro-batch whose state and activations fit in `memory` bytes (0: none)."""
-    from dataclasses import replace
-
     def need(b: int) -> int:
         state, acts = _total(spec, replace(setup, batch=b))
         return p.total(state) + p.total(acts)
@@ -158,7 +156,6 @@ def build_memory_report(loaded: LoadedModel, setup: Setup,
                                                                            spec.d_model,
                                                                            setup)})
               for g in spec.groups()]
-    from dataclasses import replace
 
     one = p.total(activation_parts(spec, replace(setup, batch=1)))
     devices = setup.dp * setup.tp * setup.pp

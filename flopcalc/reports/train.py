@@ -8,7 +8,7 @@ peak × MFU)⌉ for the exact count; the 6ND column then uses the same devices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Optional
 
@@ -100,8 +100,6 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                          tokens, mtp_forward=p.total(mtp_flops(spec, w)),
                          passes=4 if recompute else 3)
     if days is not None:
-        from dataclasses import replace
-
         hw = replace(hw, count=devices_for(cost.exact, days, hw.peak_flops, mfu))
     achieved = hw.total_peak_flops * mfu
 
