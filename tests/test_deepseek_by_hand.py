@@ -53,6 +53,25 @@ def test_parameters_by_family(cli):
     assert sum(expected.values()) == 671_026_404_352  # the report's 671B
 
 
+def _mlp_and_head(tokens: int) -> dict[str, int]:
+    """The weight GEMMs after attention for `tokens` tokens: the 3 dense layers' gated MLP,
+    and in the 58 MoE layers the router, the top-8 routed experts and the shared expert; then
+    the LM head. The same in the forward pass and in decode."""
+    return {
+        "decoder.mlp.gate": 2 * tokens * D * FF * DENSE,
+        "decoder.mlp.up": 2 * tokens * D * FF * DENSE,
+        "decoder.mlp.down": 2 * tokens * FF * D * DENSE,
+        "decoder.mlp.router": 2 * tokens * D * EXPERTS * MOE,
+        "decoder.mlp.experts.gate": 2 * tokens * TOP_K * D * EXPERT_FF * MOE,
+        "decoder.mlp.experts.up": 2 * tokens * TOP_K * D * EXPERT_FF * MOE,
+        "decoder.mlp.experts.down": 2 * tokens * TOP_K * EXPERT_FF * D * MOE,
+        "decoder.mlp.shared.gate": 2 * tokens * D * EXPERT_FF * MOE,
+        "decoder.mlp.shared.up": 2 * tokens * D * EXPERT_FF * MOE,
+        "decoder.mlp.shared.down": 2 * tokens * EXPERT_FF * D * MOE,
+        "lm_head": 2 * tokens * D * VOCAB,
+    }
+
+
 def test_forward_by_name_and_kind(cli):
     s = 4096
     f = doc(cli, "model", "deepseek-v3", "--seq", s)["flops"]
@@ -62,18 +81,7 @@ def test_forward_by_name_and_kind(cli):
         "decoder.attn.kv_a": 2 * s * D * (KV_RANK + ROPE) * L,
         "decoder.attn.kv_b": 2 * s * KV_RANK * H * (NOPE + V) * L,
         "decoder.attn.o": 2 * s * H * V * D * L,
-        "decoder.mlp.gate": 2 * s * D * FF * DENSE,
-        "decoder.mlp.up": 2 * s * D * FF * DENSE,
-        "decoder.mlp.down": 2 * s * FF * D * DENSE,
-        "decoder.mlp.router": 2 * s * D * EXPERTS * MOE,
-        "decoder.mlp.experts.gate": 2 * s * TOP_K * D * EXPERT_FF * MOE,
-        "decoder.mlp.experts.up": 2 * s * TOP_K * D * EXPERT_FF * MOE,
-        "decoder.mlp.experts.down": 2 * s * TOP_K * EXPERT_FF * D * MOE,
-        "decoder.mlp.shared.gate": 2 * s * D * EXPERT_FF * MOE,
-        "decoder.mlp.shared.up": 2 * s * D * EXPERT_FF * MOE,
-        "decoder.mlp.shared.down": 2 * s * EXPERT_FF * D * MOE,
-        "lm_head": 2 * s * D * VOCAB,
-    }
+    } | _mlp_and_head(s)
     attention = {  # every (query, key) pair (full): QKᵀ over 192 dims, A·V over 128, per head
         "decoder.attn.scores": 2 * s * s * H * QK * L,
         "decoder.attn.av": 2 * s * s * H * V * L,
@@ -96,18 +104,7 @@ def test_decode_over_the_latent_cache(cli):
         "decoder.attn.q_absorb": 2 * t * H * NOPE * KV_RANK * L,
         "decoder.attn.v_up": 2 * t * H * KV_RANK * V * L,
         "decoder.attn.o": 2 * t * H * V * D * L,
-        "decoder.mlp.gate": 2 * t * D * FF * DENSE,
-        "decoder.mlp.up": 2 * t * D * FF * DENSE,
-        "decoder.mlp.down": 2 * t * FF * D * DENSE,
-        "decoder.mlp.router": 2 * t * D * EXPERTS * MOE,
-        "decoder.mlp.experts.gate": 2 * t * TOP_K * D * EXPERT_FF * MOE,
-        "decoder.mlp.experts.up": 2 * t * TOP_K * D * EXPERT_FF * MOE,
-        "decoder.mlp.experts.down": 2 * t * TOP_K * EXPERT_FF * D * MOE,
-        "decoder.mlp.shared.gate": 2 * t * D * EXPERT_FF * MOE,
-        "decoder.mlp.shared.up": 2 * t * D * EXPERT_FF * MOE,
-        "decoder.mlp.shared.down": 2 * t * EXPERT_FF * D * MOE,
-        "lm_head": 2 * t * D * VOCAB,
-    }
+    } | _mlp_and_head(t)
     attention = {
         "decoder.attn.scores": 2 * H * keys * (KV_RANK + ROPE) * L,  # 9,489,530,880
         "decoder.attn.av": 2 * H * keys * KV_RANK * L,  # 8,435,138,560

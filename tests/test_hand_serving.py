@@ -160,6 +160,21 @@ def test_affine_pieces_by_hand(model):
 BANDWIDTH = 10**12
 
 
+def check_decode_time(cli, path, mask, prompt, gen, peak_t, compute_steps, binds):
+    """`infer`'s decode roofline at batch 4 against the steps timed one by one (contexts
+    prompt + 1 .. prompt + gen), and how many of them are compute-bound."""
+    peak = peak_t * 10**11
+    d = infer(cli, path, "--prompt", prompt, "--gen", gen, "--batch", 4,
+              "--peak", peak, "--bandwidth", BANDWIDTH)
+    rd = d["roofline"]["decode"]
+    seconds, compute_bound = step_by_step(mask, prompt + 1, prompt + gen, 4, peak, BANDWIDTH)
+    assert compute_bound == compute_steps
+    assert rd["seconds"] == float(seconds)  # both the nearest float to one exact rational
+    assert (rd["compute_bound_steps"], rd["memory_bound_steps"]) == (compute_steps,
+                                                                     gen - compute_steps)
+    assert rd["binds"] == binds
+
+
 @pytest.mark.parametrize("peak_t, compute_steps, binds", [
     # Decode c = 3..14 with a window of 8: K = 2c up to c = 8 (6, 8, ..., 16), then 8 + c
     # (17, ..., 22).
@@ -169,16 +184,8 @@ BANDWIDTH = 10**12
     (30, 0, "memory"),  # I = 3: K <= 3.25, none
 ])
 def test_decode_time_across_a_window(cli, model, peak_t, compute_steps, binds):
-    peak = peak_t * 10**11
-    d = infer(cli, model(WINDOWED), "--prompt", 2, "--gen", 12, "--batch", 4,
-              "--peak", peak, "--bandwidth", BANDWIDTH)
-    rd = d["roofline"]["decode"]
-    seconds, compute_bound = step_by_step(Mask("window", 8), 3, 14, 4, peak, BANDWIDTH)
-    assert compute_bound == compute_steps
-    assert rd["seconds"] == float(seconds)  # both the nearest float to one exact rational
-    assert (rd["compute_bound_steps"], rd["memory_bound_steps"]) == (compute_steps,
-                                                                     12 - compute_steps)
-    assert rd["binds"] == binds
+    check_decode_time(cli, model(WINDOWED), Mask("window", 8), 2, 12, peak_t, compute_steps,
+                      binds)
 
 
 @pytest.mark.parametrize("peak_t, compute_steps, binds", [
@@ -190,16 +197,8 @@ def test_decode_time_across_a_window(cli, model, peak_t, compute_steps, binds):
     (25, 3, "compute, then memory"),  # I = 2.5: K <= 9.17, c = 4, 5, 6
 ])
 def test_decode_time_across_chunks(cli, model, peak_t, compute_steps, binds):
-    peak = peak_t * 10**11
-    d = infer(cli, model(CHUNKED), "--prompt", 3, "--gen", 10, "--batch", 4,
-              "--peak", peak, "--bandwidth", BANDWIDTH)
-    rd = d["roofline"]["decode"]
-    seconds, compute_bound = step_by_step(Mask("chunked", 4), 4, 13, 4, peak, BANDWIDTH)
-    assert compute_bound == compute_steps
-    assert rd["seconds"] == float(seconds)
-    assert (rd["compute_bound_steps"], rd["memory_bound_steps"]) == (compute_steps,
-                                                                     10 - compute_steps)
-    assert rd["binds"] == binds
+    check_decode_time(cli, model(CHUNKED), Mask("chunked", 4), 3, 10, peak_t, compute_steps,
+                      binds)
 
 
 def test_a_tie_at_either_end_of_a_piece_binds_compute():
