@@ -128,7 +128,8 @@ def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]
     d, parts = spec.d_model, []
     if spec.head == "masked-lm":
         mlp = spec.first_layer().mlp
-        act = _ACTIVATION_PER_ELEMENT[(mlp.expert if isinstance(mlp, Moe) else mlp).activation]
+        assert isinstance(mlp, Mlp)  # mixtures of experts are decoder-only
+        act = _ACTIVATION_PER_ELEMENT[mlp.activation]
         parts += [Part("head.elementwise.bias", tokens * d, ELEMENTWISE),
                   Part("head.elementwise.activation", tokens * d * act, ELEMENTWISE),
                   Part("head.elementwise.norm", tokens * d * norm_per_element(spec.norm),

@@ -16,15 +16,15 @@ per layer, named as in the paper's §4.1: norm inputs 2sbh each; the attention i
 K 2sb(d_q + d_k); the softmax output 2as²b, its dropout mask as²b and the dropout output 2as²b;
 V 2sb·d_v; the output projection's input 2sb·d_o; the attention dropout mask sbh; the MLP input
 2sbh, its hidden tensors (plain: activation input and output, 2sbf each; gated: gate, up,
-activation output and product, 2sbf each) and dropout mask sbh. Cross-attention keeps its
-input, its Q, K and V, its output projection's input and dropout mask, and its heads join a in
-the s² tensors. With d_q = d_k = d_v = h,
-f = 4h and dropout this is the paper's 34sbh + 5as²b. Tensor parallelism splits every tensor
-inside attention and MLP t ways (the norm inputs, the attention and MLP inputs and the dropout
-masks stay whole, 10sbh), sequence parallelism splits those too; selective recomputation drops
-the s² tensors; full recomputation keeps each layer's input only (2sbh, split by t with sequence
-parallelism). Without dropout the masks and the dropout output are not kept; FlashAttention
-keeps no s² tensor but a row log-sum-exp (4 bytes per query row and head).
+activation output and product, 2sbf each) and dropout mask sbh. Cross-attention keeps its input,
+its Q, K and V, its output projection's input and dropout mask, and its heads join a in the s²
+tensors; a parallel block with one norm keeps one input for attention and MLP. With d_q = d_k =
+d_v = h, f = 4h and dropout this is the paper's 34sbh + 5as²b. Tensor parallelism splits every
+tensor inside attention and MLP t ways (the norm inputs, the attention and MLP inputs and the
+dropout masks stay whole, 10sbh), sequence parallelism splits those too; selective recomputation
+drops the s² tensors; full recomputation keeps each layer's input only (2sbh, split by t with
+sequence parallelism). Without dropout the masks and the dropout output are not kept;
+FlashAttention keeps no s² tensor but a row log-sum-exp (4 bytes per query row and head).
 
 The first pipeline stage holds the most: p micro-batches in flight of its L/p layers (L layers'
 worth), and the embedding's dropout masks (sbh per micro-batch in flight); with one stage it
