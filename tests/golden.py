@@ -37,6 +37,8 @@ def runs(name: str) -> dict[str, Any]:
     out = {
         "model_full": flopcalc.model(name),
         "model_causal": flopcalc.model(name, attention="causal", seq="8k", batch=2),
+        "model_elementwise": flopcalc.model(name, attention="causal", seq="3k",
+                                            elementwise=True),
         "conventions": flopcalc.conventions(name),
         "sweep_full": flopcalc.sweep(name, seq="1k..64k"),
         "sweep_causal": flopcalc.sweep(name, seq="100..70k", points=9, attention="causal"),
@@ -65,9 +67,23 @@ def split_memory(name: str) -> Any:
     raise AssertionError("unreachable")
 
 
+def listed(name: str) -> dict[str, Any]:
+    """The preset's row of `flopcalc list --format json`."""
+    import contextlib
+    import io
+
+    from flopcalc.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["list", "--format", "json"]) == 0
+    return next(r for r in json.loads(out.getvalue())["presets"] if r["model"] == name)
+
+
 def record(name: str) -> dict[str, Any]:
-    return {f"{run}.{key}": value for run, report in runs(name).items()
-            for key, value in numbers(report.to_dict())}
+    docs = {run: report.to_dict() for run, report in runs(name).items()}
+    docs["list"] = listed(name)
+    return {f"{run}.{key}": value for run, doc in docs.items() for key, value in numbers(doc)}
 
 
 def main() -> None:
