@@ -9,6 +9,7 @@ rewrites the file with `python -m tests.golden` and says why in its commit.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -69,6 +70,11 @@ def split_memory(name: str) -> Any:
 
 def listed(name: str) -> dict[str, Any]:
     """The preset's row of `flopcalc list --format json`."""
+    return next(r for r in _list() if r["model"] == name)
+
+
+@functools.lru_cache(maxsize=1)
+def _list() -> list[dict[str, Any]]:
     import contextlib
     import io
 
@@ -77,7 +83,7 @@ def listed(name: str) -> dict[str, Any]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["list", "--format", "json"]) == 0
-    return next(r for r in json.loads(out.getvalue())["presets"] if r["model"] == name)
+    return json.loads(out.getvalue())["presets"]
 
 
 def record(name: str) -> dict[str, Any]:
