@@ -19,13 +19,17 @@ GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
 
 
 def numbers(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Every number (and null) of a JSON document with its dotted key; list items by index."""
+    """Every number (and null) of a JSON document with its dotted key; list items by their
+    `name` when they have unique ones (rows of parts: their order is presentation), else by
+    index."""
     if isinstance(doc, dict):
         for key, value in doc.items():
             yield from numbers(value, f"{prefix}{key}.")
     elif isinstance(doc, list):
+        names = [v.get("name") if isinstance(v, dict) else None for v in doc]
+        named = None not in names and len(set(names)) == len(names)
         for i, value in enumerate(doc):
-            yield from numbers(value, f"{prefix}{i}.")
+            yield from numbers(value, f"{prefix}{names[i] if named else i}.")
     elif doc is None or (isinstance(doc, (int, float)) and not isinstance(doc, bool)):
         yield prefix[:-1], doc
 
