@@ -117,7 +117,7 @@ def conventions(model: str, *, seq: Optional[Number] = None, tokens: Optional[Nu
                 set: Optional[Sequence[str]] = None) -> ConventionsReport:  # noqa: A002
     """`flopcalc conventions`: training FLOPs under the published conventions."""
     from .counting.model import model_params
-    from .counting.parts import total
+    from .kinds.base import total
     from .reports.common import default_seq, default_tokens
     from .reports.conventions import build_conventions_report
 
@@ -156,8 +156,8 @@ def infer(model: str, *, prompt: Number, gen: Number, batch: Number = 1,
           kv_dtype: str = "bf16", weights_dtype: str = "bf16", compute_dtype: str = "bf16",
           attention: Convention = "full", accelerator: Optional[str] = None, count: Number = 1,
           peak: Optional[Number] = None, bandwidth: Optional[Number] = None,
-          max_batch: bool = False, set: Optional[Sequence[str]] = None  # noqa: A002
-          ) -> InferReport:
+          max_batch: bool = False, set: Optional[Sequence[str]] = None,  # noqa: A002
+          curve: bool = False) -> InferReport:
     """`flopcalc infer`: prefill and decode over the KV cache, bytes, and the roofline."""
     from .counting.traffic import DTYPE_BITS
     from .reports.infer import build_infer_report, largest_batch
@@ -174,7 +174,7 @@ def infer(model: str, *, prompt: Number, gen: Number, batch: Number = 1,
     size = _int(batch, "--batch") or 1
     if max_batch:
         size = largest_batch(loaded, hw, options)
-    return build_infer_report(loaded, batch=size, **options)  # type: ignore[arg-type]
+    return build_infer_report(loaded, batch=size, curve=curve, **options)  # type: ignore[arg-type]
 
 
 def train(model: str, *, mfu: Union[Fraction, float, str], tokens: Optional[Number] = None,
@@ -210,7 +210,8 @@ def memory(model: str, *, seq: Optional[Number] = None, batch: Number = 1, dp: N
            precision: Literal["mixed", "bf16", "fp32"] = "mixed",
            optimizer: Literal["adamw", "adamw-8bit", "sgd"] = "adamw",
            accelerator: Optional[str] = None, count: Optional[Number] = None,
-           set: Optional[Sequence[str]] = None) -> MemoryReport:  # noqa: A002
+           set: Optional[Sequence[str]] = None, curve: bool = False  # noqa: A002
+           ) -> MemoryReport:
     """`flopcalc memory`: training memory per device and whether it fits."""
     from .counting.memory import OPTIMIZERS, PRECISIONS
     from .models.accelerators import resolve_hardware
@@ -234,4 +235,4 @@ def memory(model: str, *, seq: Optional[Number] = None, batch: Number = 1, dp: N
         precision=_choice(precision, "--precision", list(PRECISIONS)),
         optimizer=_choice(optimizer, "--optimizer", list(OPTIMIZERS)))
     hw = resolve_hardware(accelerator, "bf16", 1) if accelerator else None
-    return build_memory_report(loaded, setup, hw)
+    return build_memory_report(loaded, setup, hw, curve)

@@ -54,9 +54,9 @@ def test_elementwise_cross_attention_bias_covers_the_source(cli):
     # tokens 2·20·512, cross k and v over the 30 source tokens 2·30·512.
     c = doc(cli, "model", "transformer-base", "--seq", 30, "--tgt-seq", 20, "--elementwise")[
         "flops"]["components"]
-    per_layer = 20 * 4 * 512 + 2 * 20 * 512 + 2 * 30 * 512
     encoder = 30 * 4 * 512
-    assert c["decoder.attn.elementwise.bias"] == 6 * per_layer
+    assert c["decoder.attn.elementwise.bias"] == 6 * 20 * 4 * 512
+    assert c["decoder.cross_attn.elementwise.bias"] == 6 * (2 * 20 * 512 + 2 * 30 * 512)
     assert c["encoder.attn.elementwise.bias"] == 6 * encoder
 
 

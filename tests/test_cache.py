@@ -1,4 +1,5 @@
-"""The validated-config cache: same answers, pydantic skipped on a hit, never trusted blindly."""
+"""The validation cache: same answers, pydantic skipped on a hit, and nothing in it can change a
+figure (it holds only digests of inputs that validated; every count comes from the input)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from flopcalc.models import cache, registry
+from flopcalc.models.files import read_mapping
+from flopcalc.models.overrides import apply_overrides
 from flopcalc.errors import FlopcalcError
 
 
@@ -46,9 +49,11 @@ def test_invalid_configs_are_never_stored(cache_dir):
     for _ in range(2):
         with pytest.raises(FlopcalcError, match="n_kv_heads=5 must divide"):
             registry.load_model("gpt2", ["n_kv_heads=5"])
-    entries = json.loads((cache_dir / "configs.json").read_text())["entries"] if (
-        cache_dir / "configs.json").exists() else {}
-    assert not any('"n_kv_heads":5' in key for key in entries)
+    seen = json.loads((cache_dir / "configs.json").read_text())["validated"] if (
+        cache_dir / "configs.json").exists() else []
+    raw = apply_overrides(read_mapping(registry.presets_dir() / "gpt2.yaml",
+                                                         "model file"), ["n_kv_heads=5"])
+    assert cache.key(raw) not in seen
 
 
 def test_float_and_int_are_different_keys():
@@ -57,39 +62,78 @@ def test_float_and_int_are_different_keys():
 
 
 @pytest.mark.parametrize("damage", [
-    "not json", json.dumps({"versions": "flopcalc 0.0.0", "entries": {}}), json.dumps([1, 2]),
+    "not json", json.dumps({"versions": "flopcalc 0.0.0", "validated": []}), json.dumps([1, 2]),
+    json.dumps({"versions": 1, "validated": [{"a": 1}, 5]}),
 ])
 def test_a_damaged_or_foreign_cache_is_ignored(cache_dir, damage):
     (cache_dir / "configs.json").write_text(damage)
     assert registry.load_model("gpt2").spec.d_model == 768
 
 
-def test_a_tampered_entry_is_revalidated(cache_dir, monkeypatch):
-    registry.load_model("gpt2")
+def planted(cache_dir: Path, raw: dict) -> None:
+    """Mark `raw` as validated in the cache, as someone who can write the directory could."""
     path = cache_dir / "configs.json"
     data = json.loads(path.read_text())
-    for entry in data["entries"].values():
-        entry["d_model"] = -1
+    data["validated"].append(cache.key(raw))
     path.write_text(json.dumps(data))
-    assert registry.load_model("gpt2").spec.d_model == 768
+
+
+def gpt2_raw(*overrides: str) -> dict:
+    raw = read_mapping(registry.presets_dir() / "gpt2.yaml", "model file")
+    return apply_overrides(raw, overrides)
 
 
 @pytest.mark.parametrize("edit", [
-    {"n_kv_heads": 5, "mlp": "swiglu"},  # an impossible model: must never be counted
-    {"n_kv_heads": 5},  # valid types, broken invariant
-    {"layer_types": ["window"]},  # no window size
-    {"n_layers": 10**12},
-    {"bias": {"qkv": 1}},
+    "n_kv_heads=5",  # valid types, broken invariant
+    "mlp=swiglu",  # not a choice
+    "layer_types=[window]",  # no window size
+    "n_layers=1000000000000",
+    "bias.qkv=1",  # not a boolean
+    "d_model=768.0",
 ])
-def test_an_entry_that_breaks_an_invariant_is_validated_again(cache_dir, cli, edit):
+def test_a_planted_entry_cannot_pass_an_invalid_input(cache_dir, cli, edit):
     registry.load_model("gpt2")
+    planted(cache_dir, gpt2_raw(edit))
+    r = cli("model", "gpt2", "--set", edit, "-f", "json")
+    assert r.code == 2 and r.out == "" and r.err.startswith("flopcalc: error: gpt2: ")
+
+
+def test_the_cache_holds_no_figures(cache_dir, cli):
+    # The issue's attack: a hand-edited entry for gpt2 at 6 layers must not pass a budget.
+    registry.load_model("gpt2")
+    text = (cache_dir / "configs.json").read_text()
+    assert "768" not in text and "n_layers" not in text
+    (cache_dir / "configs.json").write_text(text.replace("12", "6"))
+    r = cli("check", "gpt2", "--max", "params.total=100M")
+    assert r.code == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "huge", "directory"])
+def test_a_cache_file_that_is_not_a_small_regular_file_is_ignored(cache_dir, kind):
+    import time
+
     path = cache_dir / "configs.json"
-    data = json.loads(path.read_text())
-    for entry in data["entries"].values():
-        entry.update(edit)
-    path.write_text(json.dumps(data))
-    doc = cli("model", "gpt2", "--elementwise", "-f", "json")
-    assert doc.code == 0 and doc.json()["params"]["total"] == 124_439_808
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev_zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "huge":
+        path.write_text(json.dumps({"versions": "x", "validated": ["a" * 32] * 100_000}))
+    else:
+        path.mkdir()
+    start = time.monotonic()
+    assert registry.load_model("gpt2").spec.d_model == 768
+    assert time.monotonic() - start < 5
+
+
+def test_no_home_no_cache(tmp_path, monkeypatch):
+    # A system user whose home does not exist: nothing is created, the run still works.
+    home = tmp_path / "nonexistent"
+    for name in ("FLOPCALC_CACHE_DIR", "XDG_CACHE_HOME", "FLOPCALC_NO_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    assert registry.load_model("gpt2").spec.d_model == 768
+    assert not home.exists()
 
 
 def test_no_cache_and_unwritable_dir(tmp_path, monkeypatch):

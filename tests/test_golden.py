@@ -26,5 +26,6 @@ def test_figures_unchanged(name):
     expected = json.loads((GOLDEN / f"{name}.json").read_text())
     got = record(name)
     changed = [f"{k}: {expected.get(k, '<absent>')} -> {got.get(k, '<absent>')}"
-               for k in sorted(set(expected) | set(got)) if not same(expected.get(k, ...), got.get(k, ...))]
+               for k in sorted(set(expected) | set(got))
+               if not same(expected.get(k, ...), got.get(k, ...))]
     assert not changed, f"{len(changed)} figures changed:\n" + "\n".join(changed[:40])

@@ -306,7 +306,8 @@ def test_encoder_decoder_cross_attention_with_sinks_and_batch(cli, tmp_path):
         # Self q/k/v/o on 4 target tokens 4·16 = 64; cross q and o on the 4 target tokens
         # 4·8 = 32, cross k and v on the 6 source tokens 6·8 = 48 (README: cross-attention
         # keys and values come from the source).
-        "decoder.attn.elementwise.bias": 64 + 32 + 48,
+        "decoder.attn.elementwise.bias": 64,
+        "decoder.cross_attn.elementwise.bias": 32 + 48,
         "decoder.mlp.elementwise.bias": 4 * (3 + 4),
         "decoder.mlp.elementwise.activation": 4 * 3,
         # Self: 2·2·2² = 16 scores + 2 heads × 4 rows = 8.

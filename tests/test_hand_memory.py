@@ -203,14 +203,16 @@ ENC_DEC = ("architecture: encoder-decoder\nn_encoder_layers: 1\nn_layers: 1\nd_m
 
 def test_cross_attention_tensors(cli, tmp_path):
     # The decoder layer of an encoder-decoder model, t = 2, sequence parallelism, dropout:
-    # cross-attention's input 2sbh/t = 64; its Q, K, V 2sb(8 + 8 + 8)/t = 192; the softmax
-    # tensors count the self- and cross-attention heads, a = 2 + 2 = 4: 2as²b/t =
-    # 2·4·16·2/2 = 128, the mask as²b/t = 64 and the dropout output 128.
+    # cross-attention's input 2sbh/t = 64; its Q and K 2sb(8 + 8)/t = 128 and V 2sb·8/t = 64;
+    # its softmax tensors, of its a = 2 heads, like self-attention's: 2as²b/t = 2·2·16·2/2 =
+    # 64, the mask as²b/t = 32 and the dropout output 64.
     dec = tensors(doc(cli, tmp_path, ENC_DEC, *SB, "--tp", 2, "--sequence-parallel",
                       "--dropout"), 1)
-    assert dec["cross_attn.input"] == 64 and dec["cross_attn.qkv"] == 192
-    assert (dec["attn.softmax"], dec["attn.softmax_dropout_mask"],
-            dec["attn.softmax_dropout"]) == (128, 64, 128)
+    assert dec["cross_attn.input"] == 64
+    assert (dec["cross_attn.qk"], dec["cross_attn.v"]) == (128, 64)
+    for attention in ("attn", "cross_attn"):
+        assert (dec[f"{attention}.softmax"], dec[f"{attention}.softmax_dropout_mask"],
+                dec[f"{attention}.softmax_dropout"]) == (64, 32, 64)
 
 
 def test_cross_attention_keeps_its_output_projection_input(cli, tmp_path):
@@ -222,8 +224,11 @@ def test_cross_attention_keeps_its_output_projection_input(cli, tmp_path):
     assert dec == {
         "norm_inputs": 3 * 2 * 64 // 2,  # 3 RMSNorms (self, cross, MLP) × 2sbh/t = 192
         "attn.input": 64, "attn.qk": 128,
-        "cross_attn.input": 64, "cross_attn.qkv": 192, "cross_attn.o_input": 64,
-        "attn.softmax": 128, "attn.softmax_dropout_mask": 64, "attn.softmax_dropout": 128,
+        "cross_attn.input": 64, "cross_attn.qk": 128, "cross_attn.v": 64,
+        "cross_attn.o_input": 64,
+        "attn.softmax": 64, "attn.softmax_dropout_mask": 32, "attn.softmax_dropout": 64,
+        "cross_attn.softmax": 64, "cross_attn.softmax_dropout_mask": 32,
+        "cross_attn.softmax_dropout": 64,
         "attn.v": 64, "attn.o_input": 64, "attn.dropout_mask": 32,
         "cross_attn.dropout_mask": 32,
         "mlp.input": 64, "mlp.hidden": 512, "mlp.dropout_mask": 32,

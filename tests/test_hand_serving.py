@@ -23,11 +23,10 @@ from fractions import Fraction
 import pytest
 
 import flopcalc
-from flopcalc.counting.masks import breakpoints, sum_visible_keys
 from flopcalc.counting.roofline import decode_time
 from flopcalc.counting.serving import affine_segments
-from flopcalc.counting.traffic import expert_reads, weight_reads
-from flopcalc.models.spec import Mask
+from flopcalc.counting.traffic import weight_reads
+from flopcalc.kinds.masks import Mask
 
 from .conftest import ROOT
 
@@ -40,7 +39,7 @@ def infer(cli, *args) -> dict:
 
 def visible(mask: Mask, i: int) -> int:
     """Keys j = 1..i query i may see, counted from the mask's definition (module docstring of
-    counting/masks.py, README `infer`)."""
+    kinds/masks.py, README `infer`)."""
     def sees(j: int) -> bool:
         if mask.kind == "window":
             return 0 <= i - j < mask.size
@@ -61,16 +60,16 @@ def test_sum_of_visible_keys_against_the_definition(mask):
     for lo in range(1, 13):
         for hi in range(lo - 3, 13):
             expected = sum(visible(mask, i) for i in range(lo, hi + 1))
-            assert sum_visible_keys(mask, lo, hi) == expected, (lo, hi)
+            assert mask.visible_keys(lo, hi) == expected, (lo, hi)
 
 
 def test_breakpoints_are_a_windows_w_and_every_multiple_of_a_chunk():
     # Documented: the positions p in [lo, hi) after which the keys change their affine form.
     for lo in range(1, 12):
         for hi in range(lo, 14):
-            assert list(breakpoints(Mask("window", 4), lo, hi)) == ([4] if lo <= 4 < hi else [])
-            assert list(breakpoints(CHUNK_3, lo, hi)) == [p for p in range(lo, hi) if p % 3 == 0]
-            assert list(breakpoints(CAUSAL, lo, hi)) == []
+            assert list(Mask("window", 4).breakpoints(lo, hi)) == ([4] if lo <= 4 < hi else [])
+            assert list(CHUNK_3.breakpoints(lo, hi)) == [p for p in range(lo, hi) if p % 3 == 0]
+            assert list(CAUSAL.breakpoints(lo, hi)) == []
 
 
 # Two layers, d 8, 2 heads of 4 (so K and V of 2 KV heads: 16 values, 32 bytes in bf16, per
@@ -278,16 +277,16 @@ def test_experts_read_at_a_huge_batch(cli, model):
 
 def moe_of(model, experts: int, top_k: int):
     spec = flopcalc.load(model(MOE)).spec
-    moe = next(g.layer.mlp for g in spec.groups() if g.layer.is_moe)
+    moe = next(g.layer.ffn for g in spec.groups() if g.layer.routed)
     return replace(moe, experts=experts, top_k=top_k)
 
 
 def test_expected_experts_are_exact_up_to_65536_tokens(model):
     # The README's E·(1 − (1 − k/E)^B) as an exact rational, for E = 8, k = 2.
     for tokens in (1, 2, 3, 65_536):
-        r = expert_reads(moe_of(model, 8, 2), tokens)
+        r = moe_of(model, 8, 2).reads(8, tokens)
         assert r.expected == 8 * (1 - Fraction(3, 4) ** tokens) and r.exact is True
-    assert expert_reads(moe_of(model, 8, 2), 65_537).exact is False
+    assert moe_of(model, 8, 2).reads(8, 65_537).exact is False
 
 
 @pytest.mark.parametrize("experts, top_k, tokens", [(2**17, 3, 70_000), (2**17, 1, 100_000)])
@@ -303,7 +302,7 @@ def test_expected_experts_in_floating_point_beyond_65536_tokens(cli, model, expe
     assert abs(Decimal(r["expected"]) - reference) < Decimal("1e-6")
     # Least k; most min(E, B·k): 131,072 of 210,000 picks, or 100,000 of 131,072 experts.
     assert (r["least"], r["most"]) == (top_k, min(experts, tokens * top_k))
-    assert expert_reads(moe_of(model, experts, top_k), tokens).exact is False
+    assert moe_of(model, experts, top_k).reads(8, tokens).exact is False
 
 
 def test_weight_reads_say_when_routing_was_not_exact(model):

@@ -103,13 +103,14 @@ def test_small_moe_configs_with_eager_experts(cli, name):
 
 @pytest.mark.parametrize("name", sorted(MOE["mla_decode"]))
 def test_absorbed_mla_decode_step(name):
-    from flopcalc.counting.attention import decode_attention_flops
-    from flopcalc.counting.parts import total
+    from flopcalc.kinds.base import total
     from flopcalc.models.registry import load_model
 
     spec = load_model(str(DATA / "hf" / "moe" / "small" / f"{name}.json")).spec
     for check in MOE["mla_decode"][name]:
         assert check["max_abs_diff_output"] < 1e-12
-        ours = decode_attention_flops(spec.first_layer().attention, spec.d_model,
-                                      check["batch"], check["context"], 1, "attn")
+        # One step at position c over c keys, of the first layer's latent attention.
+        attention = spec.groups()[0].layer.mixers[0]
+        ours = attention.decode(spec.d_model, check["batch"], check["context"],
+                                check["context"])
         assert total(ours) == check["absorbed"]["counted_total"]

@@ -709,11 +709,11 @@ def test_parse_share(text, value):
 
 
 def test_validated_accelerators_are_remembered_and_rechecked(cli, tmp_path, monkeypatch):
-    """A mapping that passed validation skips pydantic next time; an edited cache entry that
-    breaks an invariant is validated again, never used."""
+    """A mapping that passed validation skips pydantic next time; a planted digest of an
+    invalid file lets nothing through."""
     import json
 
-    from flopcalc.models import accelerators
+    from flopcalc.models import cache, validation
 
     monkeypatch.setenv("FLOPCALC_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "chip.yaml"
@@ -721,14 +721,16 @@ def test_validated_accelerators_are_remembered_and_rechecked(cli, tmp_path, monk
             "memory_bandwidth: 1000\npeak_flops: {bf16: 1000}\n")
     path.write_text(good)
     first = load_accelerator(str(path)).spec
-    cache = tmp_path / "cache" / "accelerators.json"
-    assert cache.is_file()
-    monkeypatch.setattr(accelerators, "accelerator_schema", lambda: pytest.fail("validated again"))
-    assert load_accelerator(str(path)).spec == first
-    monkeypatch.undo()
-    monkeypatch.setenv("FLOPCALC_CACHE_DIR", str(tmp_path / "cache"))
-    data = json.loads(cache.read_text())
-    for entry in data["entries"].values():
-        entry["peak_flops"] = {"bf16": -5}
-    cache.write_text(json.dumps(data))
-    assert load_accelerator(str(path)).spec == first
+    store = tmp_path / "cache" / "accelerators.json"
+    assert store.is_file()
+    with monkeypatch.context() as m:
+        m.setattr(validation, "validate_declared", lambda *a: pytest.fail("validated again"))
+        assert load_accelerator(str(path)).spec == first
+    bad = good.replace("bf16: 1000", "bf16: -5")
+    path.write_text(bad)
+    data = json.loads(store.read_text())
+    data["validated"].append(cache.key({**{k: v for k, v in first.__dict__.items()},
+                                        "peak_flops": {"bf16": -5}}))
+    store.write_text(json.dumps(data))
+    one_line_error(cli("infer", "gpt2", "--prompt", 10, "--gen", 10, "--accelerator", str(path)),
+                   "peak_flops")

@@ -79,7 +79,8 @@ def test_encoder_decoder_with_source_and_target_lengths_that_differ(cli):
 def test_reference_dims_match_presets(name):
     """torchref's architectures are typed in by hand; make sure they describe the presets."""
     spec, arch = load_model(name).spec, torchref.PRESETS[name]
-    att, mlp = spec.first_layer().attention, spec.first_layer().mlp
+    first = spec.groups(spec.output_stack)[0].layer
+    att, mlp = first.mixers[0], first.ffn
     assert (arch["layers"], arch["d_model"], arch["heads"], arch["kv_heads"], arch["head_dim"],
             arch["d_ff"], arch["vocab"]) == (spec.n_layers(spec.output_stack), spec.d_model,
                                              att.heads, att.kv_heads, att.qk_dim, mlp.d_ff,

@@ -70,16 +70,14 @@ def test_published_params_on_the_meta_device(cli, path):
 def test_absorbed_mla_decode(cli, name, context, batch):
     """The absorbed module reproduces HF's attention output, and its counted FLOPs are
     flopcalc's decode attention for one layer (a step at position c = context)."""
-    from flopcalc.counting.attention import decode_attention_flops
-    from flopcalc.counting.parts import total
+    from flopcalc.kinds.base import total
     from flopcalc.models.registry import load_model
 
     path = DATA / "hf" / "moe" / "small" / f"{name}.json"
     check = hfref_moe.mla_decode_check(hfref_moe.load_config(path), context, batch)
     assert check["max_abs_diff_output"] < 1e-12 * max(1.0, check["max_abs_output"])
     spec = load_model(str(path)).spec
-    ours = decode_attention_flops(spec.first_layer().attention, spec.d_model, batch, context, 1,
-                                  "attn")
+    ours = spec.groups()[0].layer.mixers[0].decode(spec.d_model, batch, context, context)
     assert total(ours) == check["absorbed"]["counted_total"]
     # The cache is the latent: kv_lora_rank + qk_rope_head_dim values per token and layer.
     doc = cli("infer", str(path), "--prompt", context - 1, "--gen", 1, "--kv-dtype", "fp32",

@@ -68,7 +68,7 @@ def show(model: ModelArg, set_: SetOpt = None, debug: DebugOpt = False) -> None:
     from ..reports.listing import config_yaml
 
     loaded = load(model, set_)
-    write(config_yaml(validate_model(loaded.raw, loaded.label)))
+    write(config_yaml(validate_model(loaded.raw, loaded.label)[0]))
 
 
 def sweep_report(model: str, seq: str = "1k..1M", points: Optional[int] = None,

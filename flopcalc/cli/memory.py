@@ -55,14 +55,14 @@ def memory_report(model: str, seq: Optional[int] = None, batch: int = 1, dp: int
                   dropout: bool = False, flash: bool = False,
                   precision: Precision = Precision.mixed, optimizer: Optimizer = Optimizer.adamw,
                   accelerator: Optional[str] = None, count: Optional[int] = None,
-                  set_: Optional[List[str]] = None) -> Any:
+                  set_: Optional[List[str]] = None, curve: bool = False) -> Any:
     from .. import api
 
     return api.memory(model, seq=seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep,
                       zero=int(Zero(zero).value), recompute=RecomputeMode(recompute).value,
                       sequence_parallel=sequence_parallel, dropout=dropout, flash=flash,
                       precision=Precision(precision).value, optimizer=Optimizer(optimizer).value,
-                      accelerator=accelerator, count=count, set=set_)
+                      accelerator=accelerator, count=count, set=set_, curve=curve)
 
 
 @handles_errors
@@ -107,9 +107,10 @@ def memory(
     from ..render import memory as render
 
     report = memory_report(model, seq, batch, dp, tp, pp, ep, zero, recompute, sequence_parallel,
-                           dropout, flash, precision, optimizer, accelerator, count, set_)
+                           dropout, flash, precision, optimizer, accelerator, count, set_,
+                           plot is not None)
     if plot is not None:
         from ..render.plot import plot_memory
 
-        plot_memory(report, load(model, set_), plot)
+        plot_memory(report, plot)
     emit(fmt, report, render.memory_csv, render.memory_tables)

@@ -48,7 +48,8 @@ def infer_report(model: str, prompt: int, gen: int, batch: int = 1,
                  attention: AttentionOpt = AttentionOpt.full,
                  accelerator: Optional[str] = None, count: int = 1,
                  peak: Optional[int] = None, bandwidth: Optional[int] = None,
-                 max_batch: bool = False, set_: Optional[List[str]] = None) -> Any:
+                 max_batch: bool = False, set_: Optional[List[str]] = None,
+                 curve: bool = False) -> Any:
     from .. import api
 
     return api.infer(model, prompt=prompt, gen=gen, batch=batch,
@@ -56,7 +57,8 @@ def infer_report(model: str, prompt: int, gen: int, batch: int = 1,
                      weights_dtype=StorageDtype(weights_dtype).value,
                      compute_dtype=ComputeDtype(compute_dtype).value,
                      attention=AttentionOpt(attention).value, accelerator=accelerator,
-                     count=count, peak=peak, bandwidth=bandwidth, max_batch=max_batch, set=set_)
+                     count=count, peak=peak, bandwidth=bandwidth, max_batch=max_batch, set=set_,
+                     curve=curve)
 
 
 @handles_errors
@@ -90,11 +92,12 @@ def infer(
 
     check_brief(brief, fmt)
     report = infer_report(model, prompt, gen, batch, kv_dtype, weights_dtype, compute_dtype,
-                          attention, accelerator, count, peak, bandwidth, max_batch, set_)
+                          attention, accelerator, count, peak, bandwidth, max_batch, set_,
+                          plot is not None)
     if plot is not None:
         from ..render.plot import plot_infer
 
-        plot_infer(report, load(model, set_), plot)
+        plot_infer(report, plot)
     emit(fmt, report, render.infer_csv, render.infer_tables,
          render.infer_brief if brief else None)
 

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from math import isqrt
+from math import ceil, isqrt
 from typing import Optional
 
+from ..kinds.base import ATTENTION, WEIGHTS, Convention, total
+from ..kinds.masks import Mask
 from ..models.spec import ModelSpec
-from .attention import pair_flops
 from .layers import layer_flops
-from .masks import pair_polynomial
 from .model import workload
-from .parts import ATTENTION, WEIGHTS, Convention, Workload, total
+from .workload import Workload
 
 MAX_SEGMENTS = 100_000  # chunked layers: give up after this many blocks of lengths
 
@@ -49,17 +49,13 @@ def layers_weights_attention(spec: ModelSpec, w: Workload) -> tuple[int, int]:
     return weights, attention
 
 
-def _terms(spec: ModelSpec, convention: Convention) -> tuple[int, list[tuple[int, object]]]:
-    """W (weight FLOPs per token of all layers) and, per group, (count·c, mask) for
-    self-attention, plus (count·c, None) for cross-attention (s² pairs)."""
+def _terms(spec: ModelSpec, convention: Convention) -> tuple[int, list[tuple[int, Mask]]]:
+    """W (weight FLOPs per token of all layers) and, for every s² term of every group, (count·c,
+    the mask that counts its pairs): c = 2·h·(d_qk + d_v) for attention."""
     # Linear in s: W·1 at s = 1 (target length = source length).
     weights, _ = layers_weights_attention(spec, workload(spec, 1, 1, 1, convention))
-    terms: list[tuple[int, object]] = []
-    for g in spec.groups():
-        per_pair = total(pair_flops(g.layer.attention, 1))  # c = 2·h·(d_qk + d_v)
-        terms.append((g.count * per_pair, g.layer.attention.mask))
-        if g.layer.cross is not None:
-            terms.append((g.count * total(pair_flops(g.layer.cross, 1)), None))
+    terms = [(g.count * per_pair, mask) for g in spec.groups() for _, kind in g.layer.slots()
+             for per_pair, mask in kind.pair_terms()]
     return weights, terms
 
 
@@ -68,8 +64,7 @@ def _polynomial(weights: int, terms: list, convention: Convention, s: int
     """attention(x) − weights(x) = a·x² + b·x + c on the segment of lengths holding s."""
     a, b, c = Fraction(0), Fraction(-weights), Fraction(0)
     for coefficient, mask in terms:
-        pa, pb, pc = (Fraction(1), Fraction(0), Fraction(0)) if mask is None else \
-            pair_polynomial(mask, convention, s)  # type: ignore[arg-type]
+        pa, pb, pc = mask.pair_polynomial(convention, s)
         a, b, c = a + coefficient * pa, b + coefficient * pb, c + coefficient * pc
     return a, b, c
 
@@ -78,16 +73,7 @@ def _segment_end(terms: list, convention: Convention, s: int) -> Optional[int]:
     """The last length of the segment holding s: the next window or chunk breakpoint."""
     if convention == "full":
         return None
-    ends = []
-    for _, mask in terms:
-        if mask is None or not mask.local:  # type: ignore[attr-defined]
-            continue
-        size = mask.size  # type: ignore[attr-defined]
-        if mask.kind == "window":  # type: ignore[attr-defined]
-            if s <= size:
-                ends.append(size)
-        else:
-            ends.append(-(-s // size) * size)
+    ends = [end for _, mask in terms if (end := mask.segment_end(s)) is not None]
     return min(ends) if ends else None
 
 
@@ -115,7 +101,7 @@ def _first_root(a: Fraction, b: Fraction, c: Fraction, lo: int, hi: Optional[int
         approx = float(root) if root is not None else (
             (-float(b) + (num / den) ** 0.5) / (2 * float(a)))
     if root is not None:
-        n = -(-root.numerator // root.denominator)
+        n = ceil(root)
     else:
         n = max(lo, int(approx) - 2)
         while f(n) < 0:
@@ -129,12 +115,12 @@ def _first_root(a: Fraction, b: Fraction, c: Fraction, lo: int, hi: Optional[int
 def crossover(spec: ModelSpec, convention: Convention = "full") -> Crossover:
     """The crossover of `spec` under `convention` (see the module docstring)."""
     weights, terms = _terms(spec, convention)
-    masks = [m for _, m in terms if m is not None]
-    all_local = convention == "causal" and all(
-        getattr(m, "local", False) for m in masks) and len(masks) == len(terms)
-    if all_local:
+    if not terms:
+        return Crossover(None, None, None, "no layer has attention: no FLOPs grow with the "
+                         "square of the sequence")
+    if convention == "causal" and all(m.keys_bounded for _, m in terms):
         # Past every window, attention per token is at most Σ c·size: below W it never catches up.
-        bound = sum(coef * m.size for coef, m in terms)  # type: ignore[union-attr]
+        bound = sum(coef * m.size for coef, m in terms)
         if bound < weights:
             return Crossover(None, None, None, "every layer's attention is local (windowed or "
                              "chunked): it grows linearly in the sequence and stays below the "

@@ -1,74 +1,92 @@
-"""One layer: its parameters and its forward FLOPs, sublayer by sublayer.
+"""One layer: its parameters, forward FLOPs, element-wise work, decode steps and saved
+activations, slot by slot through the kinds' own answers.
 
-A layer is self-attention, cross-attention (decoders of encoder-decoder models) and a
+A layer is token mixers, cross-attention (decoders of encoder-decoder models) and a
 feed-forward sublayer (MLP or mixture of experts), each with its norms: one before it (`pre`),
 one after it (`post`: Vaswani et al.'s post-LN, and OLMo 2's norm of the sublayer output, cost
-the same), or both (`sandwich`, Gemma 2/3). A parallel block (GPT-J, GPT-NeoX, PaLM) feeds
-attention and MLP one input through one shared norm or two. Parts are named relative to the
+the same), or both (`sandwich`, Gemma 2/3). A parallel block (GPT-J, GPT-NeoX, PaLM) feeds the
+mixer and the MLP one input through one shared norm or two. Parts are named relative to the
 layer (`attn.q.weight`, `mlp.up`); the model prefixes the stack.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+from ..kinds.base import ELEMENTWISE, Keeping, Part, prefixed
 from ..models.spec import Layer
-from .attention import attention_flops, attention_params, norm_params
-from .elementwise import layer_elementwise
-from .masks import pairs
-from .mlp import ffn_flops, ffn_params
-from .parts import Part, Workload
-
-
-def sublayers(layer: Layer) -> list[str]:
-    """The residual sublayers of a layer, in forward order."""
-    return ["attn", *(["cross_attn"] if layer.cross is not None else []), "mlp"]
-
-
-def norms_around(layer: Layer, sub: str) -> tuple[list[str], list[str]]:
-    """Names of the norms listed before and after sublayer `sub`'s own parameters."""
-    if layer.parallel:
-        if layer.parallel_norms == 1:
-            return (["norm"] if sub == "attn" else []), []
-        return [f"{sub}_norm"], []
-    if layer.placement == "sandwich":
-        return [f"{sub}_norm"], [f"{sub}_post_norm"]
-    return [f"{sub}_norm"], []
-
-
-def norm_count(layer: Layer) -> dict[str, int]:
-    """How many d-wide norms each sublayer has (a parallel block's shared norm is attn's)."""
-    return {sub: sum(len(side) for side in norms_around(layer, sub)) for sub in sublayers(layer)}
+from .workload import Workload
 
 
 def layer_params(layer: Layer, d: int, active: bool = False) -> list[Part]:
-    """Parameters of one layer, by tensor, with shapes. `active`: of a mixture of experts only
-    the top-k routed experts a token uses."""
+    """Parameters of one layer, by tensor, with shapes and roles. `active`: of a mixture of
+    experts only the top-k routed experts a token uses."""
     parts: list[Part] = []
-    for sub in sublayers(layer):
-        before, after = norms_around(layer, sub)
+    for sub, slots in layer.sublayers():
+        before, after = layer.norms_around(sub)
         for name in before:
-            parts += norm_params(layer.norm, d, name)
-        if sub == "mlp":
-            parts += ffn_params(layer.mlp, d, active)
-        else:
-            att = layer.attention if sub == "attn" else layer.cross
-            assert att is not None
-            parts += attention_params(att, d, layer.norm, sub)
+            parts += layer.norm.params(d, name)
+        for name, kind in slots:
+            parts += prefixed(name, kind.params(d, active))
         for name in after:
-            parts += norm_params(layer.norm, d, name)
+            parts += layer.norm.params(d, name)
     return parts
 
 
 def layer_flops(layer: Layer, d: int, w: Workload, elementwise: bool = False) -> list[Part]:
     """Forward FLOPs of one layer of its stack for workload `w` (batch included)."""
-    n = w.length(layer.stack)
-    tokens = w.batch * n
-    self_pairs = w.batch * pairs(layer.attention.mask, n, n, w.attention)
-    parts = attention_flops(layer.attention, d, tokens, tokens, self_pairs, "attn")
-    if layer.cross is not None:
-        # Queries from the decoder's tgt_seq tokens; keys and values from the encoder's seq.
-        parts += attention_flops(layer.cross, d, w.batch * w.tgt_seq, w.batch * w.seq,
-                                 w.batch * w.tgt_seq * w.seq, "cross_attn")
-    parts += ffn_flops(layer.mlp, d, tokens)
+    parts: list[Part] = []
+    for name, kind in layer.slots():
+        parts += prefixed(name, kind.forward(d, w.span(layer.stack, name)))
     if elementwise:
-        parts += layer_elementwise(layer, d, w, norm_count(layer))
+        parts += layer_elementwise(layer, d, w)
     return parts
+
+
+def layer_elementwise(layer: Layer, d: int, w: Workload) -> list[Part]:
+    """Element-wise FLOPs of one layer: each sublayer's norms (per element of the d-wide
+    input) and residual add (one per output added), then each slot's own."""
+    tokens = w.batch * w.length(layer.stack)
+    per_norm = layer.norm.per_element
+    parts = []
+    for sub, slots in layer.sublayers():
+        count = sum(len(side) for side in layer.norms_around(sub))
+        if count and per_norm:
+            parts.append(Part(f"{sub}.elementwise.norm", count * per_norm * tokens * d,
+                              ELEMENTWISE))
+        parts.append(Part(f"{sub}.elementwise.residual", len(slots) * tokens * d, ELEMENTWISE))
+    for name, kind in layer.slots():
+        parts += prefixed(name, kind.elementwise(d, w.span(layer.stack, name)))
+    return parts
+
+
+def layer_decode(layer: Layer, d: int, batch: int, first: int, last: int) -> list[Part]:
+    """FLOPs of the decode steps at positions first..last of one decoder layer, `batch`
+    sequences, one new token each per step."""
+    parts: list[Part] = []
+    for name, kind in layer.slots():
+        parts += prefixed(name, kind.decode(d, batch, first, last))
+    return parts
+
+
+def layer_activations(layer: Layer, d: int, k: Keeping) -> list[Part]:
+    """Bytes autograd keeps for one layer and one micro-batch, after Korthikanti et al. 2022:
+    each norm's input, each sublayer's input (a parallel block's MLP shares its mixer's), the
+    slots' own tensors, and with dropout the masks after each sublayer (see counting.memory)."""
+    from ..kinds.base import ceil_fraction
+
+    s, b, t = k.seq, k.batch, k.tp
+    sp = Fraction(1, t) if k.sequence_parallel else Fraction(1)
+    sbh = s * b * d
+    if k.recompute == "full":
+        return [Part("layer_input", ceil_fraction(2 * sbh * sp), "bytes")]
+    norms = sum(layer.norm_count().values()) if layer.norm.present else 0
+    parts: list[tuple[str, Fraction]] = [("norm_inputs", 2 * sbh * norms * sp)]
+    for sub, slots in layer.sublayers():
+        if not layer.shares_input(sub):
+            parts.append((f"{sub}.input", 2 * sbh * sp))
+        for name, kind in slots:
+            parts += [(f"{name}.{tensor}", value) for tensor, value in kind.activations(d, k)]
+        if k.dropout:
+            parts.append((f"{sub}.dropout_mask", sbh * sp))
+    return [Part(name, ceil_fraction(value), "bytes") for name, value in parts]

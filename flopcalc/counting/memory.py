@@ -37,12 +37,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from math import ceil
 from typing import Optional
 
-from ..models.spec import Layer, ModelSpec, Moe
-from .layers import norm_count
+from ..kinds.base import EXPERT, LAST, REPLICATED, SPREAD, Part, ceil_fraction, merged
+from ..models.spec import ModelSpec
+from .layers import layer_activations
 from .model import model_params
-from .parts import EMBEDDING, Part
 
 BYTES = "bytes"
 PRECISIONS = {  # weights, gradients, and optimizer bytes per parameter besides its moments
@@ -51,7 +52,8 @@ PRECISIONS = {  # weights, gradients, and optimizer bytes per parameter besides 
     "fp32": (4, 4, 0),
 }
 OPTIMIZERS = {"adamw": 8, "sgd": 4, "adamw-8bit": 2}  # bytes per parameter of moments (fp32 m, v)
-COLUMN_PARALLEL = ("q", "k", "v", "gate", "up", "q_a", "q_b", "kv_a", "kv_b")
+ZERO_STAGES = (0, 1, 2, 3)
+RECOMPUTE = ("none", "selective", "full")
 
 
 @dataclass(frozen=True)
@@ -82,33 +84,17 @@ class Setup:
 # ------------------------------------------------------------------------------------ state
 
 
-def _share(p: Part, setup: Setup) -> Fraction:
+def share(p: Part, setup: Setup) -> Fraction:
     """The fraction of a parameter tensor one device holds under tensor and expert
-    parallelism."""
-    name = p.name.split(".")
-    if ".experts." in p.name:
+    parallelism, from its role."""
+    if p.role == EXPERT:
         return Fraction(1, setup.tp * setup.ep)
-    if p.kind == EMBEDDING:  # by vocabulary (token table, LM head) or by head (relative
-        # bias); position and token-type tables are replicated, as Megatron-LM keeps them
-        replicated = name[-1] in ("positions", "token_types")
-        return Fraction(1) if replicated else Fraction(1, setup.tp)
-    if len(p.shape) >= 2:
-        return Fraction(1, setup.tp) if "router" not in p.name else Fraction(1)
-    if name[-1] == "bias" and len(name) >= 2 and name[-2] in COLUMN_PARALLEL:
-        return Fraction(1, setup.tp)
-    return Fraction(1)
+    return Fraction(1) if p.role == REPLICATED else Fraction(1, setup.tp)
 
 
-def _placement(p: Part) -> str:
-    """Where a parameter lives in a pipeline: `layers` (spread over the stages), `first` (the
-    embeddings, on the first stage) or `last` (the final norms and the head)."""
-    top = p.name.split(".")[0]
-    if "final_norm" in p.name or top in ("lm_head", "head", "pooler"):
-        return "last"
-    if top in ("encoder", "decoder") and ".embed." not in p.name \
-            and "relative_bias" not in p.name:
-        return "layers"
-    return "first"
+def stage_layers(spec: ModelSpec, setup: Setup) -> int:
+    """Layers of the first pipeline stage: ⌈L/p⌉."""
+    return ceil(Fraction(spec.n_layers(), setup.pp))
 
 
 def device_params(spec: ModelSpec, setup: Setup) -> Fraction:
@@ -116,13 +102,12 @@ def device_params(spec: ModelSpec, setup: Setup) -> Fraction:
     the L layers (in proportion to each kind), the embeddings, and with one stage the final
     norms and the head; each tensor's tensor- and expert-parallel share."""
     layers = spec.n_layers()
-    stage = Fraction(-(-layers // setup.pp), layers)  # ⌈L/p⌉ of the L layers
+    stage = Fraction(stage_layers(spec, setup), layers)  # ⌈L/p⌉ of the L layers
     total = Fraction(0)
     for p in model_params(spec):
-        where = _placement(p)
-        if where == "last" and setup.pp > 1:
+        if p.stage == LAST and setup.pp > 1:
             continue
-        total += p.value * _share(p, setup) * (stage if where == "layers" else 1)
+        total += p.value * share(p, setup) * (stage if p.stage == SPREAD else 1)
     return total
 
 
@@ -135,85 +120,11 @@ def state_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     parts = []
     for name, nbytes in (("weights", w), ("gradients", g), ("optimizer", o)):
         value = params * nbytes / (dp if setup.zero >= split[name] else 1)
-        parts.append(Part(f"memory.{name}", _ceil(value), BYTES))
+        parts.append(Part(f"memory.{name}", ceil_fraction(value), BYTES))
     return parts
 
 
-def _ceil(x: Fraction) -> int:
-    return -(-x.numerator // x.denominator)
-
-
 # ------------------------------------------------------------------------------ activations
-
-
-def layer_activations(layer: Layer, d: int, setup: Setup) -> list[Part]:
-    """Bytes autograd keeps for one layer and one micro-batch (see the module docstring)."""
-    s, b, t = setup.seq, setup.batch, setup.tp
-    sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
-    split = Fraction(1, t)
-    sbh = s * b * d
-    if setup.recompute == "full":
-        return [Part("layer_input", _ceil(2 * sbh * sp), BYTES)]
-    att = layer.attention
-    parts: list[tuple[str, Fraction]] = []
-    norms = sum(norm_count(layer).values()) if layer.norm.present else 0
-    parts.append(("norm_inputs", 2 * sbh * norms * sp))
-    parts.append(("attn.input", 2 * sbh * sp))
-    parts.append(("attn.qk", 2 * s * b * (att.d_q + att.d_k) * split))
-    if att.latent is not None:
-        lat = att.latent
-        low_rank = (lat.q_rank or 0) * 2 + lat.kv_rank * 2 + lat.rope_dim
-        parts.append(("attn.latents", 2 * s * b * low_rank * split))
-    if att.qk_norm != "none":
-        parts.append(("attn.qk_norm_inputs", 2 * s * b * (att.d_q + att.d_k) * split))
-    if layer.cross is not None:
-        parts.append(("cross_attn.input", 2 * sbh * sp))
-        parts.append(("cross_attn.qkv", 2 * s * b * (layer.cross.d_q + layer.cross.d_k
-                                                    + layer.cross.d_v) * split))
-        parts.append(("cross_attn.o_input", 2 * s * b * layer.cross.d_o * split))
-    heads = att.heads + (layer.cross.heads if layer.cross is not None else 0)
-    if setup.flash:
-        parts.append(("attn.logsumexp", 4 * heads * s * b * split))
-    elif setup.recompute != "selective":
-        parts.append(("attn.softmax", 2 * heads * s * s * b * split))
-        if setup.dropout:
-            parts.append(("attn.softmax_dropout_mask", heads * s * s * b * split))
-            parts.append(("attn.softmax_dropout", 2 * heads * s * s * b * split))
-    parts.append(("attn.v", 2 * s * b * att.d_v * split))
-    parts.append(("attn.o_input", 2 * s * b * att.d_o * split))
-    if setup.dropout:
-        parts.append(("attn.dropout_mask", sbh * sp))
-        if layer.cross is not None:
-            parts.append(("cross_attn.dropout_mask", sbh * sp))
-    if not (layer.parallel and (layer.parallel_norms == 1 or not layer.norm.present)):
-        parts.append(("mlp.input", 2 * sbh * sp))  # a parallel block's MLP shares attn.input
-    parts += _mlp_activations(layer, s, b, d, split)
-    if setup.dropout:
-        parts.append(("mlp.dropout_mask", sbh * sp))
-    return [Part(name, _ceil(value), BYTES) for name, value in parts]
-
-
-def _mlp_activations(layer: Layer, s: int, b: int, d: int,
-                     split: Fraction) -> list[tuple[str, Fraction]]:
-    """The MLP's hidden tensors: 2 per plain MLP (activation input and output), 4 per gated
-    one (gate, up, activation output, product), of 2·tokens·f bytes; a mixture of experts
-    keeps them for each token's k experts (plus its k copies of the input and the router's
-    logits in fp32), and for the shared experts. Expert parallelism does not shrink them: the
-    ep devices are data-parallel ranks with their own micro-batches, and the all-to-all brings
-    each about as many routed copies as it sends."""
-    mlp = layer.mlp
-    if not isinstance(mlp, Moe):
-        tensors = 4 if mlp.gated else 2
-        return [("mlp.hidden", 2 * s * b * mlp.d_ff * tensors * split)]
-    expert = mlp.expert
-    routed = s * b * mlp.top_k
-    out = [("mlp.router_logits", Fraction(4 * s * b * mlp.experts)),
-           ("mlp.expert_inputs", Fraction(2 * routed * d)),
-           ("mlp.experts.hidden", 2 * routed * expert.d_ff * (4 if expert.gated else 2) * split)]
-    if mlp.shared is not None:
-        out.append(("mlp.shared.hidden",
-                    2 * s * b * mlp.shared.d_ff * (4 if mlp.shared.gated else 2) * split))
-    return out
 
 
 def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
@@ -223,41 +134,35 @@ def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     s, b, t, d = setup.seq, setup.batch, setup.tp, spec.d_model
     layers = spec.n_layers()
     in_flight = setup.pp
-    stage_layers = -(-layers // setup.pp)
     parts = []
     for g in spec.groups():
-        share = Fraction(g.count, layers) * stage_layers * in_flight
+        fraction = Fraction(g.count, layers) * stage_layers(spec, setup) * in_flight
         for p in layer_activations(g.layer, d, setup):
-            parts.append(Part(f"layers.{p.name}", _ceil(p.value * share), BYTES))
+            parts.append(Part(f"layers.{p.name}", ceil_fraction(p.value * fraction), BYTES))
     sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
     if setup.dropout:
-        parts.append(Part("embedding.dropout_mask", _ceil(s * b * d * in_flight * sp), BYTES))
+        parts.append(Part("embedding.dropout_mask", ceil_fraction(s * b * d * in_flight * sp),
+                          BYTES))
     if setup.pp == 1 and spec.final_norm and spec.norm.present:
-        parts.append(Part("output.final_norm_input", _ceil(2 * s * b * d * sp), BYTES))
+        parts.append(Part("output.final_norm_input", ceil_fraction(2 * s * b * d * sp), BYTES))
     if setup.pp == 1 and spec.head != "none":
-        parts.append(Part("output.lm_head_input", _ceil(2 * s * b * d * sp), BYTES))
-        parts.append(Part("output.logits_fp32", _ceil(Fraction(4 * s * b * spec.vocab_size,
-                                                               t)), BYTES))
-    return _merge(parts)
-
-
-def _merge(parts: list[Part]) -> list[Part]:
-    out: dict[str, int] = {}
-    for p in parts:
-        out[p.name] = out.get(p.name, 0) + p.value
-    return [Part(name, value, BYTES) for name, value in out.items()]
+        parts.append(Part("output.lm_head_input", ceil_fraction(2 * s * b * d * sp), BYTES))
+        parts.append(Part("output.logits_fp32",
+                          ceil_fraction(Fraction(4 * s * b * spec.vocab_size, t)), BYTES))
+    return merged(parts)
 
 
 def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
     """Why this parallel layout cannot hold the model, or None."""
-    heads = {g.layer.attention.heads for g in spec.groups()}
-    if any(h % setup.tp for h in heads):
-        return (f"--tp {setup.tp} must divide the {min(heads)} attention heads (each device "
+    kinds = [kind for g in spec.groups() for _, kind in g.layer.slots()]
+    units = sorted({u for k in kinds if (u := k.tp_units()) and u % setup.tp})
+    if units:
+        return (f"--tp {setup.tp} must divide the {units[0]} attention heads (each device "
                 "holds whole heads)")
     layers = spec.n_layers()
     if setup.pp > layers:
         return f"--pp {setup.pp} is more than the {layers} layers; a stage needs a layer"
-    experts = {g.layer.mlp.experts for g in spec.groups() if isinstance(g.layer.mlp, Moe)}
+    experts = {k.ep_units() for k in kinds if k.ep_units()}
     if setup.ep > 1 and not experts:
         return "--ep applies to mixtures of experts; this model is dense"
     if any(e % setup.ep for e in experts):
@@ -268,4 +173,3 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
     if setup.sequence_parallel and setup.tp == 1:
         return "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"
     return None
-

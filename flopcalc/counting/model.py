@@ -15,12 +15,15 @@ projection and its bias). Forward FLOPs: every layer, then the head on every out
 
 from __future__ import annotations
 
+from ..kinds.base import (COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD, LAST, LAYERS, NORMS,
+                          REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, merged, scaled,
+                          total)
+from ..kinds.mlp import ACTIVATION_FLOPS
 from ..models.spec import ModelSpec
-from .attention import norm_params
-from .elementwise import head_elementwise, norm_per_element
-from .layers import layer_flops, layer_params
-from .parts import (ELEMENTWISE, EMBEDDING, HEAD, LAYERS, NORMS, WEIGHTS, Convention, Part,
-                    Workload, merged, scaled, total)
+from .layers import layer_decode, layer_flops, layer_params
+from .workload import Workload
+
+TANH = 1  # as in the GELU count
 
 
 def workload(spec: ModelSpec, seq: int, tgt_seq: int | None = None, batch: int = 1,
@@ -40,31 +43,38 @@ def output_tokens(spec: ModelSpec, w: Workload) -> int:
 
 
 def _embeddings(spec: ModelSpec) -> list[Part]:
+    """Token tables, split by vocabulary under tensor parallelism (an untied one is only ever
+    looked up: the LM head reads a tied one in full), and BERT's token-type table."""
     d, vocab = spec.d_model, spec.vocab_size
+    untied = not spec.tie_embeddings
     parts = []
     if spec.is_encoder_decoder and not spec.share_encoder_embeddings:
-        parts.append(Part("encoder.embed.tokens", vocab * d, EMBEDDING, (vocab, d)))
-    parts.append(Part("embed.tokens", vocab * d, EMBEDDING, (vocab, d)))
+        parts.append(Part("encoder.embed.tokens", vocab * d, EMBEDDING, (vocab, d), VOCAB,
+                          FIRST, lookup=untied))
+    parts.append(Part("embed.tokens", vocab * d, EMBEDDING, (vocab, d), VOCAB, FIRST,
+                      lookup=untied))
     if spec.token_types:
         parts.append(Part("embed.token_types", spec.token_types * d, EMBEDDING,
-                          (spec.token_types, d)))
+                          (spec.token_types, d), REPLICATED, FIRST, lookup=True))
     return parts
 
 
 def _stack_inputs(spec: ModelSpec, stack: str) -> list[Part]:
-    """A stack's position table or relative position bias, and an embedding norm."""
+    """A stack's position table (replicated, as Megatron-LM keeps it) or relative position
+    bias (split by head), and an embedding norm."""
     d, parts = spec.d_model, []
     if spec.positions == "learned":
         assert spec.max_seq_len is not None  # the spec's invariants guarantee it
         name = "encoder.embed.positions" if spec.is_encoder_decoder and stack == "encoder" \
             else "embed.positions"
-        parts.append(Part(name, spec.max_seq_len * d, EMBEDDING, (spec.max_seq_len, d)))
+        parts.append(Part(name, spec.max_seq_len * d, EMBEDDING, (spec.max_seq_len, d),
+                          REPLICATED, FIRST, lookup=True))
     if spec.relative_buckets is not None:
-        heads = spec.first_layer(stack).attention.heads
+        heads = spec.relative_heads
         parts.append(Part(f"{stack}.relative_bias", spec.relative_buckets * heads, EMBEDDING,
-                          (spec.relative_buckets, heads)))
+                          (spec.relative_buckets, heads), COLUMN, FIRST, lookup=True))
     if spec.embedding_norm:
-        parts += norm_params(spec.norm, d, "embed.norm", NORMS)
+        parts += spec.norm.params(d, "embed.norm", NORMS, FIRST)
     return parts
 
 
@@ -72,15 +82,16 @@ def _head_params(spec: ModelSpec) -> list[Part]:
     d, vocab = spec.d_model, spec.vocab_size
     parts = []
     if spec.head == "masked-lm":
-        parts += [Part("head.transform.weight", d * d, HEAD, (d, d)),
-                  Part("head.transform.bias", d, HEAD, (d,))]
-        parts += norm_params(spec.norm, d, "head.norm", HEAD)
+        parts += [Part("head.transform.weight", d * d, HEAD, (d, d), COLUMN, LAST),
+                  Part("head.transform.bias", d, HEAD, (d,), REPLICATED, LAST)]
+        parts += spec.norm.params(d, "head.norm", HEAD, LAST)
     if not spec.tie_embeddings:
-        parts.append(Part("lm_head.weight", d * vocab, EMBEDDING, (d, vocab)))
+        parts.append(Part("lm_head.weight", d * vocab, EMBEDDING, (d, vocab), VOCAB, LAST))
     if spec.head == "masked-lm":
-        parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,)))
+        parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,), VOCAB, LAST))
     if spec.pooler:
-        parts += [Part("pooler.weight", d * d, HEAD, (d, d)), Part("pooler.bias", d, HEAD, (d,))]
+        parts += [Part("pooler.weight", d * d, HEAD, (d, d), COLUMN, LAST),
+                  Part("pooler.bias", d, HEAD, (d,), REPLICATED, LAST)]
     return parts
 
 
@@ -100,7 +111,7 @@ def model_params(spec: ModelSpec, active: bool = False) -> list[Part]:
         parts += _stack_inputs(spec, stack)
         parts += stack_params(spec, stack, active)
         if spec.final_norm:
-            parts += norm_params(spec.norm, spec.d_model, f"{stack}.final_norm", NORMS)
+            parts += spec.norm.params(spec.d_model, f"{stack}.final_norm", NORMS, LAST)
     return parts + _head_params(spec)
 
 
@@ -116,9 +127,9 @@ def mtp_params(spec: ModelSpec) -> list[Part]:
     one layer of the last layer's kind and the norm before the shared output head. The
     embedding and output head are shared with the model."""
     d = spec.d_model
-    one = (norm_params(spec.norm, d, "enorm") + norm_params(spec.norm, d, "hnorm")
-           + [Part("eh_proj.weight", 2 * d * d, LAYERS, (2 * d, d))]
-           + layer_params(spec.mtp_layer, d) + norm_params(spec.norm, d, "head_norm"))
+    one = (spec.norm.params(d, "enorm") + spec.norm.params(d, "hnorm")
+           + [Part("eh_proj.weight", 2 * d * d, LAYERS, (2 * d, d), ROW)]
+           + layer_params(spec.mtp_layer, d) + spec.norm.params(d, "head_norm"))
     return scaled(one, spec.mtp_layers, "mtp") if spec.mtp_layers else []
 
 
@@ -149,7 +160,7 @@ def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
 def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list[Part]:
     """Whole-model forward FLOPs: every layer (summed over its stack), then the head."""
     parts: list[Part] = []
-    per_norm = norm_per_element(spec.norm)
+    per_norm = spec.norm.per_element
     for stack in spec.stacks:
         tokens = w.batch * w.length(stack)
         if elementwise and spec.embedding_norm and per_norm:
@@ -175,3 +186,34 @@ def mtp_flops(spec: ModelSpec, w: Workload) -> list[Part]:
            + layer_flops(spec.mtp_layer, d, w)
            + [Part("lm_head", 2 * tokens * d * spec.vocab_size, WEIGHTS)])
     return scaled(one, spec.mtp_layers, "mtp")
+
+
+def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]:
+    """BERT's masked-LM head on `tokens` output tokens: the transform's bias, activation and
+    norm, then the output bias over the vocabulary; its pooler on each sequence's first token:
+    bias and tanh."""
+    d, parts = spec.d_model, []
+    if spec.head == "masked-lm":
+        act = ACTIVATION_FLOPS[spec.head_activation]
+        parts += [Part("head.elementwise.bias", tokens * d, ELEMENTWISE),
+                  Part("head.elementwise.activation", tokens * d * act, ELEMENTWISE),
+                  Part("head.elementwise.norm", tokens * d * spec.norm.per_element,
+                       ELEMENTWISE),
+                  Part("lm_head.elementwise.bias", tokens * spec.vocab_size, ELEMENTWISE)]
+    if spec.pooler:
+        parts += [Part("pooler.elementwise.bias", sequences * d, ELEMENTWISE),
+                  Part("pooler.elementwise.activation", sequences * d * TANH, ELEMENTWISE)]
+    return parts
+
+
+def decode_flops(spec: ModelSpec, first: int, last: int, batch: int) -> list[Part]:
+    """FLOPs of the decode steps at positions first..last (one step each), `batch` sequences:
+    every decoder layer, then the LM head on every generated token, (B×d)·(d×V) per step. A
+    single step at context c is decode_flops(spec, c, c, batch)."""
+    steps = last - first + 1
+    parts: list[Part] = []
+    for g in spec.groups("decoder"):
+        parts += scaled(layer_decode(g.layer, spec.d_model, batch, first, last), g.count,
+                        "decoder")
+    return merged(parts) + [Part("lm_head", 2 * batch * steps * spec.d_model * spec.vocab_size,
+                                 WEIGHTS)]

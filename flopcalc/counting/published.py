@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from ..models.spec import Mlp, ModelSpec
-from .layers import layer_flops
+from ..kinds.base import WEIGHTS, Convention, Published, total
+from ..models.spec import ModelSpec
 from .model import model_flops, model_params, non_embedding, output_tokens, workload
-from .parts import EMBEDDING, WEIGHTS, Convention, total
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +33,19 @@ class Shape:
     n_matmul: int  # every parameter but lookup tables: a tied LM head counts, positions do not
 
 
+def mixers_published(spec: ModelSpec) -> list[tuple[int, Published]]:
+    """(layers, symbols) of every token mixer of every group (cross-attention left out: the
+    formulas are decoder-only)."""
+    return [(g.count, m.published(spec.d_model)) for g in spec.groups() for m in g.layer.mixers]
+
+
 def shape_of(spec: ModelSpec) -> Shape:
     parts, active = model_params(spec), model_params(spec, active=True)
-    lookup = sum(p.value for p in parts if p.kind == EMBEDDING and (
-        p.name.endswith(("positions", "token_types", "relative_bias"))
-        or (p.name.endswith("embed.tokens") and not spec.tie_embeddings)))
+    lookup = sum(p.value for p in parts if p.lookup)
     return Shape(
         n_layers=spec.n_layers(), n_encoder_layers=spec.n_layers("encoder"),
         d_model=spec.d_model, vocab=spec.vocab_size,
-        attn_width=sum(g.count * g.layer.attention.d_q for g in spec.groups()),
+        attn_width=sum(n * m.qk_width for n, m in mixers_published(spec)),
         n=non_embedding(active), n_total=total(parts),
         n_matmul=total(active) - lookup,
     )
@@ -94,28 +97,19 @@ def megatron(m: Shape, s: int) -> Fraction:
 
 
 def megatron_assumptions(spec: ModelSpec) -> list[str]:
-    """Where the model differs from the block Megatron's formula was derived for (empty: none)."""
-    d, broken = spec.d_model, []
-    atts = {g.layer.attention for g in spec.groups()}
-    mlps = {g.layer.mlp for g in spec.groups()}
-    if any(a.latent is not None for a in atts):
-        broken.append("assumes multi-head attention; this model has latent attention (MLA)")
-    elif any(a.kv_heads != a.heads for a in atts):
-        a = next(a for a in atts if a.kv_heads != a.heads)
-        kind = "MQA" if a.kv_heads == 1 else "GQA"
-        broken.append(f"assumes multi-head attention; this model has {kind} ({a.kv_heads} KV "
-                      f"heads for {a.heads} query heads), so its K/V projections are narrower")
-    if any(not isinstance(f, Mlp) for f in mlps):
-        broken.append("assumes a dense MLP; this model has a mixture of experts (Megatron-LM's "
-                      "later code counts the top-k routed and the shared experts, but no router)")
-    dense = [f for f in mlps if isinstance(f, Mlp)]
-    if any(f.gated for f in dense):
-        broken.append("assumes a two-matrix MLP; this model's MLP is gated (three matrices)")
-    widths = sorted({f.d_ff for f in dense if f.d_ff != 4 * d})
+    """Where the model differs from the block Megatron's formula was derived for (empty: none):
+    each kind's own departures, then an MLP width other than 4d, then h·d_h other than d."""
+    d = spec.d_model
+    mixers = [m for _, m in mixers_published(spec)]
+    # Mixtures of experts first, then dense MLPs: the widths below are the dense ones.
+    ffns = sorted((g.layer.ffn.published(d) for g in spec.groups() if g.layer.ffn is not None),
+                  key=lambda f: not f.experts)
+    broken = list(dict.fromkeys(x for m in mixers + ffns for x in m.departures))
+    widths = sorted({w for f in ffns for w in f.ffn_widths if w != 4 * d})
     if widths:
         broken.append(f"assumes d_ff = 4d = {4 * d:,}; this model has d_ff = "
                       + " and ".join(f"{w:,}" for w in widths))
-    d_qs = sorted({a.d_q for a in atts if a.d_q != d} | {a.d_o for a in atts if a.d_o != d})
+    d_qs = sorted({w for m in mixers for w in (m.qk_width, m.v_width) if w and w != d})
     if d_qs:
         broken.append(f"assumes h·d_h = d; this model has h·d_h = {d_qs[0]:,} and d = {d:,}")
     return broken
@@ -136,13 +130,16 @@ def chinchilla_forward_per_sequence(spec: ModelSpec, s: int) -> int:
     embeddings = 2 * s * V * d  # their convention: the lookup costs a (s×V)·(V×d) matmul
     layers = 0
     for g in spec.groups():
-        att = g.layer.attention
-        weights = sum(p.value for p in layer_flops(g.layer, d, w) if p.kind == WEIGHTS
-                      and not p.name.startswith("cross_attn"))  # projections and dense block
-        logits = 2 * s * s * att.heads * att.qk_dim  # QKᵀ, every head: (s×d_h)·(d_h×s)
-        softmax = 3 * att.heads * s * s  # 3 per score, every head
-        reductions = 2 * s * s * att.heads * att.v_dim  # softmax · V, every head
-        layers += g.count * (weights + logits + softmax + reductions)
+        span = w.span(g.stack, "")  # self-attention and the feed-forward block
+        own = [kind for kind in (*g.layer.mixers, g.layer.ffn) if kind is not None]
+        weights = sum(total(kind.forward(d, span), WEIGHTS) for kind in own)
+        layers += g.count * weights
+        for m in g.layer.mixers:
+            att = m.published(d)
+            logits = 2 * s * s * att.qk_width  # QKᵀ, every head: (s×d_h)·(d_h×s)
+            softmax = 3 * att.heads * s * s  # 3 per score, every head
+            reductions = 2 * s * s * att.v_width  # softmax · V, every head
+            layers += g.count * (logits + softmax + reductions)
     final_logits = 2 * s * d * V  # (s×d)·(d×V)
     return embeddings + layers + final_logits
 

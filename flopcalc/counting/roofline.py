@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from math import ceil
 from typing import Callable
 
 
@@ -71,7 +72,7 @@ def _affine_time(compute_s: Callable[[int], Fraction], memory_s: Callable[[int],
             split = root.numerator // root.denominator
             compute, memory = (lo, split), (split + 1, hi)
         else:  # gap rising: compute-bound from ceil(root)
-            split = -(-root.numerator // root.denominator)
+            split = ceil(root)
             compute, memory = (split, hi), (lo, split - 1)
     seconds = sum_affine(compute_s, *compute) + sum_affine(memory_s, *memory)
     return DecodeTime(seconds, max(0, compute[1] - compute[0] + 1),

@@ -3,24 +3,22 @@ each feed one token per sequence and attend over the KV cache.
 
 - Prefill is the forward pass over the prompt (`model.model_flops`), so it equals
   `flopcalc model M --seq P` under the same convention (LM head on every prompt token).
-- Decode step at position c (c = P + i for the i-th generated token) projects the new token
-  through every weight (the LM head included) and attends, in each layer, over the keys its
-  mask lets the query see: c for a full layer, min(c, w) for a window of w, (c − 1) mod b + 1
-  in blocks of b. Latent attention (MLA) decodes in the weight-absorbed form (see
-  `attention.decode_attention_flops`). A mixture of experts runs its router, k experts and the
-  shared experts per token.
+- Decode step at position c (c = P + i for the i-th generated token) runs each layer's kinds on
+  one new token per sequence (`model.decode_flops`): attention over the keys its mask lets the
+  query see (c for a full layer, min(c, w) for a window of w, (c − 1) mod b + 1 in blocks of
+  b; latent attention weight-absorbed), the feed-forward block, and the LM head.
 - Sums over many steps are exact: weight parts are the same every step and attention parts sum
-  the visible keys in closed form (`masks.sum_visible_keys`).
+  the visible keys in closed form (`Mask.visible_keys`).
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+from ..kinds.base import Convention, Part
 from ..models.spec import ModelSpec
-from .attention import decode_attention_flops
-from .masks import breakpoints, sum_visible_keys
-from .mlp import ffn_flops
-from .model import model_flops, workload
-from .parts import WEIGHTS, Convention, Part, merged, scaled
+from .model import decode_flops, model_flops, workload
+from .traffic import kv_bytes_per_token, kv_read_bytes, storage_bytes, weight_reads
 
 
 def prefill_parts(spec: ModelSpec, prompt: int, batch: int, convention: Convention
@@ -30,29 +28,42 @@ def prefill_parts(spec: ModelSpec, prompt: int, batch: int, convention: Conventi
 
 
 def decode_parts(spec: ModelSpec, first: int, last: int, batch: int) -> list[Part]:
-    """FLOPs of the decode steps at positions first..last (one step each), `batch` sequences.
-    A single step at context c is decode_parts(spec, c, c, batch)."""
-    steps = last - first + 1
-    d = spec.d_model
-    parts: list[Part] = []
-    for g in spec.groups("decoder"):
-        att = g.layer.attention
-        keys = sum_visible_keys(att.mask, first, last)
-        layer = (decode_attention_flops(att, d, batch, keys, steps, "attn")
-                 + ffn_flops(g.layer.mlp, d, batch * steps))
-        parts += scaled(layer, g.count, "decoder")
-    # The LM head on every generated token: (B×d)·(d×V) per step.
-    return merged(parts) + [Part("lm_head", 2 * batch * steps * d * spec.vocab_size, WEIGHTS)]
+    """FLOPs of the decode steps at positions first..last (one step each), `batch` sequences."""
+    return decode_flops(spec, first, last, batch)
 
 
 def affine_segments(spec: ModelSpec, first: int, last: int) -> list[tuple[int, int]]:
-    """[first, last] cut where any layer's visible keys change their affine form (a window
+    """[first, last] cut where any layer's decode cost changes its affine form (a window
     filling up, a new chunk): on each piece every decode cost is affine in the position."""
-    cuts = sorted({p for g in spec.groups("decoder")
-                   for p in breakpoints(g.layer.attention.mask, first, last)})
+    cuts = sorted({p for g in spec.groups("decoder") for _, kind in g.layer.slots()
+                   for p in kind.breakpoints(first, last)})
     pieces, start = [], first
     for cut in cuts:
         pieces.append((start, cut))
         start = cut + 1
     pieces.append((start, last))
     return [(a, b) for a, b in pieces if a <= b]
+
+
+class DecodeSteps:
+    """FLOPs and bytes of decode steps at positions first..last, exact (bytes as Fractions)."""
+
+    def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: str):
+        self.spec, self.batch, self.kv_b = spec, batch, kv_b
+        reads = weight_reads(spec, batch)
+        self.reads = reads
+        self.step_weight_bytes = storage_bytes(reads.expected, weights_dtype)
+        self.kv_per_token = kv_bytes_per_token(spec, kv_b)
+
+    def flops(self, first: int, last: int) -> list[Part]:
+        return decode_parts(self.spec, first, last, self.batch)
+
+    def byte_parts(self, first: int, last: int) -> dict[str, Fraction]:
+        steps = last - first + 1
+        return {"weights.read": steps * self.step_weight_bytes,
+                "kv_cache.read": Fraction(kv_read_bytes(self.spec, first, last, self.batch,
+                                                        self.kv_b)),
+                "kv_cache.write": Fraction(steps * self.batch * self.kv_per_token)}
+
+    def bytes(self, first: int, last: int) -> Fraction:
+        return sum(self.byte_parts(first, last).values(), Fraction(0))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .parts import round_fraction
+from ..kinds.base import round_fraction
 
 
 @dataclass(frozen=True, slots=True)

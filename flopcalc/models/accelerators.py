@@ -9,96 +9,42 @@ Short names pick a preset: `h100` is the H100 SXM (`ALIASES`).
 
 from __future__ import annotations
 
+import typing
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
+from ..declare import Parsed, structure
 from ..errors import FlopcalcError
+from ..numbers import parse_bytes, parse_count
 from .files import read_mapping, user_path
 
-# Every dtype a datasheet row may name; `peak_flops` keys must be among these.
-DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+
 # Short names people type, and the preset each means.
 ALIASES = {"h100": "h100-sxm", "a100": "a100-sxm-80gb", "a100-80gb": "a100-sxm-80gb",
            "a100-40gb": "a100-pcie-40gb", "mi300": "mi300x", "v5p": "tpu-v5p"}
 
 
+Dtype = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"]
+Size = Annotated[int, Parsed(parse_bytes)]
+Rate = Annotated[int, Parsed(parse_count)]
+
+
 @dataclass(frozen=True)
 class AcceleratorSpec:
-    """A validated accelerator file, per device; checks its own invariants, so a damaged cache
-    entry is refused like a bad file."""
+    """An accelerator file (its one declaration, see `flopcalc.declare`), per device."""
 
     title: str
     vendor: str
     source: str
-    memory_bytes: int
-    memory_bandwidth: int  # bytes/s
-    peak_flops: dict[str, int]  # dtype → dense FLOP/s
+    memory_bytes: Size
+    memory_bandwidth: Size  # bytes/s
+    peak_flops: dict[Dtype, Rate]  # dtype → dense FLOP/s
     notes: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("title", "vendor", "source", "notes"):
-            if type(getattr(self, name)) is not str:
-                raise ValueError(f"{name} must be text")
-        for name in ("memory_bytes", "memory_bandwidth"):
-            value = getattr(self, name)
-            if type(value) is not int or value <= 0:
-                raise ValueError(f"{name} must be a positive whole number")
-        if not isinstance(self.peak_flops, dict) or not self.peak_flops:
+        if not self.peak_flops:
             raise ValueError("peak_flops must map dtypes to FLOP/s")
-        for dtype, value in self.peak_flops.items():
-            if dtype not in DTYPES:
-                raise ValueError(f"peak_flops.{dtype}: unknown dtype; use {', '.join(DTYPES)}")
-            if type(value) is not int or value <= 0:
-                raise ValueError(f"peak_flops.{dtype} must be a positive whole number")
-
-
-_schema: Optional[type] = None
-
-
-def accelerator_schema() -> type:
-    """The pydantic model of an accelerator file. Built on first use: defining a pydantic model
-    imports about 40 ms of pydantic internals, which runs without --accelerator never need."""
-    global _schema
-    if _schema is None:
-        from typing import Annotated, Literal, Union
-
-        from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictInt,
-                              StrictStr, model_validator)
-
-        from ..numbers import parse_bytes, parse_count
-
-        def reader(parse: Any) -> Any:
-            def read(value: Any) -> int:
-                try:
-                    return parse(value, "value")
-                except FlopcalcError as exc:
-                    raise ValueError(str(exc).removeprefix("value: ")) from None
-            return BeforeValidator(read)
-
-        figure = Union[StrictInt, float, StrictStr]
-        size = Annotated[figure, reader(parse_bytes)]
-        rate = Annotated[figure, reader(parse_count)]
-        dtype = Literal[DTYPES]  # type: ignore[valid-type]
-
-        class Accelerator(BaseModel):
-            model_config = ConfigDict(extra="forbid", frozen=True)
-
-            title: StrictStr
-            vendor: StrictStr
-            source: StrictStr
-            memory_bytes: size  # type: ignore[valid-type]
-            memory_bandwidth: size  # type: ignore[valid-type]  # bytes/s
-            peak_flops: Annotated[dict[dtype, rate], Field(min_length=1)]  # type: ignore
-            notes: StrictStr = ""
-
-            @model_validator(mode="after")
-            def _spec(self) -> Any:
-                AcceleratorSpec(**self.model_dump())
-                return self
-
-        _schema = Accelerator
-    return _schema
 
 
 @dataclass(frozen=True)
@@ -174,24 +120,23 @@ def load_accelerator(ref: str) -> LoadedAccelerator:
 
 
 def validated(raw: dict[str, Any], label: str) -> AcceleratorSpec:
-    """`raw` checked against `accelerator_schema()`, or rebuilt (through the same invariants)
-    from an identical earlier check, so `--accelerator` costs no pydantic start-up after the
-    first run."""
+    """`raw` read as an accelerator file: by pydantic, or by the fast reader of the same
+    declaration when this very input validated before, so `--accelerator` costs no pydantic
+    start-up after the first run."""
     from .cache import Store, key
 
-    store = Store("accelerators", ["accelerators.py"])
+    store = Store("accelerators", ("declare.py", "models/accelerators.py"))
     cache_key = key(raw)
-    stored = store.lookup(cache_key)
-    if isinstance(stored, dict):
+    if store.seen(cache_key):
         try:
-            return AcceleratorSpec(**stored)
-        except (TypeError, ValueError):
-            pass  # damaged or edited: validate from scratch
-    from .validation import validate
+            return structure(AcceleratorSpec, raw)
+        except ValueError:
+            pass  # validate from scratch below, for pydantic's message
+    from .validation import resolve, validate_declared
 
-    spec = validate(accelerator_schema(), raw, label).model_dump()
-    store.store(cache_key, spec)
-    return AcceleratorSpec(**spec)
+    spec = resolve(raw, label, lambda r: validate_declared(AcceleratorSpec, r, label))
+    store.remember(cache_key)
+    return spec
 
 
 def all_accelerators() -> list[LoadedAccelerator]:
@@ -237,3 +182,6 @@ def resolve_hardware(accelerator: Optional[str], dtype: str, count: int,
 def preset_row(loaded: LoadedAccelerator) -> dict[str, Any]:
     """An accelerator as plain data, for `flopcalc accelerators`."""
     return {"name": loaded.name, **asdict(loaded.spec)}
+
+
+DTYPES = typing.get_args(Dtype)  # every dtype a datasheet row may name

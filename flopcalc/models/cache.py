@@ -1,29 +1,33 @@
-"""Remembered validations, so pydantic runs once per distinct input, not once per run.
+"""Remembered validations, so that pydantic runs once per distinct input, not once per run.
 
-Validating with pydantic costs little, but importing it and building a schema costs about 40 ms,
-a third of a run. An input mapping that validated once (byte for byte after `--set`, under the
-same flopcalc version, schema source and pydantic version) is read back from here as the plain
-data it validated to. Only inputs that passed validation are stored, so an invalid file always
-meets pydantic and its error message; and what is read back is rebuilt through the same
-invariant checks as a fresh validation (`models.spec`), so an edited or damaged entry is
-validated again, never counted.
+Validating with pydantic costs little, but importing it and building its models costs tens of
+milliseconds, a third of a run. An input mapping that validated once (byte for byte after
+`--set`, under the same flopcalc and format declarations) is remembered here by a digest, and
+next time it is read by the fast reader of the same declaration (`flopcalc.declare.structure`)
+instead of pydantic. The cache holds nothing but those digests: every figure is computed from the
+input itself, so an edited or planted cache can at most send an input to the fast reader, which
+applies the same checks (and any failure there falls back to pydantic and its message).
 
-Each kind of input (model configs, accelerators) has one small JSON file in $FLOPCALC_CACHE_DIR,
-else $XDG_CACHE_HOME/flopcalc, else ~/.cache/flopcalc. FLOPCALC_NO_CACHE=1 turns it off. Any
-problem reading or writing it (a read-only home, a corrupt file) only means the run validates as
-if there were no cache.
+One small file per kind of input (model configs, accelerators) in $FLOPCALC_CACHE_DIR, else
+$XDG_CACHE_HOME/flopcalc, else ~/.cache/flopcalc (never created when the home directory does not
+exist). FLOPCALC_NO_CACHE=1 turns it off. A cache file is read under the same rules as model
+files (a regular file of bounded size); any problem reading or writing it only means the run
+validates as if there were no cache.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..version import __version__
 
 MAX_ENTRIES = 256
+MAX_BYTES = 64 * 1024  # 256 digests of 32 characters, with room to spare
 
 
 def _directory() -> Optional[Path]:
@@ -32,89 +36,89 @@ def _directory() -> Optional[Path]:
     explicit = os.environ.get("FLOPCALC_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "flopcalc"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "flopcalc"
+    home = os.path.expanduser("~")
+    if home == "~" or not os.path.isdir(home):
+        return None  # no home: no cache, and never create one
+    return Path(home) / ".cache" / "flopcalc"
 
 
 def key(raw: Any) -> Optional[str]:
-    """The cache key of a raw mapping: canonical JSON, so 768 and 768.0 and true stay distinct.
-    None when the mapping holds something JSON cannot say (dates, sets): such an input is simply
-    not cached."""
+    """The digest of a raw mapping: of its canonical JSON, so 768 and 768.0 and true stay
+    distinct. None when the mapping holds something JSON cannot say (dates, sets): such an input
+    is simply not cached."""
     try:
-        return json.dumps(raw, sort_keys=True, separators=(",", ":"), allow_nan=True)
+        text = json.dumps(raw, sort_keys=True, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError):
         return None
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _fingerprint(schema_sources: Sequence[str]) -> str:
-    """What a stored result depends on: flopcalc's version, a checksum of the modules that define
-    the schema (so an edited validator invalidates the cache even without a release) and of
-    pydantic's version file (found without importing pydantic). Empty if any cannot be read."""
-    import importlib.util
+def _fingerprint(sources: Sequence[str]) -> str:
+    """What a remembered validation depends on: flopcalc's version and a checksum of the
+    modules that declare the format (so an edited declaration forgets everything even without a
+    release). Empty if any cannot be read."""
     import zlib
 
-    here = Path(__file__).resolve().parent
-    sources = [here / name for name in schema_sources]
-    spec = importlib.util.find_spec("pydantic")
-    if spec is None or not spec.origin:
-        return ""
-    sources.append(Path(spec.origin).parent / "version.py")
+    package = Path(__file__).resolve().parent.parent
     crc = 0
-    for path in sources:
-        try:
-            crc = zlib.crc32(path.read_bytes(), crc)
-        except OSError:
-            return ""
+    for name in sources:
+        for path in sorted(package.glob(name)):
+            try:
+                crc = zlib.crc32(path.read_bytes(), crc)
+            except OSError:
+                return ""
     return f"flopcalc {__version__} {crc:08x}"
 
 
 class Store:
-    """The remembered validations of one kind of input, keyed by `key(raw)`."""
+    """The remembered validations of one kind of input: digests of `key(raw)`."""
 
-    def __init__(self, kind: str, schema_sources: Sequence[str]):
+    def __init__(self, kind: str, sources: Sequence[str]):
         self.kind = kind
-        self.schema_sources = tuple(schema_sources)
+        self.sources = tuple(sources)
 
     def _path(self) -> Optional[Path]:
         directory = _directory()
         return None if directory is None else directory / f"{self.kind}.json"
 
-    def _read(self) -> tuple[str, dict[str, Any]]:
+    def _read(self) -> tuple[str, list[str]]:
         path = self._path()
-        if path is None:
-            return "", {}
+        fingerprint = _fingerprint(self.sources)
+        if path is None or not fingerprint:
+            return fingerprint, []
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return "", {}
-        fingerprint = _fingerprint(self.schema_sources)
-        if not fingerprint or not isinstance(data, dict) or data.get("versions") != fingerprint:
-            return fingerprint, {}
-        entries = data.get("entries")
-        return fingerprint, entries if isinstance(entries, dict) else {}
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+                return fingerprint, []
+            with open(path, "rb") as fh:
+                data = json.loads(fh.read(MAX_BYTES + 1))
+        except (OSError, ValueError, RecursionError):
+            return fingerprint, []
+        if not isinstance(data, dict) or data.get("versions") != fingerprint:
+            return fingerprint, []
+        seen = data.get("validated")
+        return fingerprint, [k for k in seen if isinstance(k, str)] if isinstance(seen, list) \
+            else []
 
-    def lookup(self, cache_key: Optional[str]) -> Any:
-        """The stored value for `cache_key`, or None."""
-        if cache_key is None:
-            return None
-        return self._read()[1].get(cache_key)
+    def seen(self, cache_key: Optional[str]) -> bool:
+        """Whether this input validated before."""
+        return cache_key is not None and cache_key in self._read()[1]
 
-    def store(self, cache_key: Optional[str], value: Any) -> None:
+    def remember(self, cache_key: Optional[str]) -> None:
         path = self._path()
         if cache_key is None or path is None:
             return
-        fingerprint, entries = self._read()
-        fingerprint = fingerprint or _fingerprint(self.schema_sources)
-        if not fingerprint:
+        fingerprint, seen = self._read()
+        if not fingerprint or cache_key in seen:
             return
-        entries.pop(cache_key, None)
-        entries[cache_key] = value
-        while len(entries) > MAX_ENTRIES:
-            entries.pop(next(iter(entries)))
+        seen = (seen + [cache_key])[-MAX_ENTRIES:]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"versions": fingerprint, "entries": entries}))
+            tmp.write_text(json.dumps({"versions": fingerprint, "validated": seen}))
             os.replace(tmp, path)
         except OSError:
             pass  # an unwritable cache only means validating again next time

@@ -16,6 +16,9 @@ from ..errors import FlopcalcError, suggest
 from .files import STDIN, as_mapping, parse_json, parse_yaml, read_text, user_path
 from .spec import ModelSpec, build_spec
 
+# The modules that declare the model format (the cache forgets when one changes).
+FORMAT_SOURCES = ("declare.py", "models/config.py", "models/spec.py", "kinds/*.py")
+
 
 @dataclass(frozen=True)
 class LoadedModel:
@@ -93,20 +96,21 @@ def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
 
 
 def validated(raw: dict[str, Any], label: str) -> ModelSpec:
-    """`raw` validated by pydantic, or rebuilt from an identical earlier validation through the
-    same invariant checks (`models.spec`); a cache entry that fails them is validated again."""
+    """`raw` read as a model config and built: by pydantic, or, when this very input validated
+    before, by the fast reader of the same declaration (see `cache`)."""
+    from ..declare import structure
     from .cache import Store, key
+    from .config import model_config
 
-    store = Store("configs", ["schema.py", "spec.py"])
+    store = Store("configs", FORMAT_SOURCES)
     cache_key = key(raw)
-    stored = store.lookup(cache_key)
-    if isinstance(stored, dict):
+    if store.seen(cache_key):
         try:
-            return build_spec(stored)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            pass  # damaged or edited: validate from scratch below
+            return build_spec(structure(model_config(), raw))
+        except ValueError:
+            pass  # validate from scratch below, for pydantic's message
     from .validation import validate_model
 
-    config = validate_model(raw, label)
-    store.store(cache_key, config.model_dump())
-    return config.resolve()
+    _, spec = validate_model(raw, label)
+    store.remember(cache_key)
+    return spec

@@ -8,8 +8,8 @@ conventions (and warnings) as a footnote. SVG keeps its text as text, and two ru
 identical bytes. The figures are drawn without pyplot (a bare `Figure` renders with Agg or the
 SVG backend and never opens a window or touches pyplot's global state).
 
-Drawing only: the numbers are the report's, or, for the curves of `infer` and `memory`, the
-same counting functions evaluated at more points.
+Drawing only: every number drawn is the report's (the curves of `infer` and `memory` are the
+reports' `curve`, which the command line asks for when it draws).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from ..errors import FlopcalcError
 from .text import duration, human, human_bytes, percent, rate, signed_percent
 
 if TYPE_CHECKING:
-    from ..models.registry import LoadedModel
     from ..reports.compare import CompareReport
     from ..reports.infer import InferReport
     from ..reports.memory import MemoryReport
@@ -35,7 +34,6 @@ FORMATS = {".svg": "svg", ".png": "png"}
 DPI = 120  # PNG pixels per inch
 WIDTH = {1: 10.4, 2: 10.4, 3: 12.8}  # inches, by panels side by side
 PANEL_HEIGHT = 3.6  # inches
-SAMPLES = 240  # points along a curve, besides its ends and breakpoints
 STYLE = {
     "svg.fonttype": "none",  # text stays text: searchable, selectable, read by screen readers
     "svg.hashsalt": "flopcalc",  # element ids from the content, not random per run
@@ -48,6 +46,13 @@ STYLE = {
     "legend.fontsize": 8,
     "legend.frameon": False,
 }
+FAMILY_COLORS = {"weights": "#4c72b0", "attention": "#dd8452", "scan": "#55a868",
+                 "elementwise": "#937860"}
+FAMILY_LABELS = {"weights": "weight GEMMs (incl. LM head)", "attention": "attention over the cache",
+                 "scan": "state/scan (recurrent core)", "elementwise": "element-wise"}
+BYTE_COLORS = {"weights.read": "#4c72b0", "kv_cache.read": "#55a868", "kv_cache.write": "#8172b3"}
+BYTE_LABELS = {"weights.read": "weights read", "kv_cache.read": "KV cache read",
+               "kv_cache.write": "KV cache written"}
 COLORS = {"weights": "#4c72b0", "attention": "#dd8452", "total": "#222222",
           "kv_read": "#55a868", "kv_write": "#8172b3", "gradients": "#937860",
           "optimizer": "#8172b3", "activations": "#dd8452", "limit": "#c44e52", "note": "#555555"}
@@ -180,13 +185,6 @@ def _marker(ax: Any, x: float, label: str = "", color: str = COLORS["note"],
                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
 
 
-def _samples(first: int, last: int, keep: Sequence[int] = ()) -> list[int]:
-    """Integers from first to last: both ends, `keep`, and about SAMPLES evenly spaced."""
-    span = last - first
-    points = {first + span * i // SAMPLES for i in range(SAMPLES + 1)}
-    return sorted(points | {first, last} | {k for k in keep if first <= k <= last})
-
-
 # ------------------------------------------------------------------------------- pictures
 
 def plot_sweep(report: SweepReport, path: str) -> None:
@@ -274,7 +272,7 @@ def plot_compare(report: CompareReport, path: str) -> None:
             ax.grid(axis="x", visible=False)
 
 
-def plot_infer(report: InferReport, loaded: LoadedModel, path: str) -> None:
+def plot_infer(report: InferReport, path: str) -> None:
     """Decode FLOPs and bytes per step against the context, and with an accelerator the steps'
     arithmetic intensity against its ridge point; the prefill alone with --gen 0."""
     s, d, hw = report.settings, report.decode, report.accelerator
@@ -285,30 +283,22 @@ def plot_infer(report: InferReport, loaded: LoadedModel, path: str) -> None:
     panels = 1 if d is None else 3 if roofline else 2
     title = "Prefill" if d is None else "Decode, step by step"
     with _picture(report, path, title, subtitle, panels) as axes:
-        if d is None:
+        if d is None or report.curve is None:
             _prefill_only(axes[0], report)
             return
-        from ..counting import parts as p
-        from ..counting.serving import affine_segments
-        from ..reports.infer import DecodeSteps
-
-        spec = loaded.spec
-        steps = DecodeSteps(spec, s.batch, s.kv_bytes_per_element, s.weights_dtype)
-        ends = [c for piece in affine_segments(spec, d.context_first, d.context_last)
-                for c in piece]
-        contexts = _samples(d.context_first, d.context_last, ends)
-        flops = [steps.flops(c, c) for c in contexts]
-        moved = [steps.byte_parts(c, c) for c in contexts]
+        curve = report.curve
+        contexts = [point.context for point in curve]
+        families = list(dict.fromkeys(k for point in curve for k in point.flops))
         flops_ax, bytes_ax = axes[0], axes[1]
-        flops_ax.stackplot(contexts, [p.total(f, p.WEIGHTS) for f in flops],
-                           [p.total(f, p.ATTENTION) for f in flops],
-                           colors=[COLORS["weights"], COLORS["attention"]],
-                           labels=["weight GEMMs (incl. LM head)", "attention over the cache"])
+        flops_ax.stackplot(contexts, *([point.flops.get(k, 0) for point in curve]
+                                       for k in families),
+                           colors=[FAMILY_COLORS.get(k, COLORS["note"]) for k in families],
+                           labels=[FAMILY_LABELS.get(k, k) for k in families])
         flops_ax.set_title(f"FLOPs per decode step (batch {s.batch})")
-        bytes_ax.stackplot(contexts, *([float(m[key]) for m in moved] for key in
-                                       ("weights.read", "kv_cache.read", "kv_cache.write")),
-                           colors=[COLORS["weights"], COLORS["kv_read"], COLORS["kv_write"]],
-                           labels=["weights read", "KV cache read", "KV cache written"])
+        moved = list(dict.fromkeys(k for point in curve for k in point.bytes))
+        bytes_ax.stackplot(contexts, *([point.bytes[k] for point in curve] for k in moved),
+                           colors=[BYTE_COLORS.get(k, COLORS["note"]) for k in moved],
+                           labels=[BYTE_LABELS.get(k, k) for k in moved])
         bytes_ax.set_title("bytes moved per decode step")
         for ax, label in ((flops_ax, "FLOPs per step"), (bytes_ax, "bytes per step")):
             ax.set_xlim(contexts[0], contexts[-1])
@@ -316,8 +306,7 @@ def plot_infer(report: InferReport, loaded: LoadedModel, path: str) -> None:
             ax.legend(loc="lower right", facecolor="white", frameon=True, edgecolor="none")
         if roofline:
             assert hw is not None and hw.bandwidth is not None
-            _intensity(axes[2], report, contexts,
-                       [p.total(f) / float(sum(m.values())) for f, m in zip(flops, moved)],
+            _intensity(axes[2], report, contexts, [point.intensity for point in curve],
                        hw.peak_flops, hw.bandwidth)
 
 
@@ -359,21 +348,13 @@ def _intensity(ax: Any, report: InferReport, contexts: list[int], intensity: lis
     ax.legend(loc="upper right")
 
 
-def plot_memory(report: MemoryReport, loaded: LoadedModel, path: str) -> None:
+def plot_memory(report: MemoryReport, path: str) -> None:
     """Memory per device against the micro-batch: weights, gradients and optimizer state
     (fixed) under the activations (growing), and with an accelerator its memory and the
     largest micro-batch that fits."""
-    from dataclasses import replace
-
-    from ..counting import parts as p
-    from ..counting.memory import activation_parts, state_parts
-
     s, device, fit = report.settings, report.accelerator, report.max_micro_batch
-    setup = s.setup()
-    batches = _samples(1, max(4, 2 * s.batch, 2 * (fit or 0)), [s.batch, fit or 1])
-    state = [x.value for x in state_parts(loaded.spec, setup)]
-    activations = [p.total(activation_parts(loaded.spec, replace(setup, batch=b)))
-                   for b in batches]
+    curve = report.curve or []
+    batches = [point.batch for point in curve]
     extras = [name for name, on in (("sequence parallel", s.sequence_parallel),
                                     ("dropout", s.dropout), ("FlashAttention", s.flash)) if on]
     subtitle = (f"seq {s.seq:,}; {s.devices:,} device{'s' if s.devices > 1 else ''} = dp "
@@ -381,9 +362,10 @@ def plot_memory(report: MemoryReport, loaded: LoadedModel, path: str) -> None:
                 + (f" (ep {s.ep})" if s.ep > 1 else "") + f"; ZeRO-{s.zero}; recompute "
                 f"{s.recompute}; {', '.join(extras + [s.precision + ' precision', s.optimizer])}")
     with _picture(report, path, "Training memory per device", subtitle, panels=1) as (ax,):
-        ax.stackplot(batches, *([v] * len(batches) for v in state), activations,
-                     colors=[COLORS[k] for k in ("weights", "gradients", "optimizer",
-                                                 "activations")],
+        state = ("weights", "gradients", "optimizer")
+        ax.stackplot(batches, *([point.state[k] for point in curve] for k in state),
+                     [point.activations for point in curve],
+                     colors=[COLORS[k] for k in state + ("activations",)],
                      labels=["weights", "gradients", "optimizer state", "activations"])
         here = report.memory.total
         ax.plot([s.batch], [here], "o", color=COLORS["total"], clip_on=False, zorder=3,
@@ -399,8 +381,8 @@ def plot_memory(report: MemoryReport, loaded: LoadedModel, path: str) -> None:
                 _note(ax, "not even a micro-batch of 1 fits", x=0.4, y=0.5,
                       color=COLORS["limit"])
         ax.set_xlim(batches[0], batches[-1])
-        ax.set_ylim(0, max(activations[-1] + sum(state),
-                           device.memory_bytes if device else 0) * 1.08)
+        top = curve[-1].activations + sum(curve[-1].state.values())
+        ax.set_ylim(0, max(top, device.memory_bytes if device else 0) * 1.08)
         _axis(ax, "micro-batch per device (sequences)", "memory per device (bytes)",
               y_bytes=True)
         ax.set_title("state (fixed) and activations (per micro-batch)")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
+from ..kinds.base import Published
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 
@@ -106,12 +107,11 @@ def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = F
         lines.append(f"6ND uses N = active non-embedding params{which}: a token's k routed "
                      "experts, not all E (total minus embeddings, an untied LM head and the "
                      "unused experts)")
-        lines.append("mixture of experts: per token the router 2·d·E, its k routed experts and "
-                     "the shared experts (what FlopCounterMode counts with transformers' eager "
-                     "experts)")
     else:
         lines.append(f"6ND uses N = non-embedding params{which} (total minus token and position "
                      "embeddings and an untied LM head)")
+    if spec is not None:
+        lines += kind_notes(spec, "notes")
     lines.append("training = 3 x forward (backward = 2 x forward)")
     if spec is not None and spec.mtp_layers:
         lines.append(f"{spec.mtp_layers} multi-token-prediction module(s): outside params.total "
@@ -121,3 +121,36 @@ def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = F
         lines.append("encoder-decoder: tokens D are target (decoder) tokens; crossover taken "
                      "with target length = source length")
     return lines
+
+
+def kind_notes(spec: ModelSpec, which: str = "notes") -> list[str]:
+    """The "how this was counted" lines of the model's kinds (`notes`, or `decode_notes` for
+    serving), each once, in the order the kinds first appear."""
+    lines: dict[str, None] = {}
+    for g in spec.groups():
+        for _, kind in g.layer.slots():
+            lines.update(dict.fromkeys(getattr(kind, which)()))
+    return list(lines)
+
+
+def first_attention(spec: ModelSpec, stack: Optional[str] = None) -> Published:
+    """The symbols of the first token mixer with heads (empty when no layer has attention)."""
+    return next((pub for g in spec.groups(stack) for m in g.layer.mixers
+                 if (pub := m.published(spec.d_model)).heads), Published())
+
+
+def first_ffn(spec: ModelSpec, stack: Optional[str] = None) -> Published:
+    """The first mixture of experts' symbols, else the first dense MLP's (empty: none)."""
+    ffns = [g.layer.ffn.published(spec.d_model) for g in spec.groups(stack)
+            if g.layer.ffn is not None]
+    return next((f for f in ffns if f.experts), ffns[0] if ffns else Published())
+
+
+SAMPLES = 240  # points along a curve, besides its ends and breakpoints
+
+
+def samples(first: int, last: int, keep: Sequence[int] = ()) -> list[int]:
+    """Integers from first to last: both ends, `keep`, and about SAMPLES evenly spaced."""
+    span = last - first
+    points = {first + span * i // SAMPLES for i in range(SAMPLES + 1)}
+    return sorted(points | {first, last} | {k for k in keep if first <= k <= last})

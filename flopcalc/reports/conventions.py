@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Optional, Union
 
-from ..counting.parts import round_fraction
+from ..kinds.base import round_fraction
 from ..counting.published import (Shape, chinchilla, delta_pct, exact, kaplan, megatron,
                                   megatron_assumptions, palm, shape_of, six_nd, six_nd_total)
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
-from .common import SCHEMA_VERSION, ModelInfo, Report, context_warning, exact_number, model_info
+from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, exact_number,
+                     first_attention, first_ffn, model_info)
 
 REFERENCE = "exact_full"
 
@@ -142,8 +143,8 @@ def _decoder_only_note(m: Shape, s: int, uses_n: bool) -> str:
 
 
 def _window_note(spec: ModelSpec) -> Optional[str]:
-    local = sorted({g.layer.attention.mask.describe() for g in spec.groups()
-                    if g.layer.attention.mask.local})
+    local = sorted({mask.describe() for g in spec.groups() for m in g.layer.mixers
+                    for _, mask in m.pair_terms() if mask.keys_bounded})
     if not local:
         return None
     return (f"counts every layer's attention at the full length; this model's "
@@ -224,14 +225,14 @@ def how_counted(spec: ModelSpec, m: Shape, recompute: bool) -> list[str]:
 
 
 def _dims(spec: ModelSpec, m: Shape) -> Dims:
-    first = spec.first_layer(spec.output_stack)
-    att, mlp = first.attention, first.mlp
-    width = getattr(mlp, "d_ff", None) or mlp.expert.d_ff  # type: ignore[union-attr]
-    gated = getattr(mlp, "gated", None)
-    kind = ("gated" if gated else "plain") if gated is not None else "moe"
+    att = first_attention(spec, spec.output_stack)
+    first = spec.groups(spec.output_stack)[0].layer.ffn
+    ffn = first.published(spec.d_model) if first is not None else first_ffn(spec)
+    width = ffn.expert_width or (ffn.ffn_widths[0] if ffn.ffn_widths else 0)
     return Dims(n_layers=m.n_layers, n_encoder_layers=m.n_encoder_layers, d_model=m.d_model,
-                n_heads=att.heads, n_kv_heads=att.kv_heads, head_dim=att.qk_dim, d_q=att.d_q,
-                d_kv=att.d_k, d_ff=width, mlp=kind, vocab_size=m.vocab, n=m.n,
+                n_heads=att.heads, n_kv_heads=att.kv_heads, head_dim=att.head_dim,
+                d_q=att.qk_width, d_kv=att.kv_width, d_ff=width, mlp=ffn.ffn,
+                vocab_size=m.vocab, n=m.n,
                 n_total=m.n_total, n_matmul=m.n_matmul,
                 layers_alike=len(spec.groups(spec.output_stack)) == 1)
 

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Optional, Union
+from typing import Callable, ClassVar, Optional, Union
 
-from ..counting import parts as p
+from ..kinds import base as p
 from ..counting.roofline import Bound, bound, decode_time
-from ..counting.serving import affine_segments, decode_parts, prefill_parts
-from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts, kv_read_bytes,
-                                storage_bytes, weight_params, weight_reads)
+from ..counting.serving import DecodeSteps, affine_segments, prefill_parts
+from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts, storage_bytes,
+                                weight_params, weight_reads)
 from ..errors import FlopcalcError
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
-                     exact_number, model_info)
+                     exact_number, first_attention, kind_notes, model_info, samples)
 
 Number = Union[int, float]
 
@@ -181,6 +181,17 @@ class Roofline:
 
 
 @dataclass
+class CurvePoint:
+    """One decode step along the generation, for pictures: its FLOPs by family, the bytes it
+    moves (rounded to whole bytes) and its FLOPs per byte."""
+
+    context: int
+    flops: dict[str, int]
+    bytes: dict[str, int]
+    intensity: float
+
+
+@dataclass
 class InferReport(Report):
     schema_version: int
     command: str
@@ -196,6 +207,19 @@ class InferReport(Report):
     accelerator: Optional[AcceleratorInfo]
     roofline: Optional[Roofline]
     warnings: list[str] = field(default_factory=list)
+    # Decode steps sampled along the way, for pictures (on request; not in the JSON document).
+    curve: ClassVar[Optional[list[CurvePoint]]] = None
+
+
+def decode_curve(st: DecodeSteps, first: int, last: int) -> list[CurvePoint]:
+    """Decode steps from `first` to `last`, sampled, the ends of every affine piece included."""
+    ends = [c for piece in affine_segments(st.spec, first, last) for c in piece]
+    out = []
+    for c in samples(first, last, ends):
+        flops, moved = st.flops(c, c), st.byte_parts(c, c)
+        out.append(CurvePoint(c, p.families(flops), {k: _round(v) for k, v in moved.items()},
+                              float(p.total(flops) / sum(moved.values()))))
+    return out
 
 
 def accelerator_info(hw: Hardware) -> AcceleratorInfo:
@@ -220,16 +244,7 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
              "decode step at position c = P + i: one token per sequence through every weight "
              "(LM head included) and, per layer, 2·h·(d_qk + d_v) FLOPs per key it sees: c keys, "
              "min(c, w) in a window of w, its own block's keys when chunked"]
-    if any(g.layer.attention.latent is not None for g in spec.groups()):
-        lines.append("latent attention decodes weight-absorbed (as vLLM, SGLang and DeepSeek "
-                     "serve it): scores 2·h·(r_kv + d_rope) and values 2·h·r_kv per cached "
-                     "latent, plus the absorbed query and output up-projections; the cache holds "
-                     "r_kv + d_rope values per token and layer")
-    if spec.is_moe:
-        lines.append("mixture of experts: every expert resident; a step's FLOPs follow the "
-                     "router, k routed and the shared experts per token; its weight bytes are "
-                     "the expectation under uniform routing, E·(1 − (1 − k/E)^B) experts per "
-                     "layer (least k, most min(E, B·k)), which the roofline uses")
+    lines += kind_notes(spec, "decode_notes")
     lines += [
         f"KV cache {s.kv_dtype} ({s.kv_bytes_per_element} B): per layer and token the K/V of "
         "its KV heads, for batch x (P + G) tokens (a window layer the last w); MHA: one K and V "
@@ -246,39 +261,6 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
     return lines
 
 
-def _kind(spec: ModelSpec) -> str:
-    att = spec.first_layer("decoder").attention
-    if att.latent is not None:
-        return "latent"
-    if att.kv_heads == att.heads:
-        return "mha"
-    return "mqa" if att.kv_heads == 1 else "gqa"
-
-
-class DecodeSteps:
-    """FLOPs and bytes of decode steps at positions first..last, exact (bytes as Fractions)."""
-
-    def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: str):
-        self.spec, self.batch, self.kv_b = spec, batch, kv_b
-        reads = weight_reads(spec, batch)
-        self.reads = reads
-        self.step_weight_bytes = storage_bytes(reads.expected, weights_dtype)
-        self.kv_per_token = kv_bytes_per_token(spec, kv_b)
-
-    def flops(self, first: int, last: int) -> list[p.Part]:
-        return decode_parts(self.spec, first, last, self.batch)
-
-    def byte_parts(self, first: int, last: int) -> dict[str, Fraction]:
-        steps = last - first + 1
-        return {"weights.read": steps * self.step_weight_bytes,
-                "kv_cache.read": Fraction(kv_read_bytes(self.spec, first, last, self.batch,
-                                                        self.kv_b)),
-                "kv_cache.write": Fraction(steps * self.batch * self.kv_per_token)}
-
-    def bytes(self, first: int, last: int) -> Fraction:
-        return sum(self.byte_parts(first, last).values(), Fraction(0))
-
-
 def _round(x: Fraction) -> int:
     return p.round_fraction(x)
 
@@ -292,12 +274,10 @@ def _decode(spec: ModelSpec, st: DecodeSteps, prompt: int, gen: int,
     bytes_first, bytes_last, total_bytes = (st.bytes(first, first), st.bytes(last, last),
                                             st.bytes(first, last))
     routing = None
-    moe = next((g.layer.mlp for g in spec.groups() if g.layer.is_moe), None)
-    if moe is not None:
-        from ..counting.traffic import expert_reads
-
-        r = expert_reads(moe, batch)  # type: ignore[arg-type]
-        routing = Routing(moe.experts, moe.top_k, r.least, float(r.expected), r.most,  # type: ignore[union-attr]
+    r = next((reads for g in spec.groups() for _, kind in g.layer.slots()
+              if (reads := kind.reads(spec.d_model, batch)) is not None), None)
+    if r is not None:
+        routing = Routing(r.experts, r.top_k, r.least, float(r.expected), r.most,
                           _round(storage_bytes(st.reads.least, weights_dtype)),
                           _round(st.step_weight_bytes),
                           _round(storage_bytes(st.reads.most, weights_dtype)))
@@ -320,12 +300,12 @@ def _decode(spec: ModelSpec, st: DecodeSteps, prompt: int, gen: int,
 
 
 def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int) -> KvCache:
-    att = spec.first_layer("decoder").attention
+    att = first_attention(spec, "decoder")
     parts = kv_cache_parts(spec, tokens_per_seq, batch, kv_b)
     mha = kv_cache_parts(spec, tokens_per_seq, batch, kv_b, decompressed=True)
     held, mha_held = p.total(parts), p.total(mha)
     return KvCache(
-        tokens=batch * tokens_per_seq, kind=_kind(spec), n_kv_heads=att.kv_heads,
+        tokens=batch * tokens_per_seq, kind=att.kv_kind, n_kv_heads=att.kv_heads,
         n_heads=att.heads, bytes_per_token=kv_bytes_per_token(spec, kv_b), bytes=held,
         mha_bytes_per_token=kv_bytes_per_token(spec, kv_b, decompressed=True),
         mha_bytes=mha_held, saving_bytes=mha_held - held, factor=mha_held / held,
@@ -335,16 +315,16 @@ def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int) -> Kv
 def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 1,
                        attention: p.Convention = "full", kv_dtype: str = "bf16",
                        weights_dtype: str = "bf16", compute_dtype: str = "bf16",
-                       hw: Optional[Hardware] = None) -> InferReport:
+                       hw: Optional[Hardware] = None, curve: bool = False) -> InferReport:
     """Prefill, decode, KV cache and weights of `batch` sequences of `prompt` + `gen` tokens,
-    and the roofline on `hw` when given."""
+    and the roofline on `hw` when given; with `curve`, decode steps sampled for a picture."""
     spec = loaded.spec
     check_decoder_only(spec, loaded.name)
     kv_b = DTYPE_BITS[kv_dtype] // 8
     settings = InferSettings(prompt, gen, batch, attention, kv_dtype, kv_b, weights_dtype,
                              DTYPE_BITS[weights_dtype], compute_dtype, spec.max_seq_len)
     params = weight_params(spec)
-    weights_bytes = -(-params * DTYPE_BITS[weights_dtype] // 8)
+    weights_bytes = p.ceil_fraction(storage_bytes(params, weights_dtype))
     st = DecodeSteps(spec, batch, kv_b, weights_dtype)
     pre = prefill_parts(spec, prompt, batch, attention)
     prefill_reads = weight_reads(spec, batch * prompt).expected
@@ -367,6 +347,8 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
         accelerator=None, roofline=None,
         warnings=context_warning(loaded.name, "prompt + gen =", prompt + gen, spec.max_seq_len),
     )
+    if curve and decode is not None:
+        report.curve = decode_curve(st, decode.context_first, decode.context_last)
     if hw is not None:
         report.accelerator = accelerator_info(hw)
         report.roofline = _roofline(report, hw, st, prefill_bytes)
@@ -396,7 +378,7 @@ def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) ->
                             "--accelerator NAME")
     spec = loaded.spec
     check_decoder_only(spec, loaded.name)
-    weights = -(-weight_params(spec) * DTYPE_BITS[options["weights_dtype"]] // 8)
+    weights = p.ceil_fraction(storage_bytes(weight_params(spec), options["weights_dtype"]))
     batch = max_batch(spec, options["prompt"] + options["gen"],
                       DTYPE_BITS[options["kv_dtype"]] // 8, weights, hw.total_memory_bytes)
     if batch == 0:

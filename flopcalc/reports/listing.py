@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from ..counting import parts as p
+from ..kinds import base as p
 from ..counting.model import model_params, non_embedding
 from ..models.registry import load_model, preset_names
-from ..models.spec import Moe
-from .common import SCHEMA_VERSION, Report
+from .common import SCHEMA_VERSION, Report, first_attention, first_ffn
 
 
 @dataclass
@@ -20,10 +19,10 @@ class PresetRow:
     architecture: str
     n_layers: int  # every layer (encoder + decoder)
     d_model: int
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-    d_ff: int  # the dense MLP's width, or one routed expert's
+    n_heads: Optional[int]  # of the first attention layer (None: no attention)
+    n_kv_heads: Optional[int]
+    head_dim: Optional[int]
+    d_ff: Optional[int]  # the dense MLP's width, or one routed expert's (None: no MLP)
     experts: Optional[int]  # routed experts of a mixture (None: dense)
     top_k: Optional[int]
     layer_kinds: str  # e.g. "sliding window 1,024 x 52, full causal x 10"
@@ -44,19 +43,17 @@ class ListReport(Report):
 def preset_row(name: str) -> PresetRow:
     spec = load_model(name).spec
     params = model_params(spec)
-    layer = spec.first_layer(spec.output_stack)
-    moe = next((g.layer.mlp for g in spec.groups() if isinstance(g.layer.mlp, Moe)), None)
-    width = moe.expert.d_ff if moe else layer.mlp.d_ff  # type: ignore[union-attr]
+    att, ffn = first_attention(spec, spec.output_stack), first_ffn(spec)
     kinds: dict[str, int] = {}
     for g in spec.groups():
-        kind = g.layer.attention.mask.describe()
+        kind = " + ".join(m.describe() for m in g.layer.mixers) or g.layer.describe()
         kinds[kind] = kinds.get(kind, 0) + g.count
-    att = layer.attention
     return PresetRow(
         model=name, title=spec.title, architecture=spec.architecture,
-        n_layers=spec.n_layers(), d_model=spec.d_model, n_heads=att.heads,
-        n_kv_heads=att.kv_heads, head_dim=att.qk_dim, d_ff=width,
-        experts=moe.experts if moe else None, top_k=moe.top_k if moe else None,
+        n_layers=spec.n_layers(), d_model=spec.d_model, n_heads=att.heads or None,
+        n_kv_heads=att.kv_heads or None, head_dim=att.head_dim or None,
+        d_ff=ffn.expert_width or (ffn.ffn_widths[0] if ffn.ffn_widths else None),
+        experts=ffn.experts or None, top_k=ffn.top_k or None,
         layer_kinds=", ".join(f"{k} x {n}" for k, n in kinds.items()),
         vocab_size=spec.vocab_size, context=spec.max_seq_len, params_total=p.total(params),
         params_active=p.total(model_params(spec, active=True)),
@@ -71,12 +68,14 @@ def build_list_report() -> ListReport:
 
 
 def config_yaml(config: Any) -> str:
-    """A validated config as preset YAML: every field that differs from its default (the ones
-    that matter), so loading it gives the same model."""
+    """A validated config as preset YAML: the required keys and every key that differs from its
+    default (a required null, such as latent attention's q_lora_rank, included), so loading it
+    gives the same model."""
     import yaml
 
-    data = config.model_dump(exclude_none=True, exclude_defaults=True)
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=96)
+    from ..declare import dump
+
+    return yaml.safe_dump(dump(config), sort_keys=False, allow_unicode=True, width=96)
 
 
 @dataclass

@@ -4,18 +4,19 @@ fits an accelerator (`counting.memory` holds the arithmetic and its sources)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import ClassVar, Optional
 
-from ..counting import parts as p
-from ..counting.parts import ceil_fraction
-from ..counting.memory import (Setup, activation_parts, check_setup, device_params,
-                               layer_activations, state_parts)
+from ..kinds import base as p
+from ..counting.layers import layer_activations
+from ..counting.memory import Setup, activation_parts, check_setup, device_params, state_parts
 from ..counting.model import model_params
 from ..errors import FlopcalcError
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
-from .common import SCHEMA_VERSION, ModelInfo, Report, context_warning, default_seq, model_info
+from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_seq, model_info,
+                     samples)
+
 
 
 @dataclass
@@ -77,6 +78,15 @@ class DeviceInfo:
 
 
 @dataclass
+class BatchPoint:
+    """Memory per device at one micro-batch, for pictures."""
+
+    batch: int
+    state: dict[str, int]  # weights, gradients, optimizer (the same at every batch)
+    activations: int
+
+
+@dataclass
 class MemoryReport(Report):
     schema_version: int
     command: str
@@ -91,6 +101,9 @@ class MemoryReport(Report):
     headroom_bytes: Optional[int]  # device memory minus memory.total
     max_micro_batch: Optional[int]  # the largest --batch that fits (0: not even one)
     warnings: list[str] = field(default_factory=list)
+    # Memory against the micro-batch, for pictures (on request; not in the JSON document).
+    curve: ClassVar[Optional[list[BatchPoint]]] = None
+
 
 
 def _conventions(setup: Setup) -> list[str]:
@@ -140,8 +153,8 @@ def max_micro_batch(spec: ModelSpec, setup: Setup, memory: int) -> int:
     return b
 
 
-def build_memory_report(loaded: LoadedModel, setup: Setup,
-                        hw: Optional[Hardware] = None) -> MemoryReport:
+def build_memory_report(loaded: LoadedModel, setup: Setup, hw: Optional[Hardware] = None,
+                        curve: bool = False) -> MemoryReport:
     spec = loaded.spec
     problem = check_setup(spec, setup)
     if problem:
@@ -167,7 +180,7 @@ def build_memory_report(loaded: LoadedModel, setup: Setup,
                                 list(setup.bytes_per_param)),
         conventions=_conventions(setup),
         params={"total": p.total(model_params(spec)),
-                "device": ceil_fraction(device_params(spec, setup))},
+                "device": p.ceil_fraction(device_params(spec, setup))},
         memory=MemoryParts(parts["weights"], parts["gradients"], parts["optimizer"],
                            activations, total),
         activations=Activations(max(g.bytes for g in groups), one, groups,
@@ -179,6 +192,12 @@ def build_memory_report(loaded: LoadedModel, setup: Setup,
         report.fits = total <= hw.memory_bytes
         report.headroom_bytes = hw.memory_bytes - total
         report.max_micro_batch = max_micro_batch(spec, setup, hw.memory_bytes)
+    if curve:
+        fit = report.max_micro_batch or 0
+        batches = samples(1, max(4, 2 * setup.batch, 2 * fit), [setup.batch, fit or 1])
+        report.curve = [BatchPoint(b, parts, p.total(activation_parts(spec, replace(setup,
+                                                                                    batch=b))))
+                        for b in batches]
     return report
 
 

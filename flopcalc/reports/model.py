@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ..counting import parts as p
+from ..kinds import base as p
 from ..counting.crossover import crossover, layers_weights_attention
 from ..counting.layers import layer_flops, layer_params
 from ..counting.model import (model_flops, model_params, mtp_flops, mtp_params, non_embedding,
                               output_tokens, workload)
 from ..counting.published import model_line
 from ..counting.training import training_cost
+from ..counting.workload import Workload
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
                      default_seq, default_tokens, exact_number, model_info, pct)
@@ -72,6 +73,11 @@ class Params:
 
 @dataclass
 class Flops:
+    """Forward FLOPs: `forward` is the sum of its families (`families`, in the order of
+    `kinds.base.FAMILIES`, those that occur): `weights`, `attention` and `elementwise` are
+    always given (0 when absent); another family, such as the `scan` of recurrent mixers, is
+    also given under its own key in the JSON document."""
+
     forward: int
     weights: int
     attention: int
@@ -80,8 +86,15 @@ class Flops:
     attention_share_pct: float
     elementwise_share_pct: float
     forward_per_token: Union[int, float]
+    families: dict[str, int]
+    family_shares_pct: dict[str, float]
     components: dict[str, int]
     rows: list[Row]
+
+
+def family_keys(flops: dict, families: dict[str, int]) -> dict:
+    """A JSON `flops` mapping with every family's total under its own key too."""
+    return {**flops, **{k: v for k, v in families.items() if k not in flops}}
 
 
 @dataclass
@@ -126,6 +139,11 @@ class ModelReport(Report):
     crossover: Crossover
     warnings: list[str] = field(default_factory=list)
 
+    def to_dict(self) -> dict:
+        doc = super().to_dict()
+        doc["flops"] = family_keys(doc["flops"], self.flops.families)
+        return doc
+
 
 def rows(parts: list[p.Part], whole: int) -> list[Row]:
     return [Row(x.name, x.value, pct(x.value, whole), x.kind, list(x.shape) or None)
@@ -141,7 +159,7 @@ def _groups(parts: list[p.Part], whole: int, depth: int = 2) -> list[Row]:
     return [Row(name, value, pct(value, whole), "") for name, value in sums.items()]
 
 
-def _layer_groups(loaded: LoadedModel, w: p.Workload, elementwise: bool) -> list[LayerGroup]:
+def _layer_groups(loaded: LoadedModel, w: Workload, elementwise: bool) -> list[LayerGroup]:
     spec, out = loaded.spec, []
     for g in spec.groups():
         lp = layer_params(g.layer, spec.d_model)
@@ -169,9 +187,9 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
 
     flop_parts = model_flops(spec, w, elementwise)
     forward = p.total(flop_parts)
-    weights = p.total(flop_parts, p.WEIGHTS)
-    attn = p.total(flop_parts, p.ATTENTION)
-    elementwise_flops = p.total(flop_parts, p.ELEMENTWISE)
+    families = p.families(flop_parts)
+    weights, attn = families.get(p.WEIGHTS, 0), families.get(p.ATTENTION, 0)
+    elementwise_flops = families.get(p.ELEMENTWISE, 0)
 
     if tokens is None:
         tokens, tokens_source = default_tokens(spec, total_params)
@@ -207,6 +225,8 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
                     attention_share_pct=pct(attn, forward),
                     elementwise_share_pct=pct(elementwise_flops, forward),
                     forward_per_token=exact_number(cost.forward_per_token),
+                    families=families,
+                    family_shares_pct={k: pct(v, forward) for k, v in families.items()},
                     components={x.name: x.value for x in flop_parts},
                     rows=rows(flop_parts, forward)),
         training=Training(

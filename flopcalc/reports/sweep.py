@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Optional, Union
 
-from ..counting import parts as p
+from ..kinds import base as p
 from ..counting.crossover import crossover
 from ..counting.model import model_flops, model_params, non_embedding, output_tokens, workload
 from ..errors import FlopcalcError
@@ -68,6 +69,7 @@ class SweepRow:
     seq: int
     weights: int
     attention: int
+    families: dict[str, int]  # forward FLOPs by family (those that occur)
     forward: int
     forward_per_token: Union[int, float]  # exact int unless target lengths make it fractional
     attention_share_pct: float
@@ -113,11 +115,13 @@ def sweep_row(spec: ModelSpec, seq: int, batch: int, attention: p.Convention, n:
     w = workload(spec, seq, None, batch, attention)
     parts = model_flops(spec, w)
     forward = p.total(parts)
-    attn = p.total(parts, p.ATTENTION)
-    per_token = p.per_token(forward, output_tokens(spec, w))
+    families = p.families(parts)
+    attn = families.get(p.ATTENTION, 0)
+    per_token = Fraction(forward, output_tokens(spec, w))
     # Training = 3·forward per token; 6ND = 3·(2N): 6ND is (fwd − 2N)/fwd below exact.
     return SweepRow(
-        seq=seq, weights=p.total(parts, p.WEIGHTS), attention=attn, forward=forward,
+        seq=seq, weights=families.get(p.WEIGHTS, 0), attention=attn, families=families,
+        forward=forward,
         forward_per_token=exact_number(per_token), attention_share_pct=pct(attn, forward),
         six_nd_undercount_pct=float(100 * (per_token - 2 * n) / per_token),
         past_crossover=crossover_seq is not None and seq >= crossover_seq)

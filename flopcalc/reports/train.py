@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from math import ceil
 from typing import Optional
 
-from ..counting import parts as p
+from ..kinds import base as p
 from ..counting.model import (model_flops, model_params, mtp_flops, non_embedding,
                               output_tokens, workload)
 from ..counting.roofline import training_seconds
@@ -78,7 +79,7 @@ class TrainReport(Report):
 def devices_for(flops: int, days: Fraction, peak: int, mfu: Fraction) -> int:
     """The fewest devices that finish `flops` within `days` (at least 1)."""
     need = Fraction(flops) / (days * SECONDS_PER_DAY * peak * mfu)
-    return max(1, -(-need.numerator // need.denominator))
+    return max(1, ceil(need))
 
 
 def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,

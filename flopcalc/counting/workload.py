@@ -1,0 +1,32 @@
+"""The workload a forward pass is counted for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..kinds.base import Convention, Span
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What one forward pass processes: `batch` sequences of `seq` tokens (the encoder's
+    source length of an encoder-decoder model, whose decoder reads `tgt_seq`), with attention
+    counted under `attention` (`full`: every pair; `causal`: the pairs each layer's mask lets
+    through)."""
+
+    seq: int
+    tgt_seq: int
+    batch: int = 1
+    attention: Convention = "full"
+
+    def length(self, stack: str) -> int:
+        """Tokens per sequence a layer of `stack` processes."""
+        return self.seq if stack == "encoder" else self.tgt_seq
+
+    def span(self, stack: str, slot: str) -> Span:
+        """What a sublayer of `stack` processes: its own tokens, or for cross-attention the
+        decoder's queries over the encoder's keys."""
+        if slot == "cross_attn":
+            return Span(self.batch, self.tgt_seq, self.seq, self.attention)
+        n = self.length(stack)
+        return Span(self.batch, n, n, self.attention)

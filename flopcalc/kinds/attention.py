@@ -1,0 +1,239 @@
+"""Softmax attention: multi-head, grouped-query and multi-query (`kv_heads` key/value heads
+serving `heads` query heads), with any mask (full causal, sliding window, chunked,
+bidirectional), attention sinks and QK-norm. The same kind fills the cross-attention slot of an
+encoder-decoder's decoder (keys and values from the encoder).
+
+A matmul (T×in)·(in×out) costs 2·T·in·out FLOPs. Per head, the scores QKᵀ cost 2·d_qk and the
+value product AV 2·d_v per scored (query, key) pair, so the s² part of a layer is
+2·h·(d_qk + d_v)·pairs: 4·s²·d_q for full self-attention with d_v = d_qk. GQA shares keys and
+values between query heads, but every query head still scores its own pairs. QK-norms, sinks,
+softmax and bias adds are element-wise: Hugging Face computes none of them as a matmul, so
+FlopCounterMode counts none of them either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterator, Optional
+
+from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, WEIGHTS, Cache,
+                   Keeping, Kind, Part, Published, Span, linear)
+from .masks import Mask
+from .norm import Norm
+
+SOFTMAX_PER_SCORE = 5  # scale by 1/√d_h, subtract the row max, exp, sum, divide
+
+
+@dataclass(frozen=True)
+class Attention(Kind):
+    """One attention sublayer. Per head, queries and keys are `qk_dim` wide and values `v_dim`
+    wide. `qk_norm` normalises q and k per head (one norm of a head's width shared by every
+    head: Qwen3, Gemma 3) or over all heads (OLMo 2), with the model's `norm`."""
+
+    heads: int
+    kv_heads: int
+    qk_dim: int
+    v_dim: int
+    mask: Mask
+    qkv_bias: bool = False
+    out_bias: bool = False
+    qk_norm: str = "none"
+    sinks: bool = False
+    norm: Norm = Norm("rmsnorm")  # the kind of norm QK-norm uses
+    slot = "attn"
+
+    def __post_init__(self) -> None:
+        if self.heads % self.kv_heads:
+            raise ValueError(f"n_kv_heads={self.kv_heads} must divide n_heads={self.heads} "
+                             "(each KV head serves a whole group of query heads)")
+
+    @property
+    def bidirectional(self) -> bool:  # type: ignore[override]
+        """Every query sees every key (encoders, cross-attention)."""
+        return self.mask.kind == "bidirectional"
+
+    # ------------------------------------------------------------------------------- widths
+
+    @property
+    def d_q(self) -> int:
+        """Width of all query heads together (h·d_qk)."""
+        return self.heads * self.qk_dim
+
+    @property
+    def d_k(self) -> int:
+        """Width of all key heads together (h_kv·d_qk)."""
+        return self.kv_heads * self.qk_dim
+
+    @property
+    def d_v(self) -> int:
+        """Width of all value heads together (h_kv·d_v)."""
+        return self.kv_heads * self.v_dim
+
+    @property
+    def d_o(self) -> int:
+        """Width of the attention output before its projection (h·d_v)."""
+        return self.heads * self.v_dim
+
+    @property
+    def per_pair(self) -> int:
+        """FLOPs of the attention matrix per scored (query, key) pair: 2·h·(d_qk + d_v)."""
+        return 2 * self.heads * (self.qk_dim + self.v_dim)
+
+    # --------------------------------------------------------------------------- parameters
+
+    def params(self, d: int, active: bool = False) -> list[Part]:
+        """q, k, v (column-parallel, with their biases), o (row-parallel), QK-norms, sinks."""
+        parts = self.projection_params(d)
+        q_width, k_width = self._qk_norm_widths()
+        if q_width:
+            parts += self.norm.params(q_width, "q_norm") + self.norm.params(k_width, "k_norm")
+        if self.sinks:
+            parts.append(Part("sinks", self.heads, LAYERS, (self.heads,), REPLICATED))
+        return parts
+
+    def projection_params(self, d: int) -> list[Part]:
+        parts = [Part("q.weight", d * self.d_q, LAYERS, (d, self.d_q), COLUMN),
+                 Part("k.weight", d * self.d_k, LAYERS, (d, self.d_k), COLUMN),
+                 Part("v.weight", d * self.d_v, LAYERS, (d, self.d_v), COLUMN)]
+        if self.qkv_bias:
+            parts += [Part("q.bias", self.d_q, LAYERS, (self.d_q,), COLUMN),
+                      Part("k.bias", self.d_k, LAYERS, (self.d_k,), COLUMN),
+                      Part("v.bias", self.d_v, LAYERS, (self.d_v,), COLUMN)]
+        return parts + linear("o", self.d_o, d, self.out_bias, ROW)
+
+    def _qk_norm_widths(self) -> tuple[int, int]:
+        if self.qk_norm == "per_head":
+            return self.qk_dim, self.qk_dim
+        if self.qk_norm == "all_heads":
+            return self.d_q, self.d_k
+        return 0, 0
+
+    # -------------------------------------------------------------------------------- FLOPs
+
+    def pair_flops(self, pairs: int) -> list[Part]:
+        """The attention matrix for `pairs` (query, key) pairs per head: QKᵀ is 2·d_qk per pair
+        and head, AV 2·d_v."""
+        return [Part("scores", 2 * self.heads * pairs * self.qk_dim, ATTENTION),
+                Part("av", 2 * self.heads * pairs * self.v_dim, ATTENTION)]
+
+    def pairs(self, x: Span) -> int:
+        """Pairs scored per head over the batch."""
+        return x.batch * self.mask.pairs(x.n, x.source, x.convention)
+
+    def forward(self, d: int, x: Span) -> list[Part]:
+        """Forward FLOPs over `x` (queries from its tokens, keys and values from its source
+        tokens)."""
+        return self.flops(d, x.tokens, x.source_tokens, self.pairs(x))
+
+    def flops(self, d: int, t_q: int, t_k: int, pairs: int) -> list[Part]:
+        return [
+            Part("q", 2 * t_q * d * self.d_q, WEIGHTS),  # (T_q×d)·(d×h·d_qk)
+            Part("k", 2 * t_k * d * self.d_k, WEIGHTS),  # (T_k×d)·(d×h_kv·d_qk)
+            Part("v", 2 * t_k * d * self.d_v, WEIGHTS),  # (T_k×d)·(d×h_kv·d_v)
+            *self.pair_flops(pairs),
+            Part("o", 2 * t_q * self.d_o * d, WEIGHTS),  # (T_q×h·d_v)·(h·d_v×d)
+        ]
+
+    def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
+        """Decode steps at positions first..last, one token per sequence each: the projections
+        of the new tokens, then one query per head against the keys its mask lets it see."""
+        t = batch * (last - first + 1)
+        return self.flops(d, t, t, batch * self.mask.visible_keys(first, last))
+
+    # ---------------------------------------------------------------------------- elementwise
+
+    def elementwise(self, d: int, x: Span) -> list[Part]:
+        """Bias adds, QK-norms and the softmax (per score, and per sink logit)."""
+        parts = []
+        bias = self.bias_adds(d, x.tokens, x.source_tokens)
+        if bias:
+            parts.append(Part("elementwise.bias", bias, ELEMENTWISE))
+        norms = self.inner_norms(x.tokens, x.source_tokens)
+        if norms:
+            parts.append(Part("elementwise.qk_norm", norms, ELEMENTWISE))
+        scores = self.heads * self.pairs(x) + (self.heads * x.tokens if self.sinks else 0)
+        parts.append(Part("elementwise.softmax", SOFTMAX_PER_SCORE * scores, ELEMENTWISE))
+        return parts
+
+    def bias_adds(self, d: int, t_q: int, t_k: int) -> int:
+        qkv = t_q * self.d_q + t_k * (self.d_k + self.d_v) if self.qkv_bias else 0
+        return qkv + (t_q * d if self.out_bias else 0)
+
+    def inner_norms(self, t_q: int, t_k: int) -> int:
+        """QK-norm over every query (`t_q` tokens) and key (`t_k` tokens) element."""
+        if self.qk_norm == "none":
+            return 0
+        return self.norm.per_element * (t_q * self.d_q + t_k * self.d_k)
+
+    # ---------------------------------------------------------------------------------- cache
+
+    def cache(self) -> Cache:
+        """K and V of the KV heads per token, for the tokens its mask still needs."""
+        return Cache(per_token=self.d_k + self.d_v, window=self.mask.cache_bound,
+                     per_token_uncompressed=self.heads * (self.qk_dim + self.v_dim),
+                     label=self.mask.label)
+
+    def cache_reads(self, first: int, last: int) -> int:
+        """Values the decode steps at positions first..last read from the cache."""
+        return self.cache().per_token * self.mask.visible_keys(first, last)
+
+    @property
+    def kv_kind(self) -> str:
+        if self.kv_heads == self.heads:
+            return "mha"
+        return "mqa" if self.kv_heads == 1 else "gqa"
+
+    # ---------------------------------------------------------------------------- activations
+
+    def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
+        """Bytes kept for backward besides the sublayer's input, after Korthikanti et al. 2022
+        §4.1: Q and K, the softmax output with its dropout mask and output (or FlashAttention's
+        row log-sum-exp), V and the output projection's input; 16-bit, split t ways."""
+        s, b = k.seq, k.batch
+        split = Fraction(1, k.tp)
+        parts = [("qk", 2 * s * b * (self.d_q + self.d_k) * split)]
+        parts += self.extra_activations(s, b, split)
+        if self.qk_norm != "none":
+            parts.append(("qk_norm_inputs", 2 * s * b * (self.d_q + self.d_k) * split))
+        if k.flash:
+            parts.append(("logsumexp", 4 * self.heads * s * b * split))
+        elif k.recompute != "selective":
+            parts.append(("softmax", 2 * self.heads * s * s * b * split))
+            if k.dropout:
+                parts.append(("softmax_dropout_mask", self.heads * s * s * b * split))
+                parts.append(("softmax_dropout", 2 * self.heads * s * s * b * split))
+        parts.append(("v", 2 * s * b * self.d_v * split))
+        parts.append(("o_input", 2 * s * b * self.d_o * split))
+        return parts
+
+    def extra_activations(self, s: int, b: int, split: Fraction) -> list[tuple[str, Fraction]]:
+        return []
+
+    # ---------------------------------------------------------------- crossover, conventions
+
+    def pair_terms(self) -> list[tuple[int, Optional[Mask]]]:
+        """FLOPs per scored pair and the mask that counts the pairs."""
+        return [(self.per_pair, self.mask)]
+
+    def breakpoints(self, lo: int, hi: int) -> Iterator[int]:
+        return self.mask.breakpoints(lo, hi)
+
+    def tp_units(self) -> int:
+        """Tensor parallelism must divide the heads: each device holds whole heads."""
+        return self.heads
+
+    def published(self, d: int) -> Published:
+        departures = ()
+        if self.kv_heads != self.heads:
+            departures = (f"assumes multi-head attention; this model has "
+                          f"{self.kv_kind.upper()} ({self.kv_heads} KV heads for {self.heads} "
+                          "query heads), so its K/V projections are narrower",)
+        return Published(heads=self.heads, kv_heads=self.kv_heads, head_dim=self.qk_dim,
+                         qk_width=self.d_q, v_width=self.d_o, kv_width=self.d_k,
+                         kv_kind=self.kv_kind, departures=departures)
+
+    def describe(self) -> str:
+        return self.mask.describe()
+
+

@@ -1,0 +1,54 @@
+"""The attention of a model config's layers: which kind (softmax attention, or latent attention
+when the config has a `latent_attention` block) with which mask, for the `layer_types` entries
+`full`, `window` and `chunked` (and for encoders and cross-attention, bidirectional)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .attention import Attention
+from .latent import LatentAttention
+from .masks import Mask
+from .norm import Norm
+from .registry import Entry
+
+
+def build(cfg: Any, name: str) -> Attention:
+    """The attention of a model config's layers of type `name`: `full` (causal), `window`,
+    `chunked`, or `bidirectional` (encoders, cross-attention). With a `latent_attention` block
+    it is latent attention."""
+    masks = {"full": lambda: Mask("causal"), "bidirectional": lambda: Mask("bidirectional"),
+             "window": lambda: Mask("window", cfg.sliding_window),
+             "chunked": lambda: Mask("chunked", cfg.attention_chunk)}
+    if name == "window" and cfg.sliding_window is None:
+        raise ValueError("window layers need sliding_window (the window size)")
+    if name == "chunked" and cfg.attention_chunk is None:
+        raise ValueError("chunked layers need attention_chunk (the chunk size)")
+    if cfg.n_heads is None:
+        raise ValueError("n_heads is required: this model has attention layers")
+    heads, d = cfg.n_heads, cfg.d_model
+    common = dict(mask=masks[name](), qkv_bias=cfg.bias.qkv, out_bias=cfg.bias.attn_out,
+                  qk_norm=cfg.qk_norm, sinks=cfg.attention_sinks, norm=model_norm(cfg))
+    mla = cfg.latent_attention
+    if mla is not None:
+        return LatentAttention(heads=heads, kv_heads=heads,
+                               qk_dim=mla.qk_nope_head_dim + mla.qk_rope_head_dim,
+                               v_dim=mla.v_head_dim, q_rank=mla.q_lora_rank,
+                               kv_rank=mla.kv_lora_rank, rope_dim=mla.qk_rope_head_dim,
+                               **common)
+    if cfg.head_dim is None and d % heads:
+        raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
+                         "explicitly")
+    head_dim = cfg.head_dim or d // heads
+    return Attention(heads=heads, kv_heads=cfg.n_kv_heads or heads, qk_dim=head_dim,
+                     v_dim=cfg.v_head_dim or head_dim, **common)
+
+
+def model_norm(cfg: Any) -> Norm:
+    """The model's norm: LayerNorm (with a bias unless norm_bias is false), RMSNorm or none."""
+    if cfg.norm != "layernorm" and cfg.norm_bias is False:
+        raise ValueError("norm_bias applies to norm: layernorm only")
+    return Norm(cfg.norm, cfg.norm_bias if cfg.norm == "layernorm" else False)
+
+
+REGISTER = Entry(layer_types=("full", "window", "chunked"), build=build)

@@ -1,0 +1,267 @@
+"""What every kind of layer part answers, and the records its answers are made of.
+
+A layer is a record of slots (token mixers, cross-attention, a channel mixer, norms); each slot
+is filled by a *kind*: attention, latent attention, a Mamba mixer, an MLP, a mixture of
+experts... A kind is one module that answers every question the tool asks of it (`Mixer` and
+`ChannelMixer` below): its tensors with their roles, its forward FLOPs as named parts of declared
+families, its element-wise work, its decode steps, what it keeps between steps, the tensors it
+saves for backward, its crossover terms, its shape for the published conventions and how it was
+counted. The counting code loops over kinds through these methods and never asks which kind it
+holds.
+
+Every count is a list of named `Part`s and a total is always the sum of its parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from math import ceil
+from typing import Iterable, Iterator, Literal, Optional, Protocol
+
+Convention = Literal["full", "causal"]
+
+# FLOP families: what kind of work a FLOP part is. `weights`: matmuls (and convolutions)
+# against weights, linear in the sequence. `attention`: score and value matmuls against
+# activations, quadratic in the sequence. `scan`: the matmuls and recurrences of a state-space or
+# linear-attention core (against activations, linear in the sequence up to chunking).
+# `elementwise`: bias adds, norms, activations, softmax, residual adds (opt-in).
+WEIGHTS, ATTENTION, SCAN, ELEMENTWISE = "weights", "attention", "scan", "elementwise"
+FAMILIES = (WEIGHTS, ATTENTION, SCAN, ELEMENTWISE)  # the order reports list them in
+
+# Parameter kinds. `embedding` parts (token, position and token-type tables, an untied LM head)
+# are what the non-embedding N of 6ND leaves out; `norms` are the norms outside layers.
+EMBEDDING, LAYERS, NORMS, HEAD = "embedding", "layers", "norms", "head"
+
+# How tensor parallelism splits a parameter tensor (Megatron-LM's layout): `column` (split
+# along its outputs, biases too), `row` (split along its inputs; its bias is `replicated`),
+# `vocab` (a table or head split by vocabulary), `expert` (a routed expert's: split over the
+# expert-parallel group, and by tensor parallelism inside it), `replicated` (norms, routers,
+# small vectors).
+COLUMN, ROW, VOCAB, EXPERT, REPLICATED = "column", "row", "vocab", "expert", "replicated"
+# Which pipeline stage holds it: the embeddings on the first, the final norm and head on the
+# last, the layers spread over all.
+FIRST, SPREAD, LAST = "first", "layers", "last"
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One named count: parameters of a tensor, FLOPs of an operation, or bytes.
+
+    `kind` is the FLOP family of an operation or the parameter kind of a tensor. A tensor also
+    carries its `shape`, its tensor-parallel `role`, its pipeline `stage`, and `lookup` when it
+    is only ever read row by row (position tables, an untied input embedding), never in a
+    matmul."""
+
+    name: str
+    value: int
+    kind: str
+    shape: tuple[int, ...] = ()
+    role: str = REPLICATED
+    stage: str = SPREAD
+    lookup: bool = False
+
+
+def total(parts: Iterable[Part], kind: str | None = None) -> int:
+    """Sum of the parts (of one kind, if given)."""
+    return sum(p.value for p in parts if kind is None or p.kind == kind)
+
+
+def families(parts: Iterable[Part]) -> dict[str, int]:
+    """FLOPs by family, in `FAMILIES` order, for the families that occur."""
+    sums: dict[str, int] = {}
+    for p in parts:
+        sums[p.kind] = sums.get(p.kind, 0) + p.value
+    return {k: sums[k] for k in FAMILIES if k in sums} | {
+        k: v for k, v in sums.items() if k not in FAMILIES}
+
+
+def scaled(parts: Iterable[Part], factor: int, prefix: str = "") -> list[Part]:
+    """The parts times `factor` (e.g. a layer's parts for `factor` identical layers), renamed
+    `prefix.name`."""
+    return [replace(p, name=f"{prefix}.{p.name}" if prefix else p.name, value=factor * p.value)
+            for p in parts]
+
+
+def merged(parts: Iterable[Part]) -> list[Part]:
+    """Parts of the same name summed into one, in order of first appearance (the groups of a
+    stack each add their layers' `attn.q.weight` to the stack's one)."""
+    out: dict[str, Part] = {}
+    for p in parts:
+        seen = out.get(p.name)
+        out[p.name] = p if seen is None else replace(seen, value=seen.value + p.value)
+    return list(out.values())
+
+
+def prefixed(prefix: str, parts: Iterable[Part]) -> list[Part]:
+    return [replace(p, name=f"{prefix}.{p.name}") for p in parts]
+
+
+def ceil_fraction(x: Fraction) -> int:
+    return ceil(x)
+
+
+def round_fraction(x: Fraction) -> int:
+    """Nearest integer, halves away from zero (counts here are never negative)."""
+    return (2 * x.numerator + x.denominator) // (2 * x.denominator)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """What one sublayer processes in a forward pass: `batch` sequences of `n` query tokens
+    each, attending to `source` tokens per sequence (`n`, except cross-attention, whose keys
+    are the encoder's), with attention counted under `convention` (`full`: every pair;
+    `causal`: the pairs each layer's mask lets through)."""
+
+    batch: int
+    n: int
+    source: int
+    convention: Convention = "full"
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.n
+
+    @property
+    def source_tokens(self) -> int:
+        return self.batch * self.source
+
+
+@dataclass(frozen=True, slots=True)
+class Cache:
+    """What a mixer keeps between decode steps, per sequence: `per_token` values for each token
+    it holds (K and V, or a latent), at most `window` of them (None: every token), and a fixed
+    `state` of values whatever the length (a convolution window and a recurrent state)."""
+
+    per_token: int = 0
+    window: Optional[int] = None
+    state: int = 0
+    per_token_uncompressed: int = 0  # one key and value per query head (MHA; MLA decompressed)
+    label: str = ""  # the kind of cache, for reports: "full", "window_4096", ...
+
+    def tokens_held(self, tokens: int) -> int:
+        return tokens if self.window is None else min(tokens, self.window)
+
+
+class Keeping(Protocol):
+    """How a training step keeps activations (counting.memory's Setup)."""
+
+    seq: int
+    batch: int
+    tp: int
+    sequence_parallel: bool
+    recompute: str  # none, selective or full
+    dropout: bool
+    flash: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """A sublayer in the symbols of the published formulas and of the listings: for attention
+    its heads (h query, h_kv key/value heads of width d_qk, values d_v), the widths over every
+    head (h·d_qk, h·d_v, h_kv·d_qk) and its kind of KV (mha, gqa, mqa, latent); for a
+    feed-forward block its kind (plain, gated, moe) and widths; and where it departs from the
+    multi-head attention and dense MLP the formulas were written for."""
+
+    heads: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    qk_width: int = 0
+    v_width: int = 0
+    kv_width: int = 0
+    kv_kind: str = ""
+    ffn: str = ""
+    ffn_widths: tuple[int, ...] = ()  # a dense MLP's d_ff (the formulas assume 4d)
+    experts: int = 0
+    top_k: int = 0
+    expert_width: int = 0
+    departures: tuple[str, ...] = ()
+
+
+class Kind:
+    """What every kind answers, with the answers of a kind that has nothing to say on a
+    question (no cache, no s² term, ...). A kind subclasses it as a frozen dataclass and
+    overrides what applies; part names are relative to its slot (`q.weight`, `scores`), which
+    the layer prefixes (`attn.q.weight`).
+
+    - `slot`: its sublayer's name (`attn`, `mamba`, `mlp`, ...);
+    - `params(d, active)`: its tensors, with shapes and roles (`active`: only the weights one
+      token uses, for a mixture of experts);
+    - `forward(d, x)`: forward FLOPs over a `Span`, as named parts of declared families;
+    - `elementwise(d, x)`: the element-wise work of that pass (counted on request);
+    - `decode(d, batch, first, last)`: FLOPs of the decode steps at positions first..last
+      together, one new token per sequence each, in closed form;
+    - `cache()` and `cache_reads(first, last)`: what it keeps between steps, and the cached
+      values those steps read;
+    - `activations(d, k)`: bytes it keeps for backward besides its input, under `Keeping`;
+    - `pair_terms()`: (FLOPs per scored pair, mask) of its s² terms, for the crossover;
+    - `breakpoints(lo, hi)`: where its decode cost changes affine form;
+    - `tp_units()`, `ep_units()`: what tensor and expert parallelism must divide (0: no
+      constraint);
+    - `reads(d, tokens)`: the routed experts a forward reads (None: every weight);
+    - `published(d)`: its symbols in the published formulas;
+    - `describe()`, `notes()`, `decode_notes()`: its name in tables and its "how this was
+      counted" lines (for serving too).
+    """
+
+    slot = "mixer"
+    routed = False  # a mixture of experts: a token uses some of its weights
+    bidirectional = False  # every query sees every key (an encoder's attention)
+
+    def params(self, d: int, active: bool = False) -> list[Part]:
+        return []
+
+    def forward(self, d: int, x: Span) -> list[Part]:
+        return []
+
+    def elementwise(self, d: int, x: Span) -> list[Part]:
+        return []
+
+    def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
+        return []
+
+    def cache(self) -> Cache:
+        return Cache()
+
+    def cache_reads(self, first: int, last: int) -> int:
+        return 0
+
+    def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
+        return []
+
+    def pair_terms(self) -> list[tuple[int, object]]:
+        return []
+
+    def breakpoints(self, lo: int, hi: int) -> Iterator[int]:
+        return iter(())
+
+    def tp_units(self) -> int:
+        return 0  # no constraint
+
+    def ep_units(self) -> int:
+        return 0
+
+    def reads(self, d: int, tokens: int) -> Optional[object]:
+        return None
+
+    def published(self, d: int) -> Published:
+        return Published()
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    def notes(self) -> list[str]:
+        return []
+
+    def decode_notes(self) -> list[str]:
+        return []
+
+
+def linear(name: str, n_in: int, n_out: int, bias: bool, role: str = COLUMN) -> list[Part]:
+    """A linear layer's weight (n_in x n_out) and, if it has one, its bias (n_out). A
+    column-parallel layer's bias is split with it; a row-parallel layer's is replicated."""
+    parts = [Part(f"{name}.weight", n_in * n_out, LAYERS, (n_in, n_out), role)]
+    if bias:
+        parts.append(Part(f"{name}.bias", n_out, LAYERS, (n_out,),
+                          COLUMN if role == COLUMN else REPLICATED))
+    return parts

@@ -1,0 +1,95 @@
+"""The dense feed-forward sublayer: plain (up d → f, activation, down f → d) or gated (gate and
+up d → f, their product, down f → d: SwiGLU/GeGLU). Gate and up are column-parallel, down
+row-parallel (Megatron-LM's layout)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional
+
+from .base import (COLUMN, ELEMENTWISE, EXPERT, LAYERS, REPLICATED, ROW, WEIGHTS, Keeping, Kind,
+                   Part, Published, Span)
+
+# ReLU a compare (1); GELU in its tanh form 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): 9;
+# SiLU x·sigmoid(x) = x / (1 + exp(−x)): negate, exp, add, divide (4).
+ACTIVATION_FLOPS = {"relu": 1, "gelu": 9, "silu": 4}
+
+
+@dataclass(frozen=True)
+class Mlp(Kind):
+    gated: bool
+    d_ff: int
+    activation: str
+    bias: bool = False
+    slot = "mlp"
+
+    def matrices(self, d: int) -> list[tuple[str, int, int]]:
+        """(name, in, out) of each matrix: gate (when gated) and up d→f, down f→d."""
+        f = self.d_ff
+        return ([("gate", d, f)] if self.gated else []) + [("up", d, f), ("down", f, d)]
+
+    def params(self, d: int, active: bool = False, copies: int = 1,
+               expert: bool = False) -> list[Part]:
+        """Parameters, matrix by matrix; `copies` identical MLPs stack as E x in x out (the
+        routed experts of a mixture, `expert`: split over the expert-parallel group)."""
+        parts = []
+        lead = (copies,) if copies > 1 else ()
+        for name, n_in, n_out in self.matrices(d):
+            role = EXPERT if expert else ROW if name == "down" else COLUMN
+            parts.append(Part(f"{name}.weight", copies * n_in * n_out, LAYERS,
+                              lead + (n_in, n_out), role))
+            if self.bias:
+                bias_role = REPLICATED if role == ROW else role
+                parts.append(Part(f"{name}.bias", copies * n_out, LAYERS, lead + (n_out,),
+                                  bias_role))
+        return parts
+
+    def forward(self, d: int, x: Span) -> list[Part]:
+        return self.flops(d, x.tokens)
+
+    def flops(self, d: int, tokens: int) -> list[Part]:
+        """Each matrix (T×in)·(in×out) → 2·T·in·out."""
+        return [Part(name, 2 * tokens * n_in * n_out, WEIGHTS)
+                for name, n_in, n_out in self.matrices(d)]
+
+    def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
+        return self.flops(d, batch * (last - first + 1))
+
+    def bias_adds(self, d: int, tokens: int) -> int:
+        return tokens * sum(n_out for _, _, n_out in self.matrices(d)) if self.bias else 0
+
+    def activation_flops(self, tokens: int) -> int:
+        """The activation on every hidden element, and a gated MLP's gate product (1)."""
+        return (ACTIVATION_FLOPS[self.activation] + (1 if self.gated else 0)) * tokens * \
+            self.d_ff
+
+    def elementwise(self, d: int, x: Span) -> list[Part]:
+        tokens, parts = x.tokens, []
+        if self.bias:
+            parts.append(Part("elementwise.bias", self.bias_adds(d, tokens), ELEMENTWISE))
+        parts.append(Part("elementwise.activation", self.activation_flops(tokens), ELEMENTWISE))
+        return parts
+
+    def hidden_bytes(self, tokens: int, split: Fraction) -> Fraction:
+        """The hidden tensors kept for backward: 2 for a plain MLP (the activation's input and
+        output), 4 for a gated one (gate, up, activation output, product), 16-bit."""
+        return 2 * tokens * self.d_ff * (4 if self.gated else 2) * split
+
+    def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
+        return [("hidden", self.hidden_bytes(k.seq * k.batch, Fraction(1, k.tp)))]
+
+    def published(self, d: int) -> Published:
+        gated = ("assumes a two-matrix MLP; this model's MLP is gated (three matrices)",) \
+            if self.gated else ()
+        return Published(ffn="gated" if self.gated else "plain", ffn_widths=(self.d_ff,),
+                         departures=gated)
+
+    def describe(self) -> str:
+        return f"{'gated' if self.gated else 'plain'} MLP {self.d_ff:,}"
+
+
+def from_config(cfg: Any, width: int) -> Mlp:
+    """A dense MLP `width` wide, of the model config's `mlp` kind, activation and bias."""
+    return Mlp(gated=cfg.mlp == "gated", d_ff=width, activation=cfg.activation,
+               bias=cfg.bias.mlp)

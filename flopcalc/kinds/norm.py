@@ -1,0 +1,42 @@
+"""Normalisation: LayerNorm (a gain and, unless `bias` is false, a bias), RMSNorm (a gain), or
+none. Norms hold a vector per normalised width, replicated under tensor parallelism; their work
+is element-wise (counted only with --elementwise)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import LAYERS, REPLICATED, Part
+
+
+
+@dataclass(frozen=True)
+class Norm:
+    kind: str
+    bias: bool = True
+
+    @property
+    def present(self) -> bool:
+        return self.kind != "none"
+
+    def params(self, width: int, name: str, kind: str = LAYERS, stage: str = "layers"
+               ) -> list[Part]:
+        """The norm's tensors over `width` features: gain (+ bias), or nothing."""
+        if not self.present:
+            return []
+        parts = [Part(f"{name}.weight", width, kind, (width,), REPLICATED, stage)]
+        if self.kind == "layernorm" and self.bias:
+            parts.append(Part(f"{name}.bias", width, kind, (width,), REPLICATED, stage))
+        return parts
+
+    @property
+    def per_element(self) -> int:
+        """Element-wise FLOPs per normalised element. LayerNorm: mean (1 add), subtract (1),
+        square (1), variance sum (1), normalise (1 multiply by 1/σ), gain (1), bias (1) → 7, or
+        6 without the bias; RMSNorm drops the mean, subtract and bias → 4."""
+        if self.kind == "layernorm":
+            return 7 if self.bias else 6
+        return 4 if self.kind == "rmsnorm" else 0
+
+
+RMS = Norm("rmsnorm")

@@ -1,0 +1,109 @@
+"""The model file format: what a preset YAML, a `--set` override or an imported Hugging Face
+config.json must say before anything is counted (README "Your own model" documents each key).
+
+This is its one declaration (see `flopcalc.declare`): the fast reader and pydantic's both follow
+it. The blocks that belong to one kind of layer (`moe`, `latent_attention`, `mamba2`, ...) are
+declared in that kind's module and join the format through the kinds registry. Cross-field rules
+live with the resolved model (`models.spec`), so the same checks run on every path into the
+counting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Optional
+
+from ..declare import Min, optional_fields
+from ..kinds import registry
+
+Positive = Annotated[int, Min(1)]
+Count = Annotated[int, Min(0)]
+
+
+@dataclass(frozen=True)
+class Biases:
+    """Which projections carry an additive bias (GPT-2: all; Llama: none; Qwen2: q/k/v only)."""
+
+    qkv: bool = False
+    attn_out: bool = False
+    mlp: bool = False
+
+    @staticmethod
+    def shorthand(value: Any) -> Any:
+        """`bias: true` is a bias on every projection."""
+        if isinstance(value, bool):
+            return {"qkv": value, "attn_out": value, "mlp": value}
+        return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaseConfig:
+    """A model's architecture, as far as its counts depend on it.
+
+    Decoder-only: `n_layers` layers. Encoder-decoder: `n_encoder_layers` encoder layers
+    (self-attention + MLP) and `n_layers` decoder layers (self-attention + cross-attention +
+    MLP). Encoder-only: `n_layers` bidirectional layers.
+    """
+
+    title: str = ""
+    source: str = ""
+    notes: str = ""
+
+    architecture: Literal["decoder-only", "encoder-decoder", "encoder-only"] = "decoder-only"
+    n_layers: Positive
+    n_encoder_layers: Count = 0
+
+    d_model: Positive
+    n_heads: Optional[Positive] = None  # attention layers' query heads
+    n_kv_heads: Optional[Positive] = None  # None: multi-head attention (= n_heads)
+    head_dim: Optional[Positive] = None  # None: d_model / n_heads
+    v_head_dim: Optional[Positive] = None  # None: head_dim
+    d_ff: Optional[Positive] = None  # the dense MLP's width; None: no MLP
+    mlp: Literal["plain", "gated"] = "plain"
+    activation: Literal["relu", "gelu", "silu"] = "gelu"
+    bias: Biases = Biases()
+
+    norm: Literal["layernorm", "rmsnorm", "none"] = "layernorm"
+    norm_bias: bool = True  # LayerNorm's bias (false: a gain only, as in OLMo)
+    norm_placement: Literal["pre", "post", "sandwich"] = "pre"
+    final_norm: bool = True
+    parallel_block: bool = False  # attention and MLP read the same input (GPT-J, NeoX)
+    parallel_norms: Optional[Literal[1, 2]] = None  # norms of a parallel block; default 1
+    qk_norm: Literal["none", "per_head", "all_heads"] = "none"
+    attention_sinks: bool = False  # gpt-oss: one learned logit per head
+
+    sliding_window: Optional[Positive] = None
+    attention_chunk: Optional[Positive] = None
+    layer_types: Optional[list[str]] = None  # each layer's mixer (README: layer_types)
+    global_every: Optional[Positive] = None
+    mtp_layers: Count = 0
+
+    positions: Literal["learned", "sinusoidal", "rotary", "relative", "none"]
+    relative_buckets: Optional[Positive] = None
+    max_seq_len: Optional[Positive] = None
+    default_seq: Optional[Positive] = None
+
+    vocab_size: Positive
+    tie_embeddings: bool = True
+    share_encoder_embeddings: bool = True
+    token_types: Count = 0
+    embedding_norm: bool = False
+    head: Literal["lm", "masked-lm", "none"] = "lm"
+    pooler: bool = False
+
+    training_tokens: Optional[Positive] = None
+    training_tokens_source: str = ""
+
+
+def model_config() -> type:
+    """The whole format: the base keys and every kind's block (rebuilt when a kind is
+    registered)."""
+    return _with_blocks(registry.generation())
+
+
+@functools.lru_cache(maxsize=4)
+def _with_blocks(generation: int) -> type:
+    return dataclasses.make_dataclass("ModelConfig", optional_fields(registry.blocks()),
+                                      bases=(BaseConfig,), frozen=True, kw_only=True)
