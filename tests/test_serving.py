@@ -562,10 +562,11 @@ REQUIRED_ACCELERATORS = {"a100-sxm-80gb", "h100-sxm", "h200", "b200", "mi300x"}
 
 
 def test_compute_dtype_choices_are_the_schema_dtypes():
-    from flopcalc.cli.options import ComputeDtype
+    from flopcalc.commands import COMMANDS
     from flopcalc.models.accelerators import DTYPES
 
-    assert tuple(d.value for d in ComputeDtype) == DTYPES
+    assert COMMANDS["infer"].option("compute_dtype").choices == DTYPES
+    assert COMMANDS["train"].option("dtype").choices == DTYPES
 
 
 def test_required_accelerators_ship_with_sources():

@@ -1,8 +1,8 @@
 """The `flopcalc` command: the Typer app, its commands, and the console-script entry point.
 
-Commands live in `core`, `serving`, `papers`, `budget` and `memory`; this module only
-registers them, so the modules import downwards (options → runtime → commands → app) and never
-back. Only the CLI prints or exits.
+The commands with declared options (`flopcalc.commands`) are made by `declared`; `check` is in
+`budget`, the others in `core`. This module only registers them, so the modules import
+downwards (options → runtime → commands → app) and never back. Only the CLI prints or exits.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import typer
 from typer.core import TyperGroup
 
 from ..version import __version__
-from . import budget, core, memory, papers, serving
+from . import budget, core, declared
 from .options import DebugOpt, OneLine
-from .runtime import handles_errors, write
 
 
 class _Commands(TyperGroup):
@@ -69,36 +68,16 @@ def _root(
     """Options before the command: --version, --debug, shell completion."""
 
 
-SCHEMAS = ("model", "sweep", "compare", "check", "conventions", "attention", "infer", "train",
-           "memory", "list", "accelerators")
-
-
-@handles_errors
-def schema(
-    command: Annotated[str, typer.Argument(
-        metavar="[COMMAND]", help=f"One of {', '.join(SCHEMAS)}.")] = "model",
-    debug: DebugOpt = False,
-) -> None:
-    """Print the JSON Schema of a command's --format json output (default: model)."""
-    from ..render.data import to_json
-    from ..reports.schema import json_schema
-
-    write(to_json(json_schema(command)) + "\n")
-
-
-app.command()(core.model)
+app.command()(declared.make("model"))
 app.command("list")(core.list_)
 app.command()(core.show)
-app.command()(schema)
-app.command()(core.sweep)
-app.command()(core.compare)
-app.command()(budget.check)
-app.command()(papers.conventions)
-app.command()(papers.attention)
-app.command()(serving.infer)
-app.command()(serving.train)
-app.command()(memory.memory)
-app.command()(serving.accelerators)
+app.command()(core.schema)
+for _name in ("sweep", "compare"):
+    app.command(_name)(declared.make(_name))
+app.command("check")(budget.check_command)
+for _name in ("conventions", "attention", "infer", "train", "memory"):
+    app.command(_name)(declared.make(_name))
+app.command()(core.accelerators)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 import click
 
 from ..errors import BudgetExceeded, FlopcalcError
-from .options import Format
+from .options import Format, printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -116,7 +116,9 @@ def check_brief(brief: bool, fmt: Format) -> None:
                             "(drop --brief or --format)")
 
 
-def load(model: str, overrides: Optional[Sequence[str]]) -> Any:
-    from ..models.registry import load_model
+def check_plot_target(path: str, command: str) -> None:
+    """Refuse a --plot target that cannot be written before any work is done."""
+    from ..render.plot import check_target
 
-    return load_model(model, overrides or ())
+    check_target(path, command)
+

@@ -115,8 +115,35 @@ def _matplotlib(command: str) -> Any:
     return matplotlib
 
 
+def check_target(path: str, command: str) -> None:
+    """Refuse, before any counting or drawing, a target that cannot be a picture file: an
+    unknown extension, a missing directory, a directory, FIFO or device; and a missing
+    matplotlib."""
+    import os
+    import stat
+
+    _format(path)
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise FlopcalcError(f"--plot {path}: no such directory {parent}; create it or choose "
+                            "another path")
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise FlopcalcError(f"--plot {path}: {exc.strerror}") from None
+    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise FlopcalcError(f"--plot {path}: not a regular file (a directory, FIFO or device); "
+                            "give a file path")
+    _matplotlib(command)
+
+
 def _save(fig: Any, path: str, fmt: str, title: str) -> None:
-    """Render in memory, then write the file in one go: a failure leaves no half picture."""
+    """Render in memory, write a temporary file beside the target, then rename it over the
+    target: a failure leaves the old file as it was, and a symlink at the target is replaced,
+    never written through."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, dpi=DPI,
                 metadata={"Date": None, "Title": title} if fmt == "svg" else None)
@@ -125,11 +152,31 @@ def _save(fig: Any, path: str, fmt: str, title: str) -> None:
 
         image, buffer = Image.open(buffer).convert("RGB").quantize(256), io.BytesIO()
         image.save(buffer, format="png", optimize=True)
+    import os
+    import tempfile
+
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                               dir=target.parent if str(target.parent) else ".")
     try:
-        with open(path, "wb") as out:
+        with os.fdopen(fd, "wb") as out:
             out.write(buffer.getvalue())
+        os.chmod(tmp, 0o644 & ~_umask())
+        os.replace(tmp, target)
     except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
         raise FlopcalcError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _tokens(n: float) -> str:

@@ -1,0 +1,136 @@
+"""Typer commands made from the declarations in `flopcalc.commands`: each option's flag,
+metavar, help, default and parser come from there, so a command's options are written once.
+
+A value is parsed while Click reads the command line (`Declared`), so a bad one is a usage
+error naming the option (exit 2) before anything runs; the same parser then sees the parsed
+value again in the Python API, where it passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Annotated, Any, Callable, List, Optional
+
+import click
+import typer
+
+from ..commands import COMMANDS, Command, Option
+from ..errors import FlopcalcError
+from .options import (BriefOpt, DebugOpt, Format, FormatOpt, ModelArg, OptionError,
+                      plot_option)
+from .runtime import check_brief, check_plot_target, emit, handles_errors
+
+# How each declared command's report is shown: the render module and its csv, tables, brief
+# and plot functions (imported when the command runs, so start-up stays light).
+RENDERERS: dict[str, tuple[str, str, Optional[str], Optional[str], Optional[str]]] = {
+    "model": ("model", "model_csv", "model_tables", "model_brief", None),
+    "sweep": ("workflows", "sweep_csv", "sweep_tables", None, "plot_sweep"),
+    "compare": ("workflows", "compare_csv", "compare_tables", None, "plot_compare"),
+    "conventions": ("conventions", "conventions_csv", "conventions_tables", None, None),
+    "attention": ("conventions", "attention_csv", "attention_tables", None, None),
+    "infer": ("serving", "infer_csv", "infer_tables", "infer_brief", "plot_infer"),
+    "train": ("serving", "train_csv", "train_tables", "train_brief", None),
+    "memory": ("memory", "memory_csv", "memory_tables", None, "plot_memory"),
+}
+
+
+_RENDER = f"{__package__.rsplit('.', 1)[0]}.render"
+
+
+def renderer(module: str, name: Optional[str]) -> Any:
+    return None if name is None else getattr(importlib.import_module(f"{_RENDER}.{module}"),
+                                             name)
+
+
+class Declared(click.ParamType):
+    """A value read by its option's own parser (`commands.Option.parse`)."""
+
+    def __init__(self, option: Option):
+        self.option = option
+        self.name = option.kind
+
+    def convert(self, value: Any, param: Optional[click.Parameter],
+                ctx: Optional[click.Context]) -> Any:
+        if not isinstance(value, str):
+            return value  # a default, already parsed
+        try:
+            return self.option.parse(value)
+        except FlopcalcError as exc:
+            message = str(exc).removeprefix(f"Invalid value for '{self.option.flag}': ")
+            raise OptionError(message, ctx, param) from None
+
+
+def annotation(option: Option) -> Any:
+    """The Typer annotation of an option."""
+    names = [option.flag] + (["-f"] if option.name == "format" else [])
+    common: dict[str, Any] = dict(help=option.help)
+    if option.metavar:
+        common["metavar"] = option.metavar
+    if option.kind == "flag":
+        return Annotated[bool, typer.Option(*names, **common)]
+    if option.kind == "texts":
+        return Annotated[Optional[List[str]], typer.Option(*names, **common)]
+    if option.kind in ("choice", "number"):
+        return Annotated[str, typer.Option(*names, click_type=click.Choice(
+            option.choices, case_sensitive=False), **common)]
+    if option.kind == "text":
+        return Annotated[Optional[str], typer.Option(*names, **common)]
+    return Annotated[Optional[str], typer.Option(*names, click_type=Declared(option), **common)]
+
+
+def default(option: Option) -> Any:
+    if option.required:
+        return inspect.Parameter.empty
+    if option.kind == "texts":
+        return None
+    if option.kind == "number":
+        return str(option.default)
+    return option.default
+
+
+def parameters(command: Command) -> list[inspect.Parameter]:
+    """MODEL (or MODEL...), the command's options, then the presentation options."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = []
+    if command.models == "one":
+        params.append(inspect.Parameter("model", kw, annotation=ModelArg))
+    elif command.models == "many":
+        params.append(inspect.Parameter("models", kw, annotation=Annotated[
+            List[str], typer.Argument(metavar="MODEL...", help="Models to compare.")]))
+    params += [inspect.Parameter(o.name, kw, default=default(o), annotation=annotation(o))
+               for o in command.options]
+    extra = {"format": ("fmt", FormatOpt, Format.table), "brief": ("brief", BriefOpt, False),
+             "plot": ("plot", plot_option(command.plotted), None)}
+    for name in command.presentation:
+        key, tp, value = extra[name]
+        params.append(inspect.Parameter(key, kw, default=value, annotation=tp))
+    params.append(inspect.Parameter("debug", kw, default=False, annotation=DebugOpt))
+    return params
+
+
+def make(name: str) -> Callable[..., None]:
+    """The Typer command of `name`: parse, build the report, draw it if asked, render it."""
+    command = COMMANDS[name]
+
+    def run(**kw: Any) -> None:
+        fmt, brief, plot = kw.pop("fmt", Format.table), kw.pop("brief", False), kw.pop("plot",
+                                                                                      None)
+        kw.pop("debug", None)
+        check_brief(brief, fmt)
+        if plot is not None:
+            check_plot_target(plot, name)
+        models = [kw.pop(key) for key in ("model", "models") if key in kw]
+        if plot is not None and "curve" in command.internal:
+            kw["curve"] = True
+        report = command(*models, **{k: v for k, v in kw.items() if v is not None})
+        module, csv, tables, brief_lines, draw = RENDERERS[name]
+        if plot is not None and draw is not None:
+            getattr(importlib.import_module(f"{_RENDER}.plot"), draw)(report, plot)
+        emit(fmt, report, renderer(module, csv), renderer(module, tables),
+             renderer(module, brief_lines) if brief else None)
+
+    run.__signature__ = inspect.Signature(parameters(command))  # type: ignore[attr-defined]
+    run.__name__ = name
+    run.__doc__ = command.help
+    return handles_errors(run)
