@@ -17,10 +17,8 @@ from typing import Any, Callable, Optional, Sequence
 from .errors import FlopcalcError
 from .numbers import parse_amount, parse_int, parse_share
 
-# Tables the choices come from (pure data modules, cheap to import).
-from .counting.memory import OPTIMIZERS, PRECISIONS, RECOMPUTE, ZERO_STAGES
-from .counting.traffic import DTYPE_BITS
-from .models.accelerators import DTYPES
+from .tables import COMPUTE_DTYPES as DTYPES
+from .tables import DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, ZERO_STAGES
 
 CONVENTIONS = ("full", "causal")
 KINDS = ("length", "count", "bytes", "gen", "share", "amount", "choice", "number", "flag",

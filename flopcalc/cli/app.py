@@ -43,14 +43,11 @@ def _one_line() -> Iterator[None]:
         raise OneLine(exc.format_message(), exc.ctx) from None
 
 
-app = typer.Typer(
-    cls=_Commands,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="Exact parameter and FLOP counts for transformer models. MODEL is a preset name "
-    "(flopcalc list), a YAML file, a Hugging Face config.json (or its directory), or - for stdin.",
-)
+HELP = ("Exact parameter and FLOP counts for transformer models. MODEL is a preset name "
+        "(flopcalc list), a YAML file, a Hugging Face config.json (or its directory), or - for "
+        "stdin.")
+NAMES = ("model", "list", "show", "schema", "sweep", "compare", "check", "conventions",
+         "attention", "infer", "train", "memory", "accelerators")
 
 
 def _version(value: bool) -> None:
@@ -59,7 +56,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
@@ -68,24 +64,45 @@ def _root(
     """Options before the command: --version, --debug, shell completion."""
 
 
-app.command()(declared.make("model"))
-app.command("list")(core.list_)
-app.command()(core.show)
-app.command()(core.schema)
-for _name in ("sweep", "compare"):
-    app.command(_name)(declared.make(_name))
-app.command("check")(budget.check_command)
-for _name in ("conventions", "attention", "infer", "train", "memory"):
-    app.command(_name)(declared.make(_name))
-app.command()(core.accelerators)
+def _function(name: str) -> Any:
+    special = {"list": core.list_, "show": core.show, "schema": core.schema,
+               "check": budget.check_command, "accelerators": core.accelerators}
+    return special[name] if name in special else declared.make(name)
+
+
+def build(names: tuple[str, ...] = NAMES) -> typer.Typer:
+    """The app with these commands (all of them, or just the one a run invokes: Click builds
+    every registered command's parameters at start-up, which the others would only cost)."""
+    built = typer.Typer(cls=_Commands, no_args_is_help=True, pretty_exceptions_enable=False,
+                        rich_markup_mode=None, help=HELP)
+    built.callback()(_root)
+    for name in names:
+        built.command(name)(_function(name))
+    return built
+
+
+app = build()
+
+
+def _invoked(argv: List[str]) -> Optional[str]:
+    """The command a command line names, if it is one of ours (else None: build them all, for
+    help and for Click's suggestions)."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg if arg in NAMES else None
+    return None
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Console-script entry point: run the app; Click turns every failure into its message and
     exit code (see `runtime`)."""
-    command = typer.main.get_command(app)
+    args = sys.argv[1:] if argv is None else argv
+    name = _invoked(args)
+    command = typer.main.get_command(build((name,)) if name else app)
     try:
-        command.main(args=argv, prog_name="flopcalc", standalone_mode=True)
+        command.main(args=args, prog_name="flopcalc", standalone_mode=True)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)

@@ -42,18 +42,11 @@ from typing import Optional
 
 from ..kinds.base import EXPERT, LAST, REPLICATED, SPREAD, Part, ceil_fraction, merged
 from ..models.spec import ModelSpec
+from ..tables import OPTIMIZERS, PRECISIONS
 from .layers import layer_activations
 from .model import model_params
 
 BYTES = "bytes"
-PRECISIONS = {  # weights, gradients, and optimizer bytes per parameter besides its moments
-    "mixed": (2, 2, 4),  # 16-bit weights and gradients, an fp32 master copy
-    "bf16": (2, 2, 0),  # pure 16-bit training, no master copy
-    "fp32": (4, 4, 0),
-}
-OPTIMIZERS = {"adamw": 8, "sgd": 4, "adamw-8bit": 2}  # bytes per parameter of moments (fp32 m, v)
-ZERO_STAGES = (0, 1, 2, 3)
-RECOMPUTE = ("none", "selective", "full")
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,10 @@ from fractions import Fraction
 
 from ..kinds.base import Part, merged, total
 from ..models.spec import ModelSpec
+from ..tables import DTYPE_BITS
 from .model import model_params
 
 BYTES = "bytes"
-# Storage bits per element. The scale factors of quantised formats (a few bytes per tensor, row
-# or block) are not counted.
-DTYPE_BITS = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4}
 
 
 def storage_bytes(elements: int | Fraction, dtype: str) -> Fraction:

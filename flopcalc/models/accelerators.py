@@ -9,7 +9,6 @@ Short names pick a preset: `h100` is the H100 SXM (`ALIASES`).
 
 from __future__ import annotations
 
-import typing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -17,6 +16,7 @@ from typing import Annotated, Any, Literal, Optional
 from ..declare import Parsed, structure
 from ..errors import FlopcalcError
 from ..numbers import parse_bytes, parse_count
+from ..tables import COMPUTE_DTYPES
 from .files import read_mapping, user_path
 
 
@@ -25,7 +25,7 @@ ALIASES = {"h100": "h100-sxm", "a100": "a100-sxm-80gb", "a100-80gb": "a100-sxm-8
            "a100-40gb": "a100-pcie-40gb", "mi300": "mi300x", "v5p": "tpu-v5p"}
 
 
-Dtype = Literal["fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"]
+Dtype = Literal[COMPUTE_DTYPES]  # type: ignore[valid-type]
 Size = Annotated[int, Parsed(parse_bytes)]
 Rate = Annotated[int, Parsed(parse_count)]
 
@@ -184,4 +184,4 @@ def preset_row(loaded: LoadedAccelerator) -> dict[str, Any]:
     return {"name": loaded.name, **asdict(loaded.spec)}
 
 
-DTYPES = typing.get_args(Dtype)  # every dtype a datasheet row may name
+DTYPES = COMPUTE_DTYPES
