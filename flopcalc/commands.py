@@ -230,15 +230,16 @@ def hardware(accelerator: Optional[str], dtype: str, count: int, peak: Optional[
     return resolve_hardware(accelerator, dtype, count, peak, bandwidth, need_bandwidth)
 
 
-def _infer(model: str, *, prompt, gen, batch, kv_dtype, weights_dtype, compute_dtype,
-           attention, accelerator, count, peak, bandwidth, max_batch, set,  # noqa: A002
-           curve=False):
+def _infer(model: str, *, prompt, gen, batch, kv_dtype, state_dtype, weights_dtype,
+           compute_dtype, attention, accelerator, count, peak, bandwidth, max_batch,
+           set, curve=False):  # noqa: A002
     from .reports.infer import build_infer_report, largest_batch
 
     loaded = load(model, set)
     hw = hardware(accelerator, compute_dtype, count, peak, bandwidth)
     options = dict(prompt=prompt, gen=gen, attention=attention, kv_dtype=kv_dtype,
-                   weights_dtype=weights_dtype, compute_dtype=compute_dtype, hw=hw)
+                   state_dtype=state_dtype, weights_dtype=weights_dtype,
+                   compute_dtype=compute_dtype, hw=hw)
     if max_batch:
         batch = largest_batch(loaded, hw, options)
     return build_infer_report(loaded, batch=batch, curve=curve, **options)
@@ -318,8 +319,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 Option("gen", "gen", "Generated tokens per sequence: one decode step each; k = "
                        "1024; 0 counts the prompt only.", metavar="N", required=True),
                 BATCH,
-                Option("kv_dtype", "choice", "dtype of the cached K and V.", "bf16",
-                       KV_DTYPES),
+                Option("kv_dtype", "choice", "dtype of the cached K and V (and of convolution "
+                       "windows).", "bf16", KV_DTYPES),
+                Option("state_dtype", "choice", "dtype of recurrent layers' states (Hugging "
+                       "Face keeps them in fp32).", "fp32", KV_DTYPES),
                 Option("weights_dtype", "choice", "dtype the weights are stored in (int8, fp8, "
                        "int4: weight-only quantisation).", "bf16", STORAGE_DTYPES),
                 Option("compute_dtype", "choice", "dtype of the matmuls: which of the "

@@ -18,7 +18,8 @@ from fractions import Fraction
 from ..kinds.base import Convention, Part
 from ..models.spec import ModelSpec
 from .model import decode_flops, model_flops, workload
-from .traffic import kv_bytes_per_token, kv_read_bytes, storage_bytes, weight_reads
+from .traffic import (kv_bytes_per_token, kv_read_bytes, state_bytes_per_sequence, storage_bytes,
+                      weight_reads)
 
 
 def prefill_parts(spec: ModelSpec, prompt: int, batch: int, convention: Convention
@@ -48,22 +49,28 @@ def affine_segments(spec: ModelSpec, first: int, last: int) -> list[tuple[int, i
 class DecodeSteps:
     """FLOPs and bytes of decode steps at positions first..last, exact (bytes as Fractions)."""
 
-    def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: str):
+    def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: str,
+                 state_b: int = 4):
         self.spec, self.batch, self.kv_b = spec, batch, kv_b
         reads = weight_reads(spec, batch)
         self.reads = reads
         self.step_weight_bytes = storage_bytes(reads.expected, weights_dtype)
         self.kv_per_token = kv_bytes_per_token(spec, kv_b)
+        self.state_per_sequence = state_bytes_per_sequence(spec, kv_b, state_b)
 
     def flops(self, first: int, last: int) -> list[Part]:
         return decode_parts(self.spec, first, last, self.batch)
 
     def byte_parts(self, first: int, last: int) -> dict[str, Fraction]:
         steps = last - first + 1
-        return {"weights.read": steps * self.step_weight_bytes,
-                "kv_cache.read": Fraction(kv_read_bytes(self.spec, first, last, self.batch,
-                                                        self.kv_b)),
-                "kv_cache.write": Fraction(steps * self.batch * self.kv_per_token)}
+        parts = {"weights.read": steps * self.step_weight_bytes,
+                 "kv_cache.read": Fraction(kv_read_bytes(self.spec, first, last, self.batch,
+                                                         self.kv_b)),
+                 "kv_cache.write": Fraction(steps * self.batch * self.kv_per_token)}
+        if self.state_per_sequence:  # every step reads each state and writes it back
+            state = Fraction(steps * self.batch * self.state_per_sequence)
+            parts |= {"state.read": state, "state.write": state}
+        return parts
 
     def bytes(self, first: int, last: int) -> Fraction:
         return sum(self.byte_parts(first, last).values(), Fraction(0))

@@ -38,8 +38,14 @@ def _caches(spec: ModelSpec):
     for g in spec.groups("decoder"):
         for _, kind in g.layer.slots():
             cache = kind.cache()
-            if cache.per_token or cache.state:
+            if cache.per_token or cache.states:
                 yield g.count, cache
+
+
+def state_bytes_per_sequence(spec: ModelSpec, nbytes: int, state_nbytes: int) -> int:
+    """Bytes of the fixed states every layer keeps per sequence (convolution windows in the
+    cache dtype, recurrent states in the state dtype), whatever the length."""
+    return sum(n * int(c.state_bytes(nbytes, state_nbytes)) for n, c in _caches(spec))
 
 
 def kv_bytes_per_token(spec: ModelSpec, nbytes: int, decompressed: bool = False) -> int:
@@ -51,13 +57,19 @@ def kv_bytes_per_token(spec: ModelSpec, nbytes: int, decompressed: bool = False)
 
 
 def kv_cache_parts(spec: ModelSpec, tokens: int, batch: int, nbytes: int,
-                   decompressed: bool = False) -> list[Part]:
-    """The cache of `batch` sequences after `tokens` tokens each, per kind of layer."""
+                   decompressed: bool = False, state_nbytes: int = 4) -> list[Part]:
+    """The cache of `batch` sequences after `tokens` tokens each, per kind of layer: the K/V
+    (or latents) of the tokens held, and each fixed state (`decoder.LABEL.STATE`)."""
     parts = []
     for n, c in _caches(spec):
         values = c.per_token_uncompressed if decompressed else c.per_token
-        parts.append(Part(f"decoder.{c.label}", batch * n * c.tokens_held(tokens) * nbytes
-                          * values, BYTES))
+        if values:
+            parts.append(Part(f"decoder.{c.label}", batch * n * c.tokens_held(tokens) * nbytes
+                              * values, BYTES))
+        for s in c.states:
+            size = nbytes if s.dtype == "cache" else state_nbytes
+            parts.append(Part(f"decoder.{c.label}.{s.name}", batch * n * s.values * size,
+                              BYTES))
     return merged(parts)
 
 

@@ -128,19 +128,36 @@ class Span:
 
 
 @dataclass(frozen=True, slots=True)
+class State:
+    """A fixed-size tensor a mixer keeps per sequence whatever the length: a convolution window
+    or a recurrent state, of `values` values, stored in the cache's dtype (`dtype="cache"`, as
+    the K/V are: --kv-dtype) or the state dtype (`"state"`: --state-dtype, fp32 by default, as
+    Hugging Face keeps recurrent states)."""
+
+    name: str
+    values: int
+    dtype: str = "state"
+
+
+@dataclass(frozen=True, slots=True)
 class Cache:
     """What a mixer keeps between decode steps, per sequence: `per_token` values for each token
-    it holds (K and V, or a latent), at most `window` of them (None: every token), and a fixed
-    `state` of values whatever the length (a convolution window and a recurrent state)."""
+    it holds (K and V, or a latent), at most `window` of them (None: every token), and fixed
+    `states` whatever the length."""
 
     per_token: int = 0
     window: Optional[int] = None
-    state: int = 0
     per_token_uncompressed: int = 0  # one key and value per query head (MHA; MLA decompressed)
-    label: str = ""  # the kind of cache, for reports: "full", "window_4096", ...
+    label: str = ""  # the kind of cache, for reports: "full", "window_4096", "mamba2", ...
+    states: tuple[State, ...] = ()
 
     def tokens_held(self, tokens: int) -> int:
         return tokens if self.window is None else min(tokens, self.window)
+
+    def state_bytes(self, cache_bytes: int | Fraction, state_bytes: int | Fraction) -> Fraction:
+        """Bytes of the fixed states, given the bytes per value of each dtype."""
+        return sum((Fraction(s.values) * (cache_bytes if s.dtype == "cache" else state_bytes)
+                    for s in self.states), Fraction(0))
 
 
 class Keeping(Protocol):

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
 from .output import conventions_text, heading, new_table, plain
-from .text import Numbers, exact, human, percent, shape
+from .text import Numbers, exact, family, human, percent, shape
 
 if TYPE_CHECKING:
     from ..reports.model import ModelReport
@@ -56,10 +56,8 @@ def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
                       ["component", "FLOPs", "% fwd"])
     for r in f.rows:
         table.add_row(r.name, nums.count(r.value), percent(r.share_pct))
-    table.add_row("weight GEMMs", nums.count(f.weights), percent(f.weights_share_pct))
-    table.add_row("attention matrix (s²)", nums.count(f.attention), percent(f.attention_share_pct))
-    if f.elementwise:
-        table.add_row("element-wise", nums.count(f.elementwise), percent(f.elementwise_share_pct))
+    for name, value in f.families.items():
+        table.add_row(family(name), nums.count(value), percent(f.family_shares_pct[name]))
     table.add_row("forward", nums.count(f.forward), "100.0%", style="bold")
     table.add_row("per output token", nums.count(f.forward_per_token), "")
     out.append(table)
@@ -143,8 +141,10 @@ def model_csv(report: "ModelReport") -> str:
                           "active_non_embedding", "mtp")]
     f = report.flops
     rows += [[*key, "flops", r.name, r.kind, "", r.value, r.share_pct] for r in f.rows]
-    rows += [[*key, "flops", name, "total", "", getattr(f, name), ""]
-             for name in ("forward", "weights", "attention", "elementwise")]
+    rows += [[*key, "flops", name, "total", "", value, ""]
+             for name, value in {"forward": f.forward, "weights": f.weights,
+                                 "attention": f.attention, "elementwise": f.elementwise,
+                                 **f.families}.items()]
     t = report.training
     rows += [[*key, "training", name, "", "", getattr(t, name), ""]
              for name in ("tokens", "n", "six_nd", "attention_correction",

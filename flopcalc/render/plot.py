@@ -50,9 +50,13 @@ FAMILY_COLORS = {"weights": "#4c72b0", "attention": "#dd8452", "scan": "#55a868"
                  "elementwise": "#937860"}
 FAMILY_LABELS = {"weights": "weight GEMMs (incl. LM head)", "attention": "attention over the cache",
                  "scan": "state/scan (recurrent core)", "elementwise": "element-wise"}
-BYTE_COLORS = {"weights.read": "#4c72b0", "kv_cache.read": "#55a868", "kv_cache.write": "#8172b3"}
+SWEEP_LABELS = {"weights": "weight GEMMs (incl. LM head)", "scan": "state/scan (recurrent core)",
+                "elementwise": "element-wise"}
+BYTE_COLORS = {"weights.read": "#4c72b0", "kv_cache.read": "#55a868", "kv_cache.write": "#8172b3",
+               "state.read": "#937860", "state.write": "#da8bc3"}
 BYTE_LABELS = {"weights.read": "weights read", "kv_cache.read": "KV cache read",
-               "kv_cache.write": "KV cache written"}
+               "kv_cache.write": "KV cache written", "state.read": "recurrent state read",
+               "state.write": "recurrent state written"}
 COLORS = {"weights": "#4c72b0", "attention": "#dd8452", "total": "#222222",
           "kv_read": "#55a868", "kv_write": "#8172b3", "gradients": "#937860",
           "optimizer": "#8172b3", "activations": "#dd8452", "limit": "#c44e52", "note": "#555555"}
@@ -243,11 +247,13 @@ def plot_sweep(report: SweepReport, path: str) -> None:
                 f"({s.lengths} lengths)" + (", target length = source length" if s.tgt_seq
                                             else ""))
     with _picture(report, path, "Forward FLOPs by sequence length", subtitle) as (flops, share):
-        for key, label in (("weights", "weight GEMMs (incl. LM head)"),
-                           ("attention", f"attention matrix ({s.attention})"),
-                           ("forward", "forward total")):
-            flops.plot(seqs, [getattr(r, key) for r in rows], marker="o", markersize=3,
-                       label=label, color=COLORS.get(key, COLORS["total"]),
+        families = list(dict.fromkeys(k for r in rows for k in r.families))
+        for key in families + ["forward"]:
+            values = [r.forward if key == "forward" else r.families.get(key, 0) for r in rows]
+            label = ("forward total" if key == "forward" else f"attention matrix ({s.attention})"
+                     if key == "attention" else SWEEP_LABELS.get(key, key))
+            flops.plot(seqs, values, marker="o", markersize=3, label=label,
+                       color=FAMILY_COLORS.get(key, COLORS["total"]),
                        linestyle="--" if key == "forward" else "-")
         share.plot(seqs, [r.attention_share_pct for r in rows], marker="o", markersize=3,
                    color=COLORS["attention"])
@@ -285,11 +291,15 @@ def plot_compare(report: CompareReport, path: str) -> None:
     with _picture(report, path, "Models compared: forward and training FLOPs",
                   f"{', '.join(m.title for m in models)}; {at}, batch {s.batch}, "
                   f"attention {s.attention}") as (forward, training):
-        weights = [m.flops_weights for m in models]
-        forward.bar(where, weights, 0.6, color=COLORS["weights"],
-                    label="weight GEMMs (incl. LM head)")
-        forward.bar(where, [m.flops_attention for m in models], 0.6, bottom=weights,
-                    color=COLORS["attention"], label=f"attention matrix ({s.attention})")
+        families = list(dict.fromkeys(k for m in models for k in m.flops_families))
+        bottom = [0] * len(models)
+        for key in families:
+            values = [m.flops_families.get(key, 0) for m in models]
+            label = (f"attention matrix ({s.attention})" if key == "attention"
+                     else SWEEP_LABELS.get(key, key))
+            forward.bar(where, values, 0.6, bottom=bottom, label=label,
+                        color=FAMILY_COLORS.get(key, COLORS["note"]))
+            bottom = [b + v for b, v in zip(bottom, values)]
         for i, m in enumerate(models):
             forward.annotate(f"{human(m.flops_forward)}\n{percent(m.attention_share_pct)} attn",
                              (i, m.flops_forward), xytext=(0, 2), textcoords="offset points",

@@ -21,7 +21,8 @@ def infer_tables(report: "InferReport", nums: Numbers) -> list[Any]:
     out: list[Any] = [heading(
         report.model.title, f" ({report.model.name})\n"
         f"prompt {s.prompt:,} + gen {s.gen:,} tokens, batch {s.batch}\n"
-        f"prefill attention {s.attention}; weights {s.weights_dtype}, KV cache {s.kv_dtype}\n")]
+        f"prefill attention {s.attention}; weights {s.weights_dtype}, KV cache {s.kv_dtype}"
+        + (f", states {s.state_dtype}" if report.kv_cache.state_bytes else "") + "\n")]
 
     table = new_table(f"Prefill: {s.prompt:,} prompt tokens x batch {s.batch}", ["", "FLOPs"])
     table.add_row("weight GEMMs (incl. LM head)", nums.count(p.weights))
@@ -38,11 +39,20 @@ def infer_tables(report: "InferReport", nums: Numbers) -> list[Any]:
     table = new_table(f"KV cache ({s.kv_dtype}): {kv.tokens:,} tokens = batch x (prompt + gen)",
                       ["", "bytes"])
     table.add_row(f"per token, all layers ({what})", nums.bytes(kv.bytes_per_token))
+    if len(kv.bytes_per_token_by_kind) > 1:
+        for name, value in kv.bytes_per_token_by_kind.items():
+            table.add_row(f"  {name.replace('_', ' ')} layers, per token", nums.bytes(value))
+    if kv.effective_bytes_per_token != kv.bytes_per_token:
+        table.add_row("per token held, at this context", f"{kv.effective_bytes_per_token:,.1f}")
+    if kv.state_bytes:
+        table.add_row("fixed state per sequence (recurrent layers)",
+                      nums.bytes(kv.state_bytes_per_sequence))
     if len(kv.layers) > 1:
         for name, value in kv.layers.items():
-            table.add_row(f"  {name.removeprefix('decoder.').replace('_', ' ')} layers",
+            table.add_row(f"  {name.removeprefix('decoder.').replace('_', ' ')}",
                           nums.bytes(value))
-    table.add_row("KV cache", nums.bytes(kv.bytes), style="bold")
+    table.add_row("KV cache" + (" and states" if kv.state_bytes else ""), nums.bytes(kv.bytes),
+                  style="bold")
     if kv.mha_bytes != kv.bytes:
         other = "decompressed K/V per head" if kv.kind == "latent" else "MHA"
         table.add_row(f"{other}, per token", nums.bytes(kv.mha_bytes_per_token))

@@ -6,6 +6,15 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+FAMILY_LABELS = {"weights": "weight GEMMs", "attention": "attention matrix (s²)",
+                 "scan": "state/scan (recurrent core)", "elementwise": "element-wise"}
+
+
+def family(name: str) -> str:
+    """How a table names a FLOP family."""
+    return FAMILY_LABELS.get(name, name)
+
+
 _SCALES = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))
 _BYTES_DECIMAL = ((10**15, "PB"), (10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "KB"))
 _BYTES_BINARY = ((2**50, "PiB"), (2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))

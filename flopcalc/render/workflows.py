@@ -56,37 +56,49 @@ _SWEEP_COLUMNS = ("seq", "weights", "attention", "forward", "forward_per_token",
                   "attention_share_pct", "six_nd_undercount_pct", "past_crossover")
 
 
+def _families(report: "SweepReport") -> list[str]:
+    """The FLOP families beyond weights and attention that occur in the sweep."""
+    return list(dict.fromkeys(k for row in report.rows for k in row.families
+                              if k not in ("weights", "attention")))
+
+
 def sweep_csv(report: "SweepReport") -> str:
     s = report.settings
+    extra = _families(report)
     header = ["model", "batch", "attention", "seq", "weights_flops", "attention_flops",
-              "forward_flops", "forward_per_token", "attention_share_pct",
-              "six_nd_undercount_pct", "past_crossover"]
-    return to_csv(header, ([report.model.name, s.batch, s.attention,
-                            *(getattr(row, k) for k in _SWEEP_COLUMNS)] for row in report.rows))
+              *(f"{k}_flops" for k in extra), "forward_flops", "forward_per_token",
+              "attention_share_pct", "six_nd_undercount_pct", "past_crossover"]
+    return to_csv(header, ([report.model.name, s.batch, s.attention, row.seq, row.weights,
+                            row.attention, *(row.families.get(k, 0) for k in extra),
+                            *(getattr(row, k) for k in _SWEEP_COLUMNS[3:])]
+                           for row in report.rows))
 
 
 def sweep_tables(report: "SweepReport", nums: Numbers) -> list[Any]:
     x, s = report.crossover, report.settings
+    extra = _families(report)
     table = new_table(
         f"{report.model.title}: forward FLOPs by sequence length (batch {s.batch}, attention "
         f"{s.attention})",
-        ["seq", "weights ≈", "attention ≈", "forward ≈", "attention share", "6ND under"],
+        ["seq", "weights ≈", "attention ≈", *(f"{k} ≈" for k in extra), "forward ≈",
+         "attention share", "6ND under"],
         caption="≈: rounded to 4 digits; --format json or csv gives every count exactly. "
                 "6ND under: how far 6ND is below the exact training count.")
     marked = False
     for row in report.rows:
         if row.past_crossover and not marked:
             multiple = f" ({x.d_model_multiple:.4g}d)" if x.d_model_multiple is not None else ""
-            table.add_row(f"s* {x.seq:,}", "", "", "", f"crossover{multiple}", "", style="bold")
+            table.add_row(f"s* {x.seq:,}", "", "", *([""] * len(extra)), "",
+                          f"crossover{multiple}", "", style="bold")
             marked = True
         table.add_row(f"{row.seq:,}", human(row.weights), human(row.attention),
-                      human(row.forward),
+                      *(human(row.families.get(k, 0)) for k in extra), human(row.forward),
                       f"{bar(row.attention_share_pct)} {row.attention_share_pct:5.1f}%",
                       percent(row.six_nd_undercount_pct))
     if not marked:
         where = f"(s* {x.seq:,})" if x.seq is not None else "(no s*)"
         why = "crossover beyond the range" if x.seq is not None else "no crossover"
-        table.add_row(where, "", "", "", why, "")
+        table.add_row(where, "", "", *([""] * len(extra)), "", why, "")
     return [table, conventions_text(report.conventions)]
 
 
@@ -96,9 +108,12 @@ def compare_csv(report: "CompareReport") -> str:
     if not report.models:
         return ""
     s = report.settings
-    keys = [f.name for f in fields(report.models[0])]
-    header = [keys[0], "batch", "attention", *keys[1:]]
-    return to_csv(header, ([m.model, s.batch, s.attention, *(getattr(m, k) for k in keys[1:])]
+    keys = [f.name for f in fields(report.models[0]) if f.name != "flops_families"]
+    extra = list(dict.fromkeys(k for m in report.models for k in m.flops_families
+                               if k not in ("weights", "attention")))
+    header = [keys[0], "batch", "attention", *keys[1:], *(f"flops_{k}" for k in extra)]
+    return to_csv(header, ([m.model, s.batch, s.attention, *(getattr(m, k) for k in keys[1:]),
+                            *(m.flops_families.get(k, 0) for k in extra)]
                            for m in report.models))
 
 

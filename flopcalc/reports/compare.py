@@ -22,6 +22,7 @@ class Summary:
     flops_forward: int
     flops_weights: int
     flops_attention: int
+    flops_families: dict[str, int]  # forward FLOPs by family (those that occur)
     flops_forward_per_token: Union[int, float]
     attention_share_pct: float
     crossover_seq: Optional[int]
@@ -57,7 +58,8 @@ def summary(report: ModelReport) -> Summary:
         model=report.model.name, title=report.model.title, params_total=p.total,
         params_active=p.active, params_non_embedding=p.non_embedding, n=t.n,
         seq=report.settings.seq, flops_forward=f.forward, flops_weights=f.weights,
-        flops_attention=f.attention, flops_forward_per_token=f.forward_per_token,
+        flops_attention=f.attention, flops_families=f.families,
+        flops_forward_per_token=f.forward_per_token,
         attention_share_pct=x.attention_share_pct, crossover_seq=x.seq,
         crossover_d_model_multiple=x.d_model_multiple, training_tokens=t.tokens,
         training_six_nd=t.six_nd, training_exact=t.exact,

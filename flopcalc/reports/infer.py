@@ -16,8 +16,9 @@ from typing import Callable, ClassVar, Optional, Union
 from ..kinds import base as p
 from ..counting.roofline import Bound, bound, decode_time
 from ..counting.serving import DecodeSteps, affine_segments, prefill_parts
-from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts, storage_bytes,
-                                weight_params, weight_reads)
+from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts,
+                                state_bytes_per_sequence, storage_bytes, weight_params,
+                                weight_reads)
 from ..errors import FlopcalcError
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
@@ -43,6 +44,8 @@ class InferSettings:
     attention: str
     kv_dtype: str
     kv_bytes_per_element: int
+    state_dtype: str  # recurrent states (conv windows follow kv_dtype)
+    state_bytes_per_element: int
     weights_dtype: str
     weights_bits_per_element: int
     compute_dtype: str
@@ -102,12 +105,21 @@ class Decode:
 
 @dataclass
 class KvCache:
+    """What the mixers keep for `tokens` tokens: the K/V (or latents) of attention layers, per
+    token and layer for the tokens each layer's mask still needs, and the fixed states of
+    recurrent layers, per sequence whatever its length."""
+
     tokens: int  # batch x (prompt + gen): tokens the sequences hold
-    kind: str  # mha, gqa, mqa or latent
+    kind: str  # mha, gqa, mqa or latent (of the first attention layer; "" without attention)
     n_kv_heads: int
     n_heads: int
-    bytes_per_token: int  # every layer's K/V (or latent) for one token
-    bytes: int  # what the cache holds after the last step (windows keep their last w)
+    bytes_per_token: int  # every attention layer's K/V (or latent) for one token
+    bytes_per_token_by_kind: dict[str, int]  # the same by kind of layer (full, window_4096)
+    effective_bytes_per_token: float  # kv_bytes / tokens: what a token costs at this context
+    bytes: int  # kv_bytes + state_bytes: what the cache holds after the last step
+    kv_bytes: int  # K/V of the tokens held (a window layer keeps its last w)
+    state_bytes: int  # fixed states, batch x state_bytes_per_sequence
+    state_bytes_per_sequence: int
     mha_bytes_per_token: int  # one key and one value per query head (MHA; MLA decompressed)
     mha_bytes: int
     saving_bytes: int
@@ -299,38 +311,48 @@ def _decode(spec: ModelSpec, st: DecodeSteps, prompt: int, gen: int,
         routing=routing)
 
 
-def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int) -> KvCache:
+def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int,
+              state_b: int) -> KvCache:
     att = first_attention(spec, "decoder")
-    parts = kv_cache_parts(spec, tokens_per_seq, batch, kv_b)
-    mha = kv_cache_parts(spec, tokens_per_seq, batch, kv_b, decompressed=True)
+    parts = kv_cache_parts(spec, tokens_per_seq, batch, kv_b, state_nbytes=state_b)
+    mha = kv_cache_parts(spec, tokens_per_seq, batch, kv_b, True, state_b)
     held, mha_held = p.total(parts), p.total(mha)
+    state = batch * state_bytes_per_sequence(spec, kv_b, state_b)
+    by_kind = {x.name.removeprefix("decoder."): x.value
+               for x in kv_cache_parts(spec, 1, 1, kv_b, state_nbytes=0) if x.value}
     return KvCache(
         tokens=batch * tokens_per_seq, kind=att.kv_kind, n_kv_heads=att.kv_heads,
-        n_heads=att.heads, bytes_per_token=kv_bytes_per_token(spec, kv_b), bytes=held,
+        n_heads=att.heads, bytes_per_token=kv_bytes_per_token(spec, kv_b),
+        bytes_per_token_by_kind=by_kind,
+        effective_bytes_per_token=(held - state) / (batch * tokens_per_seq),
+        bytes=held, kv_bytes=held - state, state_bytes=state,
+        state_bytes_per_sequence=state // batch,
         mha_bytes_per_token=kv_bytes_per_token(spec, kv_b, decompressed=True),
-        mha_bytes=mha_held, saving_bytes=mha_held - held, factor=mha_held / held,
-        layers={x.name: x.value for x in parts})
+        mha_bytes=mha_held, saving_bytes=mha_held - held,
+        factor=mha_held / held if held else 1.0, layers={x.name: x.value for x in parts})
 
 
 def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 1,
                        attention: p.Convention = "full", kv_dtype: str = "bf16",
                        weights_dtype: str = "bf16", compute_dtype: str = "bf16",
-                       hw: Optional[Hardware] = None, curve: bool = False) -> InferReport:
+                       hw: Optional[Hardware] = None, curve: bool = False,
+                       state_dtype: str = "fp32") -> InferReport:
     """Prefill, decode, KV cache and weights of `batch` sequences of `prompt` + `gen` tokens,
     and the roofline on `hw` when given; with `curve`, decode steps sampled for a picture."""
     spec = loaded.spec
     check_decoder_only(spec, loaded.name)
-    kv_b = DTYPE_BITS[kv_dtype] // 8
-    settings = InferSettings(prompt, gen, batch, attention, kv_dtype, kv_b, weights_dtype,
-                             DTYPE_BITS[weights_dtype], compute_dtype, spec.max_seq_len)
+    kv_b, state_b = DTYPE_BITS[kv_dtype] // 8, DTYPE_BITS[state_dtype] // 8
+    settings = InferSettings(prompt, gen, batch, attention, kv_dtype, kv_b, state_dtype, state_b,
+                             weights_dtype, DTYPE_BITS[weights_dtype], compute_dtype,
+                             spec.max_seq_len)
     params = weight_params(spec)
     weights_bytes = p.ceil_fraction(storage_bytes(params, weights_dtype))
-    st = DecodeSteps(spec, batch, kv_b, weights_dtype)
+    st = DecodeSteps(spec, batch, kv_b, weights_dtype, state_b)
     pre = prefill_parts(spec, prompt, batch, attention)
     prefill_reads = weight_reads(spec, batch * prompt).expected
     prefill_bytes = storage_bytes(prefill_reads, weights_dtype) + p.total(
-        kv_cache_parts(spec, prompt, batch, kv_b))
-    kv = _kv_cache(spec, prompt + gen, batch, kv_b)
+        kv_cache_parts(spec, prompt, batch, kv_b, state_nbytes=state_b))
+    kv = _kv_cache(spec, prompt + gen, batch, kv_b, state_b)
     decode = _decode(spec, st, prompt, gen, weights_dtype) if gen else None
     report = InferReport(
         schema_version=SCHEMA_VERSION, command="infer", model=model_info(loaded),
@@ -365,9 +387,9 @@ def _phase(b: Bound) -> Phase:
 
 
 def max_batch(spec: ModelSpec, tokens_per_seq: int, kv_b: int, weights_bytes: int,
-              memory: int) -> int:
+              memory: int, state_b: int = 4) -> int:
     """The largest batch whose weights and KV cache fit in `memory` bytes (0: none)."""
-    per_sequence = p.total(kv_cache_parts(spec, tokens_per_seq, 1, kv_b))
+    per_sequence = p.total(kv_cache_parts(spec, tokens_per_seq, 1, kv_b, state_nbytes=state_b))
     return max(0, (memory - weights_bytes) // per_sequence) if per_sequence else 0
 
 
@@ -380,7 +402,8 @@ def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) ->
     check_decoder_only(spec, loaded.name)
     weights = p.ceil_fraction(storage_bytes(weight_params(spec), options["weights_dtype"]))
     batch = max_batch(spec, options["prompt"] + options["gen"],
-                      DTYPE_BITS[options["kv_dtype"]] // 8, weights, hw.total_memory_bytes)
+                      DTYPE_BITS[options["kv_dtype"]] // 8, weights, hw.total_memory_bytes,
+                      DTYPE_BITS[options["state_dtype"]] // 8)
     if batch == 0:
         raise FlopcalcError(f"not even one sequence fits: the weights alone need {weights:,} "
                             f"bytes of {hw.total_memory_bytes:,}; add devices (--count)")
@@ -404,7 +427,8 @@ def _roofline(r: InferReport, hw: Hardware, st: DecodeSteps, prefill_bytes: Frac
         memory = Memory(r.memory_bytes, hw.total_memory_bytes,
                         r.memory_bytes <= hw.total_memory_bytes,
                         max_batch(st.spec, s.prompt + s.gen, s.kv_bytes_per_element,
-                                  r.weights.bytes, hw.total_memory_bytes))
+                                  r.weights.bytes, hw.total_memory_bytes,
+                                  s.state_bytes_per_element))
     return Roofline(prefill=_phase(prefill), decode=decode, total_seconds=float(seconds),
                     memory=memory)
 
