@@ -1,0 +1,226 @@
+"""Mamba-2 (the state-space dual, SSD: Dao & Gu 2024, "Transformers are SSMs", arXiv:2405.21060)
+as a token mixer: Mamba-2 itself and the hybrids built from it (Bamba, Nemotron-H, Granite 4.0-H,
+Falcon-H1, Zamba2).
+
+Tensors (Hugging Face's `Mamba2Mixer`, transformers 5.24 `models/mamba2/modeling_mamba2.py`), with
+E = H·P inner channels in H heads of P, a state of N per head in G groups, a conv of K taps:
+in_proj d → [z: E | x, B, C: E + 2GN | dt: H] (width 2E + 2GN + H), a depthwise conv1d over the
+E + 2GN channels of x, B and C, `dt_bias`, `A_log` and `D` (H each), a gated RMSNorm over E, and
+out_proj E → d. Under tensor parallelism every tensor but out_proj splits by heads (Megatron-LM's
+MambaMixer); out_proj is row-parallel.
+
+Forward FLOPs as the Hugging Face PyTorch path (`mamba2_chunk_scan`, run without the mamba_ssm
+kernels) computes them, which is what FlopCounterMode counts:
+- in_proj (T×d)·(d×(2E+2GN+H)) and out_proj (T×E)·(E×d): `weights`;
+- the conv, padding K − 1 on both sides: 2·B·(E+2GN)·K·(L+K−1) (its K − 1 extra output
+  columns are computed and dropped): `weights`;
+- the SSD, with L zero-padded to Lp = nc·Q (nc = ⌈L/Q⌉ chunks of Q) and B, C repeated from G
+  groups to H heads, as five batched matmuls (`scan`): C·Bᵀ within chunks 2·B·nc·Q²·H·N, the
+  masked product with X 2·B·nc·Q²·H·P, the chunk states 2·B·nc·Q·H·N·P, the states passed
+  between chunks over nc + 1 of them (a zero initial state first) 2·B·(nc+1)²·H·P·N, and the
+  states read out 2·B·nc·Q·H·N·P.
+A decode step runs the recurrence instead: the projections and the conv on the new token
+(2·B·(E+2GN)·K: K multiply-adds per channel), the state update h ← h·exp(dt·A) + (dt·x)⊗B (3
+FLOPs per state value: two multiplies and an add) and the read-out y = C·h (2 per state value),
+both `scan`. The state kept per sequence: the conv window, E + 2GN channels by K columns in the
+cache dtype (Hugging Face's cache holds K columns; engines such as vLLM keep K − 1), and the SSM
+state, H·P·N values, which Hugging Face keeps in fp32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil
+from typing import Annotated, Any, Optional
+
+from ..declare import Min
+from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, WEIGHTS, Cache, Keeping, Kind, Part,
+                   Published, Span, State, linear)
+from .registry import Entry
+
+SOFTPLUS = 3  # exp, log1p and the threshold compare
+SILU = 4  # x / (1 + exp(−x)): negate, exp, add, divide
+
+
+@dataclass(frozen=True)
+class Mamba2(Kind):
+    """One Mamba-2 mixer: `heads` of `head_dim` channels (E = heads·head_dim), a state of
+    `state` per head shared in `groups` groups, a conv of `conv` taps, chunks of `chunk`."""
+
+    heads: int
+    head_dim: int
+    state: int
+    groups: int
+    conv: int
+    chunk: int
+    in_bias: bool = False
+    out_bias: bool = False
+    conv_bias: bool = True
+    gated_norm: bool = True
+    slot = "mamba"
+
+    def __post_init__(self) -> None:
+        if self.heads % self.groups:
+            raise ValueError(f"mamba2.n_groups={self.groups} must divide mamba2.n_heads="
+                             f"{self.heads} (each group's B and C serve whole heads)")
+
+    @property
+    def inner(self) -> int:
+        """E: the inner channels, heads·head_dim."""
+        return self.heads * self.head_dim
+
+    @property
+    def conv_channels(self) -> int:
+        """E + 2GN: x, B and C go through the conv."""
+        return self.inner + 2 * self.groups * self.state
+
+    @property
+    def in_width(self) -> int:
+        """2E + 2GN + H: z, x, B, C and dt."""
+        return self.inner + self.conv_channels + self.heads
+
+    # --------------------------------------------------------------------------- parameters
+
+    def params(self, d: int, active: bool = False) -> list[Part]:
+        E, H, C = self.inner, self.heads, self.conv_channels
+        parts = linear("in_proj", d, self.in_width, self.in_bias)
+        parts.append(Part("conv.weight", C * self.conv, LAYERS, (C, 1, self.conv), COLUMN))
+        if self.conv_bias:
+            parts.append(Part("conv.bias", C, LAYERS, (C,), COLUMN))
+        parts += [Part(name, H, LAYERS, (H,), COLUMN) for name in ("dt_bias", "A_log", "D")]
+        if self.gated_norm:
+            parts.append(Part("norm.weight", E, LAYERS, (E,), COLUMN))
+        return parts + linear("out_proj", E, d, self.out_bias, ROW)
+
+    # -------------------------------------------------------------------------------- FLOPs
+
+    def forward(self, d: int, x: Span) -> list[Part]:
+        b, n, T = x.batch, x.n, x.tokens
+        E, H, P, N, Q = self.inner, self.heads, self.head_dim, self.state, self.chunk
+        nc = ceil(Fraction(n, Q))
+        return [
+            Part("in_proj", 2 * T * d * self.in_width, WEIGHTS),  # (T×d)·(d×(2E+2GN+H))
+            # depthwise, padding K−1: L+K−1 output columns of K taps per channel
+            Part("conv", 2 * b * self.conv_channels * self.conv * (n + self.conv - 1), WEIGHTS),
+            Part("ssd.cb", 2 * b * nc * Q * Q * H * N, SCAN),  # (Q×N)·(N×Q) per chunk and head
+            Part("ssd.diag", 2 * b * nc * Q * Q * H * P, SCAN),  # (Q×Q)·(Q×P)
+            Part("ssd.states", 2 * b * nc * Q * H * N * P, SCAN),  # (N×Q)·(Q×P) per chunk
+            # (nc+1 × nc+1)·(nc+1 × P·N) per head: states carried from chunk to chunk
+            Part("ssd.passing", 2 * b * (nc + 1) ** 2 * H * P * N, SCAN),
+            Part("ssd.readout", 2 * b * nc * Q * H * N * P, SCAN),  # (Q×N)·(N×P) per chunk
+            Part("out_proj", 2 * T * E * d, WEIGHTS),  # (T×E)·(E×d)
+        ]
+
+    def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
+        """The recurrence, one token per sequence and step: the same for every position."""
+        t = batch * (last - first + 1)
+        values = self.heads * self.head_dim * self.state  # the state, H·P·N
+        return [
+            Part("in_proj", 2 * t * d * self.in_width, WEIGHTS),
+            Part("conv", 2 * t * self.conv_channels * self.conv, WEIGHTS),  # K taps per channel
+            Part("scan.update", 3 * t * values, SCAN),  # h·exp(dt·A) + (dt·x)·B
+            Part("scan.readout", 2 * t * values, SCAN),  # y = C·h: N multiply-adds per channel
+            Part("out_proj", 2 * t * self.inner * d, WEIGHTS),
+        ]
+
+    def elementwise(self, d: int, x: Span) -> list[Part]:
+        """The Hugging Face path's element-wise work, op by op (1 per add, multiply, exp,
+        compare, masked select; SiLU 4; softplus 3; the clamp of dt 2), on the padded length
+        where it runs there."""
+        b, n, T = x.batch, x.n, x.tokens
+        E, H, P, N, G, Q = (self.inner, self.heads, self.head_dim, self.state, self.groups,
+                            self.chunk)
+        C = self.conv_channels
+        nc = ceil(Fraction(n, Q))
+        padded = b * nc * Q  # B·Lp
+        conv = SILU * b * C * n + (b * C * (n + self.conv - 1) if self.conv_bias else 0)
+        # A = −exp(A_log) (2 per head); dt + dt_bias, softplus, clamp, A·dt (7 per token and
+        # head); x·dt (per channel).
+        discretize = 2 * H + 7 * T * H + T * H * P
+        # cumsum of A·dt, the decays exp(A_end − A), exp(A); B·decay; the within-chunk
+        # segment sums (two masked selects, a cumsum, an exp) and M = G·L; between chunks the
+        # same on (nc+1)² entries.
+        decay = (4 * b * H * nc * Q + padded * H * N + 5 * b * H * nc * Q * Q
+                 + 4 * b * H * (nc + 1) ** 2)
+        output = 4 * padded * H * P  # D·x, the off-diagonal scaling, two adds
+        # y·SiLU(z), then RMSNorm per group: square, mean, scale and gain per element, eps and
+        # rsqrt per group.
+        norm = 9 * T * E + 2 * T * G if self.gated_norm else (SILU + 1) * T * E
+        bias = (T * self.in_width if self.in_bias else 0) + (T * d if self.out_bias else 0)
+        parts = [Part("elementwise.conv", conv, ELEMENTWISE),
+                 Part("elementwise.discretize", discretize, ELEMENTWISE),
+                 Part("elementwise.decay", decay, ELEMENTWISE),
+                 Part("elementwise.output", output, ELEMENTWISE),
+                 Part("elementwise.gated_norm", norm, ELEMENTWISE)]
+        return parts + ([Part("elementwise.bias", bias, ELEMENTWISE)] if bias else [])
+
+    # ---------------------------------------------------------------------------------- cache
+
+    def cache(self) -> Cache:
+        return Cache(label="mamba2", states=(
+            State("conv_state", self.conv_channels * self.conv, "cache"),
+            State("ssm_state", self.heads * self.head_dim * self.state, "state")))
+
+    def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
+        """What the fused Mamba-2 kernel keeps for backward besides the block's input
+        (mamba_ssm's `MambaSplitConv1dScanCombinedFn`: the in_proj output, the scan output
+        before its gate, and the norm's fp32 reciprocal per group; the conv and the scan are
+        recomputed in backward), 16-bit, split over the tensor-parallel heads."""
+        sb, split = k.seq * k.batch, Fraction(1, k.tp)
+        return [("in_proj_output", 2 * sb * self.in_width * split),
+                ("scan_output", 2 * sb * self.inner * split),
+                ("norm_rstd", 4 * sb * self.groups * split)]
+
+    def tp_units(self) -> int:
+        return self.heads
+
+    def published(self, d: int) -> Published:
+        return Published(departures=(
+            "assumes attention in every layer; this model has Mamba-2 (state-space) layers",))
+
+    def describe(self) -> str:
+        return (f"Mamba-2 {self.heads}x{self.head_dim}, state {self.state}, "
+                f"{self.groups} group{'s' if self.groups > 1 else ''}")
+
+    def notes(self) -> list[str]:
+        return ["Mamba-2: as the Hugging Face PyTorch path computes it (what FlopCounterMode "
+                "counts): in_proj, the depthwise conv over L + K − 1 columns, the SSD as five "
+                "batched matmuls on the sequence padded to a multiple of the chunk size (state/"
+                "scan family; a sequence of one token costs a whole chunk), out_proj"]
+
+    def decode_notes(self) -> list[str]:
+        return ["Mamba-2 decodes by the recurrence: the projections and the conv on the new "
+                "token, the state update h·exp(dt·A) + (dt·x)·B (3 FLOPs per state value) and "
+                "the read-out C·h (2 per state value); per sequence it keeps the conv window "
+                "(E + 2GN channels x K columns, as Hugging Face's cache holds it; engines keep "
+                "K − 1) in the KV dtype and the H·P·N state in the state dtype"]
+
+
+@dataclass(frozen=True)
+class Mamba2Config:
+    """`mamba2:` in a model file, Hugging Face's names where they have them."""
+
+    n_heads: Annotated[int, Min(1)]
+    head_dim: Annotated[int, Min(1)]
+    d_state: Annotated[int, Min(1)]
+    n_groups: Annotated[int, Min(1)] = 1
+    d_conv: Annotated[int, Min(1)] = 4
+    chunk_size: Annotated[int, Min(1)] = 256
+    bias: bool = False  # in_proj (and out_proj unless out_bias says otherwise)
+    out_bias: Optional[bool] = None
+    conv_bias: bool = True
+    gated_norm: bool = True  # the RMSNorm weight over E (Falcon-H1 may go without)
+
+
+def build(cfg: Any, name: str) -> Mamba2:
+    m = cfg.mamba2
+    if m is None:
+        raise ValueError("mamba2 layers need a mamba2 block (n_heads, head_dim, d_state, ...)")
+    return Mamba2(heads=m.n_heads, head_dim=m.head_dim, state=m.d_state, groups=m.n_groups,
+                  conv=m.d_conv, chunk=m.chunk_size, in_bias=m.bias,
+                  out_bias=m.bias if m.out_bias is None else m.out_bias, conv_bias=m.conv_bias,
+                  gated_norm=m.gated_norm)
+
+
+REGISTER = Entry(layer_types=("mamba2",), build=build, blocks=(("mamba2", Mamba2Config),))

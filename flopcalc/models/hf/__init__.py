@@ -1,0 +1,67 @@
+"""Import a Hugging Face `config.json` (a local file; nothing is fetched) as a flopcalc config.
+
+Each supported `model_type` has a converter that reads the keys its transformers model class
+reads, with the same defaults, and returns a plain mapping in the preset schema; that mapping is
+validated like any YAML preset, so `flopcalc show config.json` prints a preset that reloads to
+the same numbers. The converters live by family in this package's modules, each with a
+`CONVERTERS` table (and `DEFAULTS` for keys a published config may leave out), gathered here:
+a new family is one module.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from pathlib import Path
+from typing import Callable
+
+from ...errors import FlopcalcError
+from .common import Config, Raw
+
+
+@functools.lru_cache(maxsize=1)
+def _tables() -> tuple[dict[str, Callable[[Config], Raw]], dict[str, Raw]]:
+    converters: dict[str, Callable[[Config], Raw]] = {}
+    defaults: dict[str, Raw] = {}
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).resolve().parent)]),
+                       key=lambda m: m.name):
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        converters.update(getattr(module, "CONVERTERS", {}))
+        defaults.update(getattr(module, "DEFAULTS", {}))
+    return converters, defaults
+
+
+def supported() -> list[str]:
+    """Every model_type with a converter."""
+    return sorted(_tables()[0])
+
+
+def from_hf_dict(data: Raw, label: str) -> Raw:
+    """The preset-schema mapping for a config.json mapping, with its `_name`: the file's stem,
+    else the name in `_name_or_path`, else the model type."""
+    model_type = data.get("model_type")
+    if model_type == "gemma3" and isinstance(data.get("text_config"), dict):
+        # The multimodal Gemma 3 config nests its language model; count that.
+        data = {"model_type": "gemma3_text", **data["text_config"],
+                "architectures": data.get("architectures")}
+        model_type = "gemma3_text"
+    converters, defaults = _tables()
+    if model_type not in converters:
+        what = f"model_type '{model_type}'" if model_type else "no model_type"
+        raise FlopcalcError(f"{label}: {what} is not supported; supported: "
+                            f"{', '.join(sorted(converters))} (or describe the model in a YAML "
+                            "file: flopcalc show gpt2 prints an example)")
+    data = {**defaults.get(model_type, {}), **{k: v for k, v in data.items() if v is not None}}
+    raw = converters[model_type](Config(data, label, model_type))
+    architectures = data.get("architectures")
+    kind = architectures[0] if isinstance(architectures, list) and architectures and isinstance(
+        architectures[0], str) else model_type
+    stem = Path(label).stem
+    origin = str(data.get("_name_or_path") or "").rstrip("/").split("/")[-1]
+    name = stem if stem not in ("config", "stdin") else origin or str(model_type)
+    return {"_name": name,
+            "title": f"{kind} (Hugging Face {model_type} config)",
+            "source": f"Hugging Face config.json: {label}",
+            "architecture": raw.pop("architecture", "decoder-only"),
+            **{k: v for k, v in raw.items() if v is not None or k == "n_kv_heads"}}

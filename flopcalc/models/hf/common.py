@@ -1,0 +1,110 @@
+"""What the converters share: a config.json mapping with lookups that name the file and key, and
+the keys whole families read alike (attention layer types, the Llama family's core, biases)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import FlopcalcError
+
+Raw = dict[str, Any]
+
+
+class Config:
+    """A config.json mapping with lookups that name the file and key when one is missing."""
+
+    def __init__(self, data: Raw, label: str, model_type: str):
+        self.data, self.label, self.model_type = data, label, model_type
+
+    def __call__(self, key: str, default: Any = ...) -> Any:
+        """The value of `key`; `default` when absent or null (if a default is given)."""
+        value = self.data.get(key)
+        if value is None:
+            if default is ...:
+                raise FlopcalcError(f"{self.label}: missing '{key}' (needed for model_type "
+                                    f"{self.model_type})")
+            return default
+        return value
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+
+LAYER_TYPES = {"full_attention": "full", "sliding_attention": "window",
+                "chunked_attention": "chunked"}
+
+
+def layer_types(c: Config, default_every: int | None = None) -> Raw:
+    """The attention-kind keys. An explicit `layer_types` list is taken as it is; otherwise
+    Gemma 2 and gpt-oss alternate window and full layers starting with a window layer, Gemma 3
+    makes every `sliding_window_pattern`-th layer full (default 6), and Mistral/Mixtral slide
+    every layer when `sliding_window` is set."""
+    window = c("sliding_window", None)
+    if c.has("layer_types"):
+        kinds = [LAYER_TYPES.get(t, t) for t in c("layer_types")]
+        out: Raw = {"layer_types": shortest_period(kinds)}
+        if "window" in kinds:
+            out["sliding_window"] = window
+        if "chunked" in kinds:
+            out["attention_chunk"] = c("attention_chunk_size")
+        return out
+    if window is None:
+        return {}
+    if default_every is not None:
+        every = c("sliding_window_pattern", default_every)
+        return {"sliding_window": window, "global_every": every}
+    return {"sliding_window": window}
+
+
+def shortest_period(kinds: list) -> list:
+    """The shortest pattern that repeats to the whole list (the list itself if none does), so
+    that `show` prints [window, full] rather than 36 entries."""
+    n = len(kinds)
+    for p in range(1, n):
+        if n % p == 0 and kinds == kinds[:p] * (n // p):
+            return kinds[:p]
+    return kinds
+
+
+def qwen_window(c: Config) -> Raw:
+    """Qwen2/Qwen3 (and their MoE): a window only when `use_sliding_window`, on the layers from
+    `max_window_layers` on."""
+    if c.has("layer_types"):
+        return layer_types(c)
+    if not c("use_sliding_window", False) or c("sliding_window", None) is None:
+        return {}
+    n, first = c("num_hidden_layers"), c("max_window_layers", 28)
+    kinds = ["window" if i >= first else "full" for i in range(n)]
+    if "window" not in kinds:
+        return {}
+    return {"sliding_window": c("sliding_window"), "layer_types": kinds}
+
+
+def rotary_decoder(c: Config, *, tie: bool = False, gated: bool = True) -> Raw:
+    """The keys the Llama family shares: RMSNorm, a gated MLP, rotary positions."""
+    act = c("hidden_activation", None) or c("hidden_act", "silu")
+    raw: Raw = {
+        "n_layers": c("num_hidden_layers"),
+        "d_model": c("hidden_size"),
+        "n_heads": c("num_attention_heads"),
+        # Absent or null means multi-head attention; any other value (0 included) is passed on
+        # for validation rather than silently replaced.
+        "n_kv_heads": (c("num_attention_heads") if c.data.get("num_key_value_heads") is None
+                       else c.data["num_key_value_heads"]),
+        "d_ff": c("intermediate_size"),
+        "mlp": "gated" if gated else "plain",
+        "activation": "gelu" if str(act).startswith("gelu") else "silu",
+        "bias": False,
+        "norm": "rmsnorm",
+        "positions": "rotary",
+        "max_seq_len": c("max_position_embeddings"),
+        "vocab_size": c("vocab_size"),
+        "tie_embeddings": bool(c("tie_word_embeddings", tie)),
+    }
+    if c.has("head_dim"):
+        raw["head_dim"] = c("head_dim")
+    return raw
+
+
+def bias(qkv: bool, out: bool = False, mlp: bool = False) -> Raw:
+    return {"bias": {"qkv": bool(qkv), "attn_out": bool(out), "mlp": bool(mlp)}}

@@ -1,0 +1,74 @@
+"""Mixtures of experts: Mixtral, Qwen2-MoE and Qwen3-MoE, OLMoE, DeepSeek-V3, gpt-oss."""
+
+from __future__ import annotations
+
+from .common import Config, Raw, bias, layer_types, qwen_window, rotary_decoder
+
+
+def _mixtral(c: Config) -> Raw:
+    raw = {**rotary_decoder(c), **layer_types(c)}
+    raw["moe"] = {"experts": c("num_local_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": c("intermediate_size")}
+    return raw
+
+
+def _qwen_moe(c: Config, shared: bool) -> Raw:
+    moe: Raw = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                "d_ff": c("moe_intermediate_size"), "every": c("decoder_sparse_step", 1),
+                "dense_layers": list(c("mlp_only_layers", []))}
+    if shared and c("shared_expert_intermediate_size", 0):
+        moe.update(shared_experts=1, shared_d_ff=c("shared_expert_intermediate_size"),
+                   shared_gate=True)
+    return {"moe": moe}
+
+
+def _qwen2_moe(c: Config) -> Raw:
+    return {**rotary_decoder(c), **bias(True), **qwen_window(c), **_qwen_moe(c, True)}
+
+
+def _qwen3_moe(c: Config) -> Raw:
+    attn = c("attention_bias", False)
+    return {**rotary_decoder(c), **bias(attn, attn), "qk_norm": "per_head",
+            **qwen_window(c), **_qwen_moe(c, False)}
+
+
+def _olmoe(c: Config) -> Raw:
+    attn = c("attention_bias", False)
+    raw = {**rotary_decoder(c), **bias(attn, attn), "qk_norm": "all_heads"}
+    raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": c("intermediate_size")}
+    return raw
+
+
+def _deepseek_v3(c: Config) -> Raw:
+    attn = c("attention_bias", False)
+    raw = {**rotary_decoder(c), **bias(attn, attn)}
+    raw["n_kv_heads"] = None  # latent attention decompresses K and V for every head
+    raw.pop("head_dim", None)
+    raw["latent_attention"] = {
+        "q_lora_rank": c("q_lora_rank", None), "kv_lora_rank": c("kv_lora_rank"),
+        "qk_nope_head_dim": c("qk_nope_head_dim"), "qk_rope_head_dim": c("qk_rope_head_dim"),
+        "v_head_dim": c("v_head_dim")}
+    shared = c("n_shared_experts", 0)
+    raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": c("moe_intermediate_size"), "shared_experts": shared,
+                  "first_dense": c("first_k_dense_replace", 0), "every": c("moe_layer_freq", 1)}
+    if c("num_nextn_predict_layers", 0):
+        raw["mtp_layers"] = c("num_nextn_predict_layers")
+    return raw
+
+
+def _gpt_oss(c: Config) -> Raw:
+    attn = c("attention_bias", True)
+    raw = {**rotary_decoder(c), **bias(attn, attn, True), "attention_sinks": True,
+           **layer_types(c, default_every=2)}
+    raw["moe"] = {"experts": c("num_local_experts"), "top_k": c("num_experts_per_tok", None)
+                  or c("experts_per_token"), "d_ff": c("intermediate_size"),
+                  "router_bias": True}
+    return raw
+
+
+CONVERTERS = {
+    "mixtral": _mixtral, "qwen2_moe": _qwen2_moe, "qwen3_moe": _qwen3_moe, "olmoe": _olmoe,
+    "deepseek_v3": _deepseek_v3, "gpt_oss": _gpt_oss,
+}

@@ -1,0 +1,178 @@
+"""The model-zoo sweep: every supported Hugging Face `model_type`, checked against transformers.
+
+For each case (`tests/sweep/cases_*.py`, one module per family, each with a `CASES` list):
+
+1. transformers' default config of the type, with the case's `fix` keys where the default does
+   not build, and each of its `variants` (non-default layer counts and patterns, widths, head
+   splits, experts, ranks, windows, tying, biases);
+2. the config saved as a checkpoint would be (`save_pretrained`: aliases under their canonical
+   names, derived keys written out), then imported by flopcalc from that file;
+3. parameters: flopcalc's `params.total` against the model built on the meta device;
+4. FLOPs: a shrunk copy (the case's `shrink` keys: every architecture feature kept, sizes
+   small) built on CPU in training mode, eager attention and eager experts, without a cache,
+   run at the case's lengths and batch 1 and 2; flopcalc's `flops.forward` against what
+   `FlopCounterMode` counts. Where transformers computes more than the model needs (Llama 4's
+   experts on every token), the case names the difference and how it is worked.
+
+torch and transformers are imported inside the functions (the module imports without them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import pkgutil
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Case:
+    """One model type: how to make its default config build (`fix`), the keys that shrink it
+    for a real forward (`shrink`), non-default `variants` (each a dict of keys, checked for
+    parameters on the meta device and, shrunk, for FLOPs), the lengths to run, and the class to
+    build when AutoModelForCausalLM is not it (`auto`: "masked_lm", "seq2seq", "base")."""
+
+    model_type: str
+    shrink: dict[str, Any] = field(default_factory=dict)
+    fix: dict[str, Any] = field(default_factory=dict)
+    variants: tuple[dict[str, Any], ...] = ()
+    lengths: tuple[int, ...] = (5, 13)
+    auto: str = "causal_lm"
+    # FLOPs transformers counts beyond what flopcalc counts, for (config, batch, seq): e.g. the
+    # experts of every token where the model routes each to k. None: they must be equal.
+    extra_flops: Optional[Callable[[Any, int, int], int]] = None
+    note: str = ""
+    text_config: Optional[str] = None  # a multimodal wrapper: the key of its text model
+    cache: bool = False  # also check the bytes of the cache after a real generate
+
+
+def cases() -> list[Case]:
+    out: list[Case] = []
+    for info in sorted(pkgutil.iter_modules([str(HERE)]), key=lambda m: m.name):
+        if info.name.startswith("cases_"):
+            out += importlib.import_module(f"{__name__}.{info.name}").CASES
+    return out
+
+
+# ------------------------------------------------------------------------ transformers side
+
+def config_of(model_type: str, keys: dict[str, Any]) -> Any:
+    """transformers' config of `model_type` with `keys` set (the rest its defaults)."""
+    from transformers import AutoConfig
+
+    return AutoConfig.for_model(model_type, **json.loads(json.dumps(keys)))
+
+
+def saved(config: Any) -> dict[str, Any]:
+    """The config.json `save_pretrained` writes for `config`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config.save_pretrained(tmp)
+        return json.loads((Path(tmp) / "config.json").read_text())
+
+
+_AUTO = {"causal_lm": "AutoModelForCausalLM", "masked_lm": "AutoModelForMaskedLM",
+         "seq2seq": "AutoModelForSeq2SeqLM", "base": "AutoModel",
+         "image_text": "AutoModelForImageTextToText"}
+
+
+def build(case: Case, config: Any, device: str) -> Any:
+    import torch
+    import transformers
+
+    auto = getattr(transformers, _AUTO[case.auto])
+    torch.manual_seed(0)
+    kwargs: dict[str, Any] = {"attn_implementation": "eager", "dtype": torch.float32}
+    with torch.device(device), warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        try:
+            model = auto.from_config(config, experts_implementation="eager", **kwargs)
+        except TypeError:
+            model = auto.from_config(config, **kwargs)
+    return model
+
+
+def hf_params(case: Case, config: Any) -> int:
+    model = build(case, config, "meta")
+    return sum(p.numel() for p in model.parameters())
+
+
+def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
+    """FlopCounterMode's count of one training-mode forward without a cache."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = build(case, config, "cpu").train()
+    vocab = getattr(config, "vocab_size", None) or config.get_text_config().vocab_size
+    torch.manual_seed(1)
+    ids = torch.randint(0, vocab, (batch, seq))
+    inputs: dict[str, Any] = {"input_ids": ids}
+    if case.auto == "seq2seq":
+        inputs["decoder_input_ids"] = ids
+    try:
+        model(**inputs, use_cache=False)  # warm any lazy initialisation up
+    except TypeError:
+        pass
+    with FlopCounterMode(display=False) as counter, warnings.catch_warnings(), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        try:
+            model(**inputs, use_cache=False)
+        except TypeError:
+            model(**inputs)
+    return counter.get_total_flops()
+
+
+def cache_bytes(cache: Any) -> int:
+    """Bytes of every tensor a transformers cache holds: K/V of attention layers, conv and
+    recurrent states of linear-attention and state-space layers."""
+    import torch
+
+    total = 0
+    for layer in cache.layers:
+        tensors = [getattr(layer, "keys", None), getattr(layer, "values", None)]
+        for name in ("conv_states", "recurrent_states"):
+            tensors += list((getattr(layer, name, None) or {}).values())
+        total += sum(t.numel() * t.element_size() for t in tensors
+                     if isinstance(t, torch.Tensor))
+    return total
+
+
+def hf_generated_cache(case: Case, config: Any, batch: int, prompt: int, new: int) -> int:
+    """Bytes of the cache after `generate` of `new` tokens from prompts of `prompt` (the cache
+    then holds prompt + new − 1 positions: the last token is not fed back)."""
+    import torch
+
+    model = build(case, config, "cpu").eval()
+    vocab = getattr(config, "vocab_size", None) or config.get_text_config().vocab_size
+    torch.manual_seed(1)
+    ids = torch.randint(0, vocab, (batch, prompt))
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        out = model.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False,
+                             return_dict_in_generate=True, use_cache=True)
+    return cache_bytes(out.past_key_values)
+
+
+# --------------------------------------------------------------------------- flopcalc side
+
+def flopcalc_report(data: dict[str, Any], seq: int, batch: int = 1, command: str = "model",
+                    **options: Any) -> Any:
+    """flopcalc's report of a saved config.json mapping (`model` by default)."""
+    import flopcalc
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.json"
+        path.write_text(json.dumps(data))
+        if command == "model":
+            return flopcalc.model(str(path), seq=seq, batch=batch, **options)
+        return getattr(flopcalc, command)(str(path), batch=batch, **options)
