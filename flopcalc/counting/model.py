@@ -15,6 +15,8 @@ projection and its bias). Forward FLOPs: every layer, then the head on every out
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..kinds.base import (COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD, LAST, LAYERS, NORMS,
                           REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, merged, scaled,
                           total)
@@ -96,11 +98,17 @@ def _head_params(spec: ModelSpec) -> list[Part]:
 
 
 def stack_params(spec: ModelSpec, stack: str, active: bool = False) -> list[Part]:
-    """Every layer of `stack`, each tensor summed over the layers (`decoder.attn.q.weight`)."""
+    """Every layer of `stack`, each tensor summed over the layers (`decoder.attn.q.weight`); a
+    tensor layers share (`Part.tied`) counts once."""
     parts: list[Part] = []
+    shared: dict[str, Part] = {}
     for g in spec.groups(stack):
-        parts += scaled(layer_params(g.layer, spec.d_model, active), g.count, stack)
-    return merged(parts)
+        for p in layer_params(g.layer, spec.d_model, active):
+            if p.tied:
+                shared.setdefault(p.tied, replace(p, name=f"{stack}.{p.name}"))
+            else:
+                parts += scaled([p], g.count, stack)
+    return merged(parts + list(shared.values()))
 
 
 def model_params(spec: ModelSpec, active: bool = False) -> list[Part]:

@@ -51,7 +51,9 @@ class Part:
     `kind` is the FLOP family of an operation or the parameter kind of a tensor. A tensor also
     carries its `shape`, its tensor-parallel `role`, its pipeline `stage`, and `lookup` when it
     is only ever read row by row (position tables, an untied input embedding), never in a
-    matmul."""
+    matmul. `tied` names a tensor several layers share (ALBERT's one set of layer weights,
+    Zamba2's shared attention block): the parts of one `tied` name are one tensor, counted
+    once however many layers use it."""
 
     name: str
     value: int
@@ -60,6 +62,7 @@ class Part:
     role: str = REPLICATED
     stage: str = SPREAD
     lookup: bool = False
+    tied: str = ""
 
 
 def total(parts: Iterable[Part], kind: str | None = None) -> int:
@@ -216,7 +219,8 @@ class Kind:
     - `tp_units()`, `ep_units()`: what tensor and expert parallelism must divide (0: no
       constraint);
     - `reads(d, tokens)`: the routed experts a forward reads (None: every weight);
-    - `published(d)`: its symbols in the published formulas;
+    - `published(d)`: its symbols in the published formulas; `formula(name, d, s)`: its term
+      in a published codebase's FLOP formula (Megatron-LM's, MaxText's);
     - `describe()`, `notes()`, `decode_notes()`: its name in tables and its "how this was
       counted" lines (for serving too).
     """
@@ -263,6 +267,13 @@ class Kind:
 
     def published(self, d: int) -> Published:
         return Published()
+
+    def formula(self, name: str, d: int, s: int) -> Optional[Fraction]:
+        """Forward FLOPs per token of this sublayer at sequence length s under a published
+        codebase's formula (`megatron_lm`: Megatron-LM's num_floating_point_operations;
+        `maxtext`: MaxText's calculate_tflops_training_per_device), as that code counts it;
+        None when that formula has no term for this kind."""
+        return None
 
     def describe(self) -> str:
         return type(self).__name__
