@@ -4,7 +4,8 @@ what each key holds. Nothing else restates them.
 A format is a dataclass with type hints built from `int`, `bool`, `str`, `Literal[...]`,
 `Optional[...]`, `list[...]`, `dict[...]`, nested format dataclasses and `Annotated[int, Min(n)]` (a lower
 bound) or `Annotated[..., Parsed(fn)]` (a value in the command line's number syntax, parsed by
-`fn`). Every value is strict: `true` is not 1, `768.0` is not 768, `"768"` is not 768. A format
+`fn`). Every value is strict: `true` is not 1, `768.0` is not 768, `"768"` is not 768, and no
+integer exceeds 10^18 (`MAX_INT`: larger is a typo). A format
 may define `shorthand(value)` as a static method to expand a short form before the checks
 (`bias: true` for a bias everywhere).
 
@@ -39,6 +40,11 @@ class Parsed:
     `parse(value, what)` into an int."""
 
     parse: Callable[[Any, str], int]
+
+
+# No dimension of a model, count of tokens or size of a device comes near this; a larger
+# integer is a typo (and would overflow the floats that shares and times are printed in).
+MAX_INT = 10**18
 
 
 class Invalid(ValueError):
@@ -123,6 +129,8 @@ def _value(tp: Any, value: Any, where: str) -> Any:
     if tp in (int, bool, str):
         if type(value) is not tp:
             raise Invalid(f"{where} must be {tp.__name__}, got {value!r}")
+        if tp is int and abs(value) > MAX_INT:
+            raise Invalid(f"{where} is larger than 10^18; check the number")
         return value
     raise TypeError(f"{where}: unsupported declaration {tp!r}")  # a bug in a format
 

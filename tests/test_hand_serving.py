@@ -50,6 +50,7 @@ def visible(mask: Mask, i: int) -> int:
 
 
 CAUSAL, WINDOW_3, CHUNK_3 = Mask("causal"), Mask("window", 3), Mask("chunked", 3)
+CHUNK_4 = Mask("chunked", 4)  # the CHUNKED model's local layer
 
 
 # ------------------------------------------------------------------------------------ masks
@@ -141,14 +142,14 @@ def test_tiny_model_counts_by_hand(cli, model):
 def test_affine_pieces_by_hand(model):
     win = flopcalc.load(model(WINDOWED)).spec
     # min(c, 8) is c up to 8, then 8: pieces end at the window's w.
-    assert affine_segments(win, 3, 14) == [(3, 8), (9, 14)]
-    assert affine_segments(win, 8, 14) == [(8, 8), (9, 14)]
-    assert affine_segments(win, 9, 14) == [(9, 14)]
-    assert affine_segments(win, 3, 8) == [(3, 8)]
+    assert affine_segments(win, 3, 14).expanded() == [(3, 8), (9, 14)]
+    assert affine_segments(win, 8, 14).expanded() == [(8, 8), (9, 14)]
+    assert affine_segments(win, 9, 14).expanded() == [(9, 14)]
+    assert affine_segments(win, 3, 8).expanded() == [(3, 8)]
     chunked = flopcalc.load(model(CHUNKED)).spec
     # (c − 1) mod 4 + 1 restarts after every multiple of 4.
-    assert affine_segments(chunked, 4, 13) == [(4, 4), (5, 8), (9, 12), (13, 13)]
-    assert affine_segments(chunked, 1, 3) == [(1, 3)]
+    assert affine_segments(chunked, 4, 13).expanded() == [(4, 4), (5, 8), (9, 12), (13, 13)]
+    assert affine_segments(chunked, 1, 3).expanded() == [(1, 3)]
 
 
 # ------------------------------------------------------------------- roofline across breaks
@@ -342,3 +343,33 @@ def test_attention_formulas_are_the_readmes(cli):
         "qk": (documented["qk"], 45), "scale": (documented["scale"], 15),
         "mask": (documented["mask"], 15), "softmax": (documented["softmax"], 42),
         "av": (documented["av"], 189)}
+
+
+@pytest.mark.parametrize("first, last", [(1, 200), (3, 97), (6, 6), (9, 41), (100, 1000)])
+@pytest.mark.parametrize("peak_t", [1, 40, 1000])
+def test_repeated_chunks_sum_like_every_piece(model, first, last, peak_t):
+    # The closed form over repeating chunks equals the sum over every piece written out, for
+    # rooflines that flip between the bounds within chunks, across them, or never.
+    spec = flopcalc.load(model(CHUNKED)).spec
+    segments = affine_segments(spec, first, last)
+
+    def compute(c):
+        return Fraction(step_flops(CHUNK_4, c, 2), peak_t)
+
+    def memory(c):
+        return Fraction(step_bytes(CHUNK_4, c, 2), 50)
+
+    assert decode_time(compute, memory, segments) == decode_time(compute, memory,
+                                                                 segments.expanded())
+
+
+def test_a_trillion_decode_steps_with_chunked_layers(cli, model):
+    import time
+
+    start = time.monotonic()
+    r = cli("infer", model(CHUNKED), "--prompt", 5, "--gen", "1e12", "--accelerator", "h100",
+            "-f", "json")
+    assert r.code == 0, r.err
+    assert time.monotonic() - start < 10
+    d = r.json()["decode"]
+    assert d["steps"] == 10**12

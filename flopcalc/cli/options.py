@@ -16,13 +16,22 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch == "\n" else ascii(ch)[1:-1] for ch in text)
 
 
+def say(text: str) -> None:
+    """One message on stderr, control characters escaped; a stderr that cannot be written
+    (closed, full) does not change the run's outcome."""
+    try:
+        click.echo(printable(text), err=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 class OneLine(click.UsageError):
     """A usage error shown as one line naming the problem and where help is, instead of
     Click's usage block."""
 
     def show(self, file: Any = None) -> None:
         hint = f" (see {self.ctx.command_path} --help)" if self.ctx is not None else ""
-        click.echo(f"flopcalc: error: {printable(self.format_message())}{hint}", err=True)
+        say(f"flopcalc: error: {self.format_message()}{hint}")
 
 
 class OptionError(OneLine, click.BadParameter):

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 import click
 
 from ..errors import BudgetExceeded, FlopcalcError
-from .options import Format, printable
+from .options import Format, say
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +32,7 @@ class InputError(click.ClickException):
         self.kind = kind
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"flopcalc: {self.kind}: {self.format_message()}", err=True)
+        say(f"flopcalc: {self.kind}: {self.format_message()}")
 
 
 def debugging(ctx: Optional[click.Context], here: bool = False) -> bool:
@@ -70,7 +70,10 @@ def handles_errors(command: F) -> F:
 
 
 def write(text: str) -> None:
-    """Write to stdout; a closed pipe (`flopcalc ... | head`) ends the run with exit 0."""
+    """Write to stdout; a closed pipe (`flopcalc ... | head`) ends the run with exit 0; a stdout
+    that is closed or cannot take the output (a full disk) is an error, exit 2."""
+    if sys.stdout is None:
+        raise FlopcalcError("standard output is closed; run with somewhere to write to")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -79,11 +82,19 @@ def write(text: str) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise click.exceptions.Exit(0) from None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        try:  # what could not be written is not flushed again at exit
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        raise FlopcalcError(f"cannot write the output ({reason})") from None
 
 
 def warn(lines: Sequence[str]) -> None:
     for line in lines:
-        click.echo(f"flopcalc: warning: {line}", err=True)
+        say(f"flopcalc: warning: {line}")
 
 
 def emit(fmt: Format, report: Any, csv: Callable[[Any], str],

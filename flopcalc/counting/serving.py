@@ -13,7 +13,9 @@ each feed one token per sequence and attend over the KV cache.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
+from math import ceil, lcm
 
 from ..kinds.base import Convention, Part
 from ..models.spec import ModelSpec
@@ -33,17 +35,69 @@ def decode_parts(spec: ModelSpec, first: int, last: int, batch: int) -> list[Par
     return decode_flops(spec, first, last, batch)
 
 
-def affine_segments(spec: ModelSpec, first: int, last: int) -> list[tuple[int, int]]:
-    """[first, last] cut where any layer's decode cost changes its affine form (a window
-    filling up, a new chunk): on each piece every decode cost is affine in the position."""
-    cuts = sorted({p for g in spec.groups("decoder") for _, kind in g.layer.slots()
-                   for p in kind.breakpoints(first, last)})
+@dataclass(frozen=True)
+class Segments:
+    """Decode positions first..last cut where any layer's decode cost changes its affine form
+    (a window filling up, a new chunk), so that on each piece every cost is affine in the
+    position: explicit `pieces`, and `cycle` (pieces of one period of `period` positions,
+    repeated `repeats` times after them) when chunked layers make the cuts recur, so that a
+    decode of 10¹² steps is not 10⁸ pieces; `tail` after the repeats."""
+
+    pieces: tuple[tuple[int, int], ...]
+    cycle: tuple[tuple[int, int], ...] = ()
+    period: int = 0
+    repeats: int = 0
+    tail: tuple[tuple[int, int], ...] = ()
+
+    def expanded(self) -> list[tuple[int, int]]:
+        """Every piece, the repeats written out (for checks on small ranges)."""
+        repeated = [(a + j * self.period, b + j * self.period) for j in range(self.repeats)
+                    for a, b in self.cycle]
+        return [*self.pieces, *repeated, *self.tail]
+
+    def ends(self) -> list[int]:
+        """Both ends of every explicit piece and of the cycle's first and last repeat."""
+        last = [(a + (self.repeats - 1) * self.period, b + (self.repeats - 1) * self.period)
+                for a, b in self.cycle] if self.repeats else []
+        return [c for piece in (*self.pieces, *self.cycle, *last, *self.tail) for c in piece]
+
+
+def _cut(first: int, last: int, cuts: list[int]) -> tuple[tuple[int, int], ...]:
     pieces, start = [], first
-    for cut in cuts:
-        pieces.append((start, cut))
-        start = cut + 1
+    for cut in sorted(set(cuts)):
+        if first <= cut < last:
+            pieces.append((start, cut))
+            start = cut + 1
     pieces.append((start, last))
-    return [(a, b) for a, b in pieces if a <= b]
+    return tuple((a, b) for a, b in pieces if a <= b)
+
+
+def affine_segments(spec: ModelSpec, first: int, last: int) -> Segments:
+    """[first, last] cut where any layer's decode cost changes its affine form (see
+    `Segments`)."""
+    kinds = [kind for g in spec.groups("decoder") for _, kind in g.layer.slots()]
+    periods = {p for k in kinds if (p := k.period())}
+    finite = [p for k in kinds if not k.period() for p in k.breakpoints(first, last)]
+    if not periods:
+        return Segments(_cut(first, last, finite))
+    period = lcm(*periods)
+
+    def cuts(lo: int, hi: int) -> list[int]:
+        """Every breakpoint in [lo, hi)."""
+        return [p for k in kinds for p in k.breakpoints(lo, hi)]
+
+    # After the last finite breakpoint the cuts recur every `period` positions: whole periods
+    # (c0 + 1 .. c0 + period, c0 a multiple of it) then repeat.
+    start = max([first - 1, *finite]) + 1
+    c0 = ceil(Fraction(start - 1, period)) * period
+    repeats = max(0, (last - c0) // period)
+    if repeats < 2:
+        return Segments(_cut(first, last, cuts(first, last)))
+    head = _cut(first, c0, cuts(first, c0)) if c0 >= first else ()
+    cycle = _cut(c0 + 1, c0 + period, cuts(c0 + 1, c0 + period))
+    end = c0 + repeats * period
+    tail = _cut(end + 1, last, cuts(end + 1, last)) if end < last else ()
+    return Segments(head, cycle, period, repeats, tail)
 
 
 class DecodeSteps:

@@ -215,7 +215,8 @@ class Kind:
       values those steps read;
     - `activations(d, k)`: bytes it keeps for backward besides its input, under `Keeping`;
     - `pair_terms()`: (FLOPs per scored pair, mask) of its s² terms, for the crossover;
-    - `breakpoints(lo, hi)`: where its decode cost changes affine form;
+    - `breakpoints(lo, hi)`: where its decode cost changes affine form; `period()`: their
+      period when they recur (a chunked mask's block);
     - `tp_units()`, `ep_units()`: what tensor and expert parallelism must divide (0: no
       constraint);
     - `reads(d, tokens)`: the routed experts a forward reads (None: every weight);
@@ -255,6 +256,11 @@ class Kind:
 
     def breakpoints(self, lo: int, hi: int) -> Iterator[int]:
         return iter(())
+
+    def period(self) -> Optional[int]:
+        """When its breakpoints recur every n positions (a chunked mask's blocks), n; its other
+        breakpoints are finitely many (a window's w)."""
+        return None
 
     def tp_units(self) -> int:
         return 0  # no constraint

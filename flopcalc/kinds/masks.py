@@ -113,6 +113,11 @@ class Mask:
             assert self.size is not None
             yield from range(ceil(Fraction(lo, self.size)) * self.size, hi, self.size)
 
+    @property
+    def period(self) -> Optional[int]:
+        """The period of its breakpoints when they recur: a chunk's size."""
+        return self.size if self.kind == "chunked" else None
+
     def segment_end(self, s: int) -> Optional[int]:
         """The last length of the segment of lengths holding s on which the pair count is one
         quadratic polynomial (None: it never changes)."""

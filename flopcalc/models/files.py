@@ -9,6 +9,9 @@ tags that would construct objects, documents whose aliases expand to more than 1
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,27 @@ MAX_FILE_BYTES = 1 << 20  # a model description is a few hundred bytes; refuse a
 MAX_VALUES = 100_000  # values in a document once its aliases are expanded
 MAX_DEPTH = 64  # a model file nests three levels; 64 is already absurd
 STDIN = "-"
+
+
+def file_kind(path: Path) -> str:
+    """What a path names: `file` (a regular file, through symlinks), `missing`, `directory`,
+    or another kind (a FIFO, a device, a socket: never opened, since reading one can block or
+    never end). A name the system refuses (too long) is an error naming why."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+            return "missing"
+        raise FlopcalcError(f"{str(path)[:80]}{'...' if len(str(path)) > 80 else ''}: "
+                            f"{exc.strerror}; check the path") from None
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return {stat.S_IFIFO: "FIFO", stat.S_IFCHR: "character device", stat.S_IFBLK: "block device",
+            stat.S_IFSOCK: "socket"}.get(stat.S_IFMT(mode), "special file")
 
 
 def user_path(ref: str) -> Path:
@@ -36,17 +60,24 @@ def read_text(path: Path | str, what: str = "file") -> str:
     """A small UTF-8 text file's contents (`-`: standard input), or a FlopcalcError saying why
     not."""
     if str(path) == STDIN:
+        if sys.stdin is None:
+            raise FlopcalcError(f"standard input is closed; give the {what} as a path")
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
         label = "stdin"
     else:
         path = Path(path)
         label = str(path)
-        if not path.exists():
+        kind = file_kind(path)
+        if kind == "missing":
             raise FlopcalcError(f"{path}: no such {what}; check the path")
-        if path.is_dir():
-            raise FlopcalcError(f"{path}: is a directory; give the path of a {what}")
+        if kind != "file":
+            raise FlopcalcError(f"{path}: is a {kind}, not a regular file; give the path of a "
+                                f"{what}")
         try:
-            with path.open("rb") as fh:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # swapped after the check
+                    raise FlopcalcError(f"{path}: not a regular file; give the path of a {what}")
                 data = fh.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise FlopcalcError(f"{path}: cannot read it ({exc.strerror})") from None
@@ -56,7 +87,7 @@ def read_text(path: Path | str, what: str = "file") -> str:
     if b"\0" in data:
         raise FlopcalcError(f"{label}: binary data, not a text {what}")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark is allowed
     except UnicodeDecodeError:
         raise FlopcalcError(f"{label}: not UTF-8 text; save the {what} as UTF-8") from None
     if not text.strip():
@@ -96,13 +127,81 @@ def check_size(data: Any, label: str) -> Any:
     return data
 
 
-def parse_yaml(text: str, label: str) -> Any:
-    """Parse YAML with the safe loader: plain data only, no tags that construct objects."""
+class _Refused(Exception):
+    """A document a loader refuses outright (a duplicate or complex key), with its message."""
+
+
+_LOADER: list[Any] = []
+
+
+def _loader() -> Any:
+    """PyYAML's safe loader, reading scalars as YAML 1.2's core schema does: `true`/`false`
+    are the only booleans (not yes/no/on/off), integers are decimal, 0o octal or 0x hex (no
+    base-60 `1:0` = 60, no octal `010` = 8, no `_`), and a mapping may not repeat a key or use
+    a mapping or list as one."""
+    if _LOADER:
+        return _LOADER[0]
+    import re
+
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):  # type: ignore[valid-type, misc]
+        yaml_implicit_resolvers = {
+            first: [(tag, regex) for tag, regex in resolvers if tag not in (_BOOL, _INT, _FLOAT)]
+            for first, resolvers in base.yaml_implicit_resolvers.items()}
+
+    Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                 list("tTfF"))
+    Loader.add_implicit_resolver(_INT, re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+                                 list("-+0123456789"))
+    Loader.add_implicit_resolver(_FLOAT, re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+0123456789."))
+
+    def integer(loader: Any, node: Any) -> int:
+        text = loader.construct_scalar(node)
+        if text.startswith(("0o", "0x")):
+            return int(text[2:], 8 if text[1] == "o" else 16)
+        return int(text, 10)
+
+    def mapping(loader: Any, node: Any) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            if isinstance(key, (dict, list)):
+                raise _Refused(f"a mapping or list used as a key{_mark(key_node)}; keys are "
+                               "plain names")
+            if key in seen:
+                raise _Refused(f"duplicate key '{key}'{_mark(key_node)}; give each key once")
+            seen.add(key)
+        return yaml.SafeLoader.construct_yaml_map(loader, node)
+
+    Loader.add_constructor(_INT, integer)
+    Loader.add_constructor("tag:yaml.org,2002:map", mapping)
+    _LOADER.append(Loader)
+    return Loader
+
+
+_BOOL, _INT, _FLOAT = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
+                       "tag:yaml.org,2002:float")
+
+
+def _mark(node: Any) -> str:
+    mark = getattr(node, "start_mark", None)
+    return f" at line {mark.line + 1}" if mark is not None else ""
+
+
+def parse_yaml(text: str, label: str) -> Any:
+    """Parse YAML with a safe loader (plain data only, no tags that construct objects), its
+    scalars as YAML 1.2 reads them (`_loader`)."""
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a safe loader
     except yaml.constructor.ConstructorError as exc:
         quoted = (exc.problem or "").split("'")
         tag = f" {quoted[1].replace('tag:yaml.org,2002:', '!!')}" if len(quoted) > 2 else ""
@@ -112,6 +211,8 @@ def parse_yaml(text: str, label: str) -> Any:
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FlopcalcError(f"{label}: invalid YAML{_line(exc)}: {problem}") from None
+    except _Refused as exc:
+        raise FlopcalcError(f"{label}: {exc}") from None
     except (ValueError, RecursionError) as exc:  # an integer of 4,300+ digits; absurd nesting
         raise FlopcalcError(f"{label}: {_hostile(exc)}") from None
     return check_size(data, label)
@@ -120,8 +221,18 @@ def parse_yaml(text: str, label: str) -> Any:
 def parse_json(text: str, label: str) -> Any:
     import json
 
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise _Refused(f"duplicate key '{key}'; give each key once")
+            out[key] = value
+        return out
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique)
+    except _Refused as exc:
+        raise FlopcalcError(f"{label}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise FlopcalcError(f"{label}: not valid JSON at line {exc.lineno}: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:

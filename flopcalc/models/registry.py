@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ..errors import FlopcalcError, suggest
-from .files import STDIN, as_mapping, parse_json, parse_yaml, read_text, user_path
+from .files import STDIN, as_mapping, file_kind, parse_json, parse_yaml, read_text, user_path
 from .spec import ModelSpec, build_spec
 
 # The modules that declare the model format (the cache forgets when one changes).
@@ -54,8 +54,11 @@ def find_preset(ref: str, names: list[str], what: str, hint: str) -> str:
     if ref.lower() in by_lower:
         return by_lower[ref.lower()]
     close = suggest(ref.lower(), names)
-    shadow = (f"; a file named '{ref}' is here: write ./{ref} to use it"
-              if Path(ref).is_file() else "")
+    try:
+        here = len(ref) < 256 and file_kind(Path(ref)) == "file"
+    except FlopcalcError:
+        here = False
+    shadow = f"; a file named '{ref}' is here: write ./{ref} to use it" if here else ""
     raise FlopcalcError(f"unknown {what} '{ref}'" + (f";{close}" if close else "") + shadow
                         + f" ({hint})")
 
@@ -66,7 +69,10 @@ def _read_file(ref: str) -> tuple[str, str, dict[str, Any]]:
     from .hf import from_hf_dict
 
     path = user_path(ref)
-    if path.is_dir() and (path / "config.json").is_file():
+    if ref != STDIN and file_kind(path) == "directory":
+        if file_kind(path / "config.json") != "file":
+            raise FlopcalcError(f"{path}: is a directory without a config.json; give a model "
+                                "file or a directory holding a config.json")
         path = path / "config.json"
     label = "stdin" if ref == STDIN else str(path)
     text = read_text(path if ref != STDIN else STDIN, "model file")

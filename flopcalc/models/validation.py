@@ -17,7 +17,7 @@ from typing import Any, Optional, Type, TypeVar, Union, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from ..declare import Min, Parsed, default_of, hints, structure
+from ..declare import MAX_INT, Min, Parsed, default_of, hints, structure
 from ..errors import FlopcalcError, suggest
 
 M = TypeVar("M", bound=BaseModel)
@@ -55,6 +55,8 @@ def _describe(err: dict[str, Any], model: Type[BaseModel]) -> str:
         return f"{loc} must be a positive integer{got}"
     if kind == "greater_than_equal":
         return f"{loc} must be >= {err['ctx']['ge']}{got}"
+    if kind in ("less_than_equal", "int_from_large") or (kind == "int_parsing_size"):
+        return f"{loc} is larger than 10^18; check the number"
     if kind == "bool_type":
         return f"{loc} must be true or false{got}"
     if kind == "string_type":
@@ -171,7 +173,9 @@ def _translate(tp: Any) -> Any:
         return dict[_translate(k_tp), _translate(v_tp)]  # type: ignore[misc]
     if dataclasses.is_dataclass(tp):
         return pydantic_model(tp)
-    return {int: StrictInt, bool: StrictBool, str: StrictStr}[tp]
+    if tp is int:
+        return typing.Annotated[StrictInt, Field(le=MAX_INT, ge=-MAX_INT)]
+    return {bool: StrictBool, str: StrictStr}[tp]
 
 
 def _reader(parse: Any) -> Any:

@@ -225,7 +225,7 @@ class InferReport(Report):
 
 def decode_curve(st: DecodeSteps, first: int, last: int) -> list[CurvePoint]:
     """Decode steps from `first` to `last`, sampled, the ends of every affine piece included."""
-    ends = [c for piece in affine_segments(st.spec, first, last) for c in piece]
+    ends = affine_segments(st.spec, first, last).ends()
     out = []
     for c in samples(first, last, ends):
         flops, moved = st.flops(c, c), st.byte_parts(c, c)

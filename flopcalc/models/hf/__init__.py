@@ -41,19 +41,34 @@ def from_hf_dict(data: Raw, label: str) -> Raw:
     """The preset-schema mapping for a config.json mapping, with its `_name`: the file's stem,
     else the name in `_name_or_path`, else the model type."""
     model_type = data.get("model_type")
-    if model_type == "gemma3" and isinstance(data.get("text_config"), dict):
+    if model_type is None:
+        raise FlopcalcError(f"{label}: no model_type; a Hugging Face config.json names its "
+                            "model_type (or describe the model in a YAML file: flopcalc show "
+                            "gpt2 prints an example)")
+    if not isinstance(model_type, str):
+        raise FlopcalcError(f"{label}: model_type must be text, got "
+                            f"{'a list' if isinstance(model_type, list) else type(model_type).__name__}")
+    if model_type == "gemma3":
         # The multimodal Gemma 3 config nests its language model; count that.
-        data = {"model_type": "gemma3_text", **data["text_config"],
-                "architectures": data.get("architectures")}
+        text = data.get("text_config")
+        if not isinstance(text, dict):
+            raise FlopcalcError(f"{label}: text_config must be a mapping (the language model's "
+                                "config)")
+        data = {"model_type": "gemma3_text", **text, "architectures": data.get("architectures")}
         model_type = "gemma3_text"
     converters, defaults = _tables()
     if model_type not in converters:
-        what = f"model_type '{model_type}'" if model_type else "no model_type"
-        raise FlopcalcError(f"{label}: {what} is not supported; supported: "
-                            f"{', '.join(sorted(converters))} (or describe the model in a YAML "
-                            "file: flopcalc show gpt2 prints an example)")
+        raise FlopcalcError(f"{label}: model_type '{model_type[:60]}' is not supported; "
+                            f"supported: {', '.join(sorted(converters))} (or describe the model "
+                            "in a YAML file: flopcalc show gpt2 prints an example)")
     data = {**defaults.get(model_type, {}), **{k: v for k, v in data.items() if v is not None}}
-    raw = converters[model_type](Config(data, label, model_type))
+    config = Config(data, label, model_type)
+    try:
+        raw = converters[model_type](config)
+    except (TypeError, ValueError, AttributeError, KeyError, OverflowError):
+        key = f" '{config.last}'" if config.last else ""
+        raise FlopcalcError(f"{label}: a value of the wrong type near{key} (as transformers "
+                            f"reads it for model_type {model_type}); check it") from None
     architectures = data.get("architectures")
     kind = architectures[0] if isinstance(architectures, list) and architectures and isinstance(
         architectures[0], str) else model_type

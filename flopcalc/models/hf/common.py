@@ -6,24 +6,57 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import FlopcalcError
+from ..spec import MAX_LAYERS
 
 Raw = dict[str, Any]
 
 
+_TYPES = {int: "a whole number", str: "text", list: "a list", bool: "true or false",
+          dict: "a mapping"}
+
+
 class Config:
-    """A config.json mapping with lookups that name the file and key when one is missing."""
+    """A config.json mapping with lookups that name the file and key when one is missing or of
+    the wrong type. The last key read is remembered, so a value that breaks a converter's
+    arithmetic is named too (see `from_hf_dict`)."""
 
     def __init__(self, data: Raw, label: str, model_type: str):
         self.data, self.label, self.model_type = data, label, model_type
+        self.last = ""
 
-    def __call__(self, key: str, default: Any = ...) -> Any:
-        """The value of `key`; `default` when absent or null (if a default is given)."""
+    def __call__(self, key: str, default: Any = ..., kind: Any = None) -> Any:
+        """The value of `key`; `default` when absent or null (if a default is given); with
+        `kind` (int, str, list, bool, dict), an error when it is of another type."""
+        self.last = key
         value = self.data.get(key)
         if value is None:
             if default is ...:
                 raise FlopcalcError(f"{self.label}: missing '{key}' (needed for model_type "
                                     f"{self.model_type})")
             return default
+        if kind is not None and type(value) is not kind:
+            raise self.wrong(key, value, kind)
+        return value
+
+    def wrong(self, key: str, value: Any, kind: Any) -> FlopcalcError:
+        shown = "a list" if isinstance(value, list) else "a mapping" if isinstance(
+            value, dict) else repr(value)
+        return FlopcalcError(f"{self.label}: '{key}' must be {_TYPES.get(kind, kind)}, got "
+                             f"{shown} (as transformers reads it for model_type "
+                             f"{self.model_type})")
+
+    def ints(self, key: str, default: Any = ...) -> Any:
+        """A list of whole numbers (layer indices)."""
+        value = self(key, default, list)
+        if value is not default and not all(type(v) is int for v in value):
+            raise self.wrong(key, value, "a list of whole numbers")
+        return value
+
+    def texts(self, key: str, default: Any = ...) -> Any:
+        """A list of texts (layer types)."""
+        value = self(key, default, list)
+        if value is not default and not all(type(v) is str for v in value):
+            raise self.wrong(key, value, "a list of texts")
         return value
 
     def has(self, key: str) -> bool:
@@ -41,7 +74,7 @@ def layer_types(c: Config, default_every: int | None = None) -> Raw:
     every layer when `sliding_window` is set."""
     window = c("sliding_window", None)
     if c.has("layer_types"):
-        kinds = [LAYER_TYPES.get(t, t) for t in c("layer_types")]
+        kinds = [LAYER_TYPES.get(t, t) for t in c.texts("layer_types")]
         out: Raw = {"layer_types": shortest_period(kinds)}
         if "window" in kinds:
             out["sliding_window"] = window
@@ -73,7 +106,10 @@ def qwen_window(c: Config) -> Raw:
         return layer_types(c)
     if not c("use_sliding_window", False) or c("sliding_window", None) is None:
         return {}
-    n, first = c("num_hidden_layers"), c("max_window_layers", 28)
+    n, first = c("num_hidden_layers", kind=int), c("max_window_layers", 28, int)
+    if n > MAX_LAYERS:
+        raise FlopcalcError(f"{c.label}: num_hidden_layers={n:,} is more than {MAX_LAYERS:,} "
+                            "layers; check the number")
     kinds = ["window" if i >= first else "full" for i in range(n)]
     if "window" not in kinds:
         return {}
@@ -82,7 +118,7 @@ def qwen_window(c: Config) -> Raw:
 
 def rotary_decoder(c: Config, *, tie: bool = False, gated: bool = True) -> Raw:
     """The keys the Llama family shares: RMSNorm, a gated MLP, rotary positions."""
-    act = c("hidden_activation", None) or c("hidden_act", "silu")
+    act = c("hidden_activation", None, str) or c("hidden_act", "silu", str)
     raw: Raw = {
         "n_layers": c("num_hidden_layers"),
         "d_model": c("hidden_size"),

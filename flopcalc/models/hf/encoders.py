@@ -13,7 +13,7 @@ def _bert(c: Config) -> Raw:
         "n_heads": c("num_attention_heads"),
         "d_ff": c("intermediate_size"),
         "mlp": "plain",
-        "activation": "relu" if c("hidden_act", "gelu") == "relu" else "gelu",
+        "activation": "relu" if c("hidden_act", "gelu", str) == "relu" else "gelu",
         "bias": True,
         "norm": "layernorm",
         "norm_placement": "post",
