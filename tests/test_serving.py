@@ -289,6 +289,26 @@ def test_roofline_llama_8b_on_h100_is_memory_bound_at_batch_1(cli):
     assert rf["memory"]["fits"] is True
 
 
+def test_roofline_prefill_counts_causal_attention_and_rates_name_their_scope(cli):
+    """The prefill bound is taken on the FLOPs a causal kernel computes, whatever --attention
+    counts: Llama 3.1 8B at prompt 2048, batch 3, by hand. Matmuls 2·7,504,658,432 per token;
+    causal scores and values 4·4096·32 per visible pair, 2048·2049/2 pairs per sequence, 32
+    layers. Decode rates: 3·256 tokens in all, 256 per sequence, over the same seconds."""
+    tokens, pairs = 3 * 2048, 3 * 2048 * 2049 // 2
+    causal = tokens * 2 * LLAMA_MATMUL + pairs * 4 * 4096 * 32
+    for attention in ("full", "causal"):
+        doc = infer(cli, "llama-3.1-8b", "--prompt", 2048, "--gen", 256, "--batch", 3,
+                    "--accelerator", "h100", "--attention", attention)
+        rf = doc["roofline"]
+        assert rf["prefill_flops"] == causal
+        assert rf["prefill"]["compute_s"] == pytest.approx(causal / 989.5e12, rel=1e-12)
+        rd = rf["decode"]
+        assert rd["tokens_per_s_aggregate"] == pytest.approx(768 / rd["seconds"], rel=1e-12)
+        assert rd["tokens_per_s_per_sequence"] == pytest.approx(256 / rd["seconds"], rel=1e-12)
+        assert rd["seconds_per_step"] == pytest.approx(rd["seconds"] / 256, rel=1e-12)
+        assert any("each layer's own mask" in line for line in doc["conventions"])
+
+
 def test_roofline_switches_from_compute_to_memory_as_the_cache_grows(cli):
     """At batch 1024 a short context is compute-bound; the growing cache reads make the later
     steps memory-bound. The total is the sum of per-step maxima, checked step by step."""

@@ -219,6 +219,9 @@ class Attention(Kind):
     def breakpoints(self, lo: int, hi: int) -> Iterator[int]:
         return self.mask.breakpoints(lo, hi)
 
+    def period(self) -> Optional[int]:
+        return self.mask.period
+
     def tp_units(self) -> int:
         """Tensor parallelism must divide the heads: each device holds whole heads."""
         return self.heads

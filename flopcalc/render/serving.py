@@ -104,7 +104,8 @@ def _bound(phase: "Phase") -> list[str]:
 def _roofline_table(report: "InferReport") -> Any:
     a, r, d = report.accelerator, report.roofline, report.decode
     assert a is not None and r is not None
-    table = new_table(f"Roofline lower bounds: {a.count:,} x {a.title}", ["", "time >=", "bound"])
+    table = new_table(f"Roofline lower bounds: {a.count:,} x {a.title} (attention as each "
+                      "layer's mask computes it)", ["", "time >=", "bound"])
     devices = "" if a.count == 1 else f" x {a.count:,}"
     table.add_row(f"dense {a.dtype} peak{devices}", rate(a.total_peak_flops, "FLOP/s"),
                   "--peak" if a.peak_overridden else "")
@@ -122,9 +123,12 @@ def _roofline_table(report: "InferReport") -> Any:
     table.add_row("prefill + decode", duration(r.total_seconds), "", style="bold")
     if r.decode is not None:
         rd = r.decode
-        table.add_row("decode tokens/s (upper bound)", amount(rd.tokens_per_s), "")
+        table.add_row("decode tokens/s, all sequences (upper bound)",
+                      amount(rd.tokens_per_s_aggregate), "")
         table.add_row("  at the first / last step",
                       f"{amount(rd.tokens_per_s_first)} / {amount(rd.tokens_per_s_last)}", "")
+        table.add_row("decode tokens/s per sequence (upper bound)",
+                      amount(rd.tokens_per_s_per_sequence), "")
     if r.memory is not None:
         table.add_row("weights + KV cache / memory",
                       f"{human_bytes(r.memory.required_bytes, binary=False)} of "
@@ -137,8 +141,9 @@ def _roofline_table(report: "InferReport") -> Any:
 def infer_brief(report: "InferReport") -> str:
     s, p, d, kv = report.settings, report.prefill, report.decode, report.kv_cache
     lines = [f"{report.model.title} ({report.model.name}): prompt {s.prompt:,} + gen {s.gen:,}, "
-             f"batch {s.batch}, weights {s.weights_dtype}, KV {s.kv_dtype}",
-             f"prefill       {p.flops:,} FLOPs ({human(p.flops)})"]
+             f"batch {s.batch}, weights {s.weights_dtype}, KV {s.kv_dtype}, attention "
+             f"{s.attention}",
+             f"prefill       {p.flops:,} FLOPs ({human(p.flops)}; attention {s.attention})"]
     if d is not None:
         lines += [f"decode        {d.flops:,} FLOPs ({human(d.flops)}) over {d.steps:,} steps",
                   f"  per token   {exact(d.flops_per_token)} FLOPs (first step "
@@ -151,9 +156,12 @@ def infer_brief(report: "InferReport") -> str:
     r = report.roofline
     if r is not None and report.accelerator is not None:
         lines.append(f"time >=       {duration(r.total_seconds)} on {report.accelerator.count} x "
-                     f"{report.accelerator.name} (prefill {duration(r.prefill.seconds)})")
+                     f"{report.accelerator.name} (prefill {duration(r.prefill.seconds)}; "
+                     "attention as each layer's mask computes it)")
         if r.decode is not None:
-            lines.append(f"tokens/s <=   {amount(r.decode.tokens_per_s)} ({r.decode.binds}-bound)")
+            lines.append(f"tokens/s <=   {amount(r.decode.tokens_per_s_aggregate)} in all, "
+                         f"{amount(r.decode.tokens_per_s_per_sequence)} per sequence "
+                         f"({r.decode.binds}-bound)")
         if r.memory is not None:
             lines.append(f"memory        {'fits' if r.memory.fits else 'does NOT fit'}; largest "
                          f"batch {r.memory.max_batch:,}")

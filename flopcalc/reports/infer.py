@@ -170,10 +170,13 @@ class DecodeRoofline:
     memory_bound_steps: int
     binds: str  # compute, memory, "compute, then memory" / "memory, then compute", or "both"
     # (steps of each kind between a first and a last step of the same kind)
-    tokens_per_s: float  # upper bound over the whole decode: B·G / seconds
+    tokens_per_s: float  # aggregate upper bound over the whole decode: B·G / seconds
     tokens_per_s_first: float
     tokens_per_s_last: float
     seconds_per_token: float  # mean step time (each step yields one token per sequence)
+    tokens_per_s_aggregate: float  # B·G / seconds: every sequence together (= tokens_per_s)
+    tokens_per_s_per_sequence: float  # G / seconds: what one user sees
+    seconds_per_step: float  # mean step time (= seconds_per_token: one token per sequence)
 
 
 @dataclass
@@ -190,6 +193,10 @@ class Roofline:
     decode: Optional[DecodeRoofline]
     total_seconds: float
     memory: Optional[Memory]
+    # The FLOPs the bounds are taken on: each layer's mask (causal, window, chunk), as kernels
+    # compute them, whatever --attention counts in `prefill.flops`.
+    prefill_flops: int = 0
+    attention: str = "causal"
 
 
 @dataclass
@@ -269,7 +276,9 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
     ]
     if hw is not None:
         lines.append(f"roofline lower bounds: time >= max(FLOPs / peak, bytes / bandwidth) per "
-                     f"step; dense {hw.dtype} peak and memory bandwidth {devices(hw.count)}")
+                     f"step; dense {hw.dtype} peak and memory bandwidth {devices(hw.count)}; the "
+                     "bounds count the prefill's attention under each layer's own mask (causal, "
+                     "window, chunk), as kernels compute it, whatever --attention counts")
     return lines
 
 
@@ -373,7 +382,8 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
         report.curve = decode_curve(st, decode.context_first, decode.context_last)
     if hw is not None:
         report.accelerator = accelerator_info(hw)
-        report.roofline = _roofline(report, hw, st, prefill_bytes)
+        masked = pre if attention == "causal" else prefill_parts(spec, prompt, batch, "causal")
+        report.roofline = _roofline(report, hw, st, prefill_bytes, p.total(masked))
         memory = report.roofline.memory
         if memory is not None and not memory.fits:
             report.warnings.append(
@@ -410,11 +420,12 @@ def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) ->
     return batch
 
 
-def _roofline(r: InferReport, hw: Hardware, st: DecodeSteps, prefill_bytes: Fraction) -> Roofline:
+def _roofline(r: InferReport, hw: Hardware, st: DecodeSteps, prefill_bytes: Fraction,
+              prefill_flops: int) -> Roofline:
     if hw.total_bandwidth is None:
         raise FlopcalcError("the roofline needs a memory bandwidth: give --bandwidth BYTES/s")
     peak, bw = hw.total_peak_flops, hw.total_bandwidth
-    prefill = bound(r.prefill.flops, prefill_bytes, peak, bw)
+    prefill = bound(prefill_flops, prefill_bytes, peak, bw)
     decode = None
     seconds = prefill.seconds
     d = r.decode
@@ -430,7 +441,7 @@ def _roofline(r: InferReport, hw: Hardware, st: DecodeSteps, prefill_bytes: Frac
                                   r.weights.bytes, hw.total_memory_bytes,
                                   s.state_bytes_per_element))
     return Roofline(prefill=_phase(prefill), decode=decode, total_seconds=float(seconds),
-                    memory=memory)
+                    memory=memory, prefill_flops=prefill_flops)
 
 
 def _decode_roofline(r: InferReport, st: DecodeSteps, peak: int, bw: int
@@ -453,4 +464,7 @@ def _decode_roofline(r: InferReport, st: DecodeSteps, peak: int, bw: int
         binds=binds, tokens_per_s=float(d.tokens / t.seconds),
         tokens_per_s_first=float(batch / first.seconds),
         tokens_per_s_last=float(batch / last.seconds),
-        seconds_per_token=float(t.seconds / d.steps)), t.seconds
+        seconds_per_token=float(t.seconds / d.steps),
+        tokens_per_s_aggregate=float(d.tokens / t.seconds),
+        tokens_per_s_per_sequence=float(d.steps / t.seconds),
+        seconds_per_step=float(t.seconds / d.steps)), t.seconds
