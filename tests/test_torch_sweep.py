@@ -28,7 +28,7 @@ FLOPS = [(c, label, {**keys, **c.shrink}) for c in CASES for label, keys in conf
 @pytest.mark.parametrize("case, label, keys", PARAMS,
                          ids=[f"{c.model_type}-{label}" for c, label, _ in PARAMS])
 def test_params(case, label, keys):
-    config = sweep.config_of(case.model_type, keys)
+    config = sweep.config_of(case.model_type, keys, case.text_config)
     report = sweep.flopcalc_report(sweep.saved(config), seq=8)
     assert report.params.total == sweep.hf_params(case, config)
 
@@ -36,7 +36,7 @@ def test_params(case, label, keys):
 @pytest.mark.parametrize("case, label, keys", FLOPS,
                          ids=[f"{c.model_type}-{label}" for c, label, _ in FLOPS])
 def test_forward_flops(case, label, keys):
-    config = sweep.config_of(case.model_type, keys)
+    config = sweep.config_of(case.model_type, keys, case.text_config)
     data = sweep.saved(config)
     for seq in case.lengths:
         for batch in (1, 2):
@@ -51,7 +51,7 @@ CACHED = [c for c in CASES if c.cache]
 @pytest.mark.parametrize("case", CACHED, ids=[c.model_type for c in CACHED])
 def test_cache_bytes_after_generate(case):
     # fp32 model: K/V, conv and recurrent states all 4 bytes; HF holds prompt + new − 1 tokens.
-    config = sweep.config_of(case.model_type, {**case.fix, **case.shrink})
+    config = sweep.config_of(case.model_type, {**case.fix, **case.shrink}, case.text_config)
     data = sweep.saved(config)
     for batch, prompt, new in ((1, 3, 2), (2, 9, 4)):
         doc = sweep.flopcalc_report(data, seq=0, batch=batch, command="infer", prompt=prompt,

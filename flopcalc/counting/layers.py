@@ -11,6 +11,7 @@ layer (`attn.q.weight`, `mlp.up`); the model prefixes the stack.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 from ..kinds.base import ELEMENTWISE, Keeping, Part, prefixed
@@ -30,6 +31,8 @@ def layer_params(layer: Layer, d: int, active: bool = False) -> list[Part]:
             parts += prefixed(name, kind.params(d, active))
         for name in after:
             parts += layer.norm.params(d, name)
+    if layer.tied:  # one weight set for every layer of this tag (ALBERT's shared layers)
+        parts = [p if p.tied else replace(p, tied=f"{layer.tied}.{p.name}") for p in parts]
     return parts
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..kinds.base import (COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD, LAST, LAYERS, NORMS,
-                          REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, merged, scaled,
-                          total)
+                          REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, merged, prefixed,
+                          scaled, total)
 from ..kinds.mlp import ACTIVATION_FLOPS
 from ..models.spec import ModelSpec
 from .layers import layer_decode, layer_flops, layer_params
@@ -46,51 +46,107 @@ def output_tokens(spec: ModelSpec, w: Workload) -> int:
 
 def _embeddings(spec: ModelSpec) -> list[Part]:
     """Token tables, split by vocabulary under tensor parallelism (an untied one is only ever
-    looked up: the LM head reads a tied one in full), and BERT's token-type table."""
+    looked up: the LM head reads a tied one in full), and BERT's token-type table. The token
+    table is `embed_dim` wide where the model has one (OPT's word_embed_proj_dim), then
+    projected to d (`embed.project_in`, e x d without bias)."""
     d, vocab = spec.d_model, spec.vocab_size
+    e = spec.embed_dim or d
     untied = not spec.tie_embeddings
     parts = []
     if spec.is_encoder_decoder and not spec.share_encoder_embeddings:
-        parts.append(Part("encoder.embed.tokens", vocab * d, EMBEDDING, (vocab, d), VOCAB,
+        rows = spec.encoder_vocab_size or vocab  # Marian's own source vocabulary
+        parts.append(Part("encoder.embed.tokens", rows * d, EMBEDDING, (rows, d), VOCAB,
                           FIRST, lookup=untied))
-    parts.append(Part("embed.tokens", vocab * d, EMBEDDING, (vocab, d), VOCAB, FIRST,
+    if spec.unused_token_tables:  # held, never read: an untied BART's `shared`
+        k = spec.unused_token_tables
+        parts.append(Part("embed.unused_tokens", k * vocab * d, EMBEDDING, (k, vocab, d),
+                          VOCAB, FIRST, lookup=True))
+    parts.append(Part("embed.tokens", vocab * e, EMBEDDING, (vocab, e), VOCAB, FIRST,
                       lookup=untied))
+    if spec.embed_dim is not None:
+        parts.append(Part("embed.project_in.weight", e * d, LAYERS, (e, d), REPLICATED, FIRST))
+        if spec.embed_proj_bias:
+            parts.append(Part("embed.project_in.bias", d, LAYERS, (d,), REPLICATED, FIRST))
     if spec.token_types:
-        parts.append(Part("embed.token_types", spec.token_types * d, EMBEDDING,
-                          (spec.token_types, d), REPLICATED, FIRST, lookup=True))
+        t = _table_width(spec)
+        parts.append(Part("embed.token_types", spec.token_types * t, EMBEDDING,
+                          (spec.token_types, t), REPLICATED, FIRST, lookup=True))
     return parts
+
+
+def _factorised(spec: ModelSpec) -> bool:
+    """An encoder's factorised embedding (ALBERT, ELECTRA, DeBERTa-v2): tables E wide, projected
+    to d, and a masked-LM head back through E."""
+    return spec.is_encoder_only and spec.embed_dim is not None
+
+
+def _table_width(spec: ModelSpec) -> int:
+    """The width of position and token-type tables: E in a factorised embedding, else d."""
+    return spec.embed_dim if _factorised(spec) and spec.embed_dim else spec.d_model
+
+
+def _embed_norm_width(spec: ModelSpec) -> int:
+    return _table_width(spec) if spec.embed_norm_width == "embed" else spec.d_model
+
+
+def _embed_norm_name(spec: ModelSpec, stack: str) -> str:
+    return "encoder.embed.norm" if spec.is_encoder_decoder and stack == "encoder" \
+        else "embed.norm"
 
 
 def _stack_inputs(spec: ModelSpec, stack: str) -> list[Part]:
     """A stack's position table (replicated, as Megatron-LM keeps it) or relative position
     bias (split by head), and an embedding norm."""
     d, parts = spec.d_model, []
+    if stack == "encoder":
+        for kind in spec.frontend:  # Whisper's convolutions, before the positions are added
+            parts += prefixed(f"encoder.{kind.slot}", kind.params(d))
     if spec.positions == "learned":
         assert spec.max_seq_len is not None  # the spec's invariants guarantee it
-        name = "encoder.embed.positions" if spec.is_encoder_decoder and stack == "encoder" \
-            else "embed.positions"
-        parts.append(Part(name, spec.max_seq_len * d, EMBEDDING, (spec.max_seq_len, d),
-                          REPLICATED, FIRST, lookup=True))
+        encoder = spec.is_encoder_decoder and stack == "encoder"
+        name = "encoder.embed.positions" if encoder else "embed.positions"
+        # OPT's table has 2 rows more; Whisper's encoder has its own length
+        rows = (spec.encoder_max_seq_len if encoder and spec.encoder_max_seq_len
+                else spec.max_seq_len) + spec.position_offset
+        width = _table_width(spec)
+        parts.append(Part(name, rows * width, EMBEDDING, (rows, width), REPLICATED, FIRST,
+                          lookup=True))
     if spec.relative_buckets is not None:
         heads = spec.relative_heads
-        parts.append(Part(f"{stack}.relative_bias", spec.relative_buckets * heads, EMBEDDING,
-                          (spec.relative_buckets, heads), COLUMN, FIRST, lookup=True))
+        # T5: in the first layer of each stack; UMT5: in every self-attention layer
+        tables = spec.n_layers(stack) if spec.relative_bias_per_layer else 1
+        shape = ((tables,) if tables > 1 else ()) + (spec.relative_buckets, heads)
+        parts.append(Part(f"{stack}.relative_bias", tables * spec.relative_buckets * heads,
+                          EMBEDDING, shape, COLUMN, FIRST, lookup=True))
     if spec.embedding_norm:
-        parts += spec.norm.params(d, "embed.norm", NORMS, FIRST)
+        parts += spec.norm.params(_embed_norm_width(spec), _embed_norm_name(spec, stack), NORMS,
+                                  FIRST)
     return parts
 
 
 def _head_params(spec: ModelSpec) -> list[Part]:
+    """The head: BERT's masked-LM transform and norm, an untied vocabulary projection (e x V,
+    after `embed.project_out` d x e where the embedding is e wide), its bias vectors, the
+    pooler."""
     d, vocab = spec.d_model, spec.vocab_size
+    e = spec.embed_dim or d
     parts = []
+    if spec.embed_dim is not None and not _factorised(spec):
+        parts.append(Part("embed.project_out.weight", d * e, LAYERS, (d, e), REPLICATED, LAST))
     if spec.head == "masked-lm":
-        parts += [Part("head.transform.weight", d * d, HEAD, (d, d), COLUMN, LAST),
-                  Part("head.transform.bias", d, HEAD, (d,), REPLICATED, LAST)]
-        parts += spec.norm.params(d, "head.norm", HEAD, LAST)
+        t = e if _factorised(spec) else d  # ALBERT's transform is d x E
+        parts.append(Part("head.transform.weight", d * t, HEAD, (d, t), COLUMN, LAST))
+        if spec.head_bias:
+            parts.append(Part("head.transform.bias", t, HEAD, (t,), REPLICATED, LAST))
+        parts += spec.norm.params(t, "head.norm", HEAD, LAST)
     if not spec.tie_embeddings:
-        parts.append(Part("lm_head.weight", d * vocab, EMBEDDING, (d, vocab), VOCAB, LAST))
-    if spec.head == "masked-lm":
+        parts.append(Part("lm_head.weight", e * vocab, EMBEDDING, (e, vocab), VOCAB, LAST))
+    if spec.lm_head_bias:
         parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,), VOCAB, LAST))
+    if spec.lm_head_bias > 1:  # untied BERT: transformers keeps an unused second copy
+        extra = spec.lm_head_bias - 1
+        parts.append(Part("lm_head.extra_bias", extra * vocab, EMBEDDING, (extra, vocab), VOCAB,
+                          LAST))
     if spec.pooler:
         parts += [Part("pooler.weight", d * d, HEAD, (d, d), COLUMN, LAST),
                   Part("pooler.bias", d, HEAD, (d,), REPLICATED, LAST)]
@@ -141,6 +197,14 @@ def mtp_params(spec: ModelSpec) -> list[Part]:
     return scaled(one, spec.mtp_layers, "mtp") if spec.mtp_layers else []
 
 
+def trained_params(spec: ModelSpec) -> list[Part]:
+    """Every parameter training updates: the model's, and its multi-token-prediction modules',
+    which sit with the output head they share on the last pipeline stage (DeepSeek-AI 2024,
+    "DeepSeek-V3 Technical Report", §3.2.1: DualPipe deploys the MTP modules and the main
+    model's output head on the same stage)."""
+    return model_params(spec) + [replace(p, stage=LAST) for p in mtp_params(spec)]
+
+
 # -------------------------------------------------------------------------- forward FLOPs
 
 
@@ -155,11 +219,15 @@ def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
     """The head on every output token: (T×d)·(d×V), tied or not; BERT's masked-LM head adds its
     dense d x d first; a pooler reads each sequence's first token."""
     d, tokens = spec.d_model, output_tokens(spec, w)
+    e = spec.embed_dim or d
     parts = []
-    if spec.head == "masked-lm":
-        parts.append(Part("head.transform", 2 * tokens * d * d, WEIGHTS))
+    if spec.head == "masked-lm":  # (T×d)·(d×d), or (T×d)·(d×E) in a factorised embedding
+        parts.append(Part("head.transform",
+                          2 * tokens * d * (e if _factorised(spec) else d), WEIGHTS))
+    if spec.embed_dim is not None and not _factorised(spec):
+        parts.append(Part("embed.project_out", 2 * tokens * d * e, WEIGHTS))  # (T×d)·(d×e)
     if spec.head != "none":
-        parts.append(Part("lm_head", 2 * tokens * d * spec.vocab_size, WEIGHTS))
+        parts.append(Part("lm_head", 2 * tokens * e * spec.vocab_size, WEIGHTS))  # (T×e)·(e×V)
     if spec.pooler:
         parts.append(Part("pooler", 2 * w.batch * d * d, WEIGHTS))
     return parts
@@ -169,10 +237,26 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
     """Whole-model forward FLOPs: every layer (summed over its stack), then the head."""
     parts: list[Part] = []
     per_norm = spec.norm.per_element
+    if spec.embed_dim is not None:  # (T×e)·(e×d)
+        parts.append(Part("embed.project_in", 2 * output_tokens(spec, w) * spec.embed_dim
+                          * spec.d_model, WEIGHTS))
+        if elementwise and spec.embed_proj_bias:
+            parts.append(Part("embed.project_in.elementwise.bias",
+                              output_tokens(spec, w) * spec.d_model, ELEMENTWISE))
     for stack in spec.stacks:
         tokens = w.batch * w.length(stack)
+        if stack == "encoder":
+            for kind in spec.frontend:
+                span = w.span("encoder", kind.slot)
+                parts += prefixed(f"encoder.{kind.slot}", kind.forward(spec.d_model, span))
+                if elementwise:
+                    parts += prefixed(f"encoder.{kind.slot}",
+                                      kind.elementwise(spec.d_model, span))
         if elementwise and spec.embedding_norm and per_norm:
-            parts.append(Part("embed.norm.elementwise", per_norm * tokens * spec.d_model,
+            parts.append(Part(f"{_embed_norm_name(spec, stack)}.elementwise",
+                              per_norm * tokens * _embed_norm_width(spec), ELEMENTWISE))
+        if elementwise and "embedding" in spec.multipliers:  # a scalar times each embedding
+            parts.append(Part("embed.elementwise.multiplier", tokens * spec.d_model,
                               ELEMENTWISE))
         parts += stack_flops(spec, stack, w, elementwise)
         if elementwise and spec.final_norm and per_norm:
@@ -203,11 +287,20 @@ def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]
     d, parts = spec.d_model, []
     if spec.head == "masked-lm":
         act = ACTIVATION_FLOPS[spec.head_activation]
-        parts += [Part("head.elementwise.bias", tokens * d, ELEMENTWISE),
-                  Part("head.elementwise.activation", tokens * d * act, ELEMENTWISE),
-                  Part("head.elementwise.norm", tokens * d * spec.norm.per_element,
-                       ELEMENTWISE),
-                  Part("lm_head.elementwise.bias", tokens * spec.vocab_size, ELEMENTWISE)]
+        t = spec.embed_dim if _factorised(spec) and spec.embed_dim else d
+        if spec.head_bias:
+            parts.append(Part("head.elementwise.bias", tokens * t, ELEMENTWISE))
+        parts += [Part("head.elementwise.activation", tokens * t * act, ELEMENTWISE),
+                  Part("head.elementwise.norm", tokens * t * spec.norm.per_element,
+                       ELEMENTWISE)]
+        if spec.lm_head_bias:
+            parts.append(Part("lm_head.elementwise.bias", tokens * spec.vocab_size,
+                              ELEMENTWISE))
+    elif spec.lm_head_bias:
+        parts.append(Part("lm_head.elementwise.bias", tokens * spec.vocab_size, ELEMENTWISE))
+    if "logits" in spec.multipliers:  # the logits times (or over) a scalar
+        parts.append(Part("lm_head.elementwise.multiplier", tokens * spec.vocab_size,
+                          ELEMENTWISE))
     if spec.pooler:
         parts += [Part("pooler.elementwise.bias", sequences * d, ELEMENTWISE),
                   Part("pooler.elementwise.activation", sequences * d * TANH, ELEMENTWISE)]
@@ -223,5 +316,10 @@ def decode_flops(spec: ModelSpec, first: int, last: int, batch: int) -> list[Par
     for g in spec.groups("decoder"):
         parts += scaled(layer_decode(g.layer, spec.d_model, batch, first, last), g.count,
                         "decoder")
-    return merged(parts) + [Part("lm_head", 2 * batch * steps * spec.d_model * spec.vocab_size,
-                                 WEIGHTS)]
+    t, d = batch * steps, spec.d_model
+    e = spec.embed_dim or d
+    if spec.embed_dim is not None:  # (B×e)·(e×d) in, (B×d)·(d×e) out, per step
+        parts = [Part("embed.project_in", 2 * t * e * d, WEIGHTS)] + merged(parts) + [
+            Part("embed.project_out", 2 * t * d * e, WEIGHTS)]
+        return parts + [Part("lm_head", 2 * t * e * spec.vocab_size, WEIGHTS)]
+    return merged(parts) + [Part("lm_head", 2 * t * d * spec.vocab_size, WEIGHTS)]

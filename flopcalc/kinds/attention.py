@@ -18,11 +18,12 @@ from fractions import Fraction
 from typing import Iterator, Optional
 
 from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, WEIGHTS, Cache,
-                   Keeping, Kind, Part, Published, Span, linear)
+                   EngineCache, Keeping, Kind, Part, Published, Span, linear)
 from .masks import Mask
 from .norm import Norm
 
 SOFTMAX_PER_SCORE = 5  # scale by 1/√d_h, subtract the row max, exp, sum, divide
+SIGMOID = 4  # negate, exp, add, divide
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,18 @@ class Attention(Kind):
     mask: Mask
     qkv_bias: bool = False
     out_bias: bool = False
+    k_bias: Optional[bool] = None  # the key projection's bias when not as qkv_bias (Whisper: none)
     qk_norm: str = "none"
     sinks: bool = False
     norm: Norm = Norm("rmsnorm")  # the kind of norm QK-norm uses
+    alibi: bool = False  # ALiBi (Press et al. 2022): a bias added to every score
+    # An output gate (Qiu et al. 2025, "Gated Attention for Large Language Models",
+    # arXiv:2505.06708; Qwen3-Next): the query projection is twice as wide, its second half a
+    # gate per output element, and o reads attention·sigmoid(gate).
+    gate: bool = False
+    # scalar multiplies (µP: Falcon-H1, Granite; `kinds.multipliers`): the input (T·d), the keys
+    # (T·h_kv·d_qk), the output (T·d); element-wise only
+    multipliers: tuple[str, ...] = ()
     slot = "attn"
 
     def __post_init__(self) -> None:
@@ -90,6 +100,8 @@ class Attention(Kind):
             parts += self.norm.params(q_width, "q_norm") + self.norm.params(k_width, "k_norm")
         if self.sinks:
             parts.append(Part("sinks", self.heads, LAYERS, (self.heads,), REPLICATED))
+        if self.gate:  # Hugging Face's q_proj holds it, interleaved per head with the queries
+            parts += linear("q_gate", d, self.d_o, self.qkv_bias)
         return parts
 
     def projection_params(self, d: int) -> list[Part]:
@@ -97,10 +109,16 @@ class Attention(Kind):
                  Part("k.weight", d * self.d_k, LAYERS, (d, self.d_k), COLUMN),
                  Part("v.weight", d * self.d_v, LAYERS, (d, self.d_v), COLUMN)]
         if self.qkv_bias:
-            parts += [Part("q.bias", self.d_q, LAYERS, (self.d_q,), COLUMN),
-                      Part("k.bias", self.d_k, LAYERS, (self.d_k,), COLUMN),
-                      Part("v.bias", self.d_v, LAYERS, (self.d_v,), COLUMN)]
+            parts.append(Part("q.bias", self.d_q, LAYERS, (self.d_q,), COLUMN))
+        if self.has_k_bias:
+            parts.append(Part("k.bias", self.d_k, LAYERS, (self.d_k,), COLUMN))
+        if self.qkv_bias:
+            parts.append(Part("v.bias", self.d_v, LAYERS, (self.d_v,), COLUMN))
         return parts + linear("o", self.d_o, d, self.out_bias, ROW)
+
+    @property
+    def has_k_bias(self) -> bool:
+        return self.qkv_bias if self.k_bias is None else self.k_bias
 
     def _qk_norm_widths(self) -> tuple[int, int]:
         if self.qk_norm == "per_head":
@@ -127,8 +145,10 @@ class Attention(Kind):
         return self.flops(d, x.tokens, x.source_tokens, self.pairs(x))
 
     def flops(self, d: int, t_q: int, t_k: int, pairs: int) -> list[Part]:
+        gate = [Part("q_gate", 2 * t_q * d * self.d_o, WEIGHTS)] if self.gate else []
         return [
             Part("q", 2 * t_q * d * self.d_q, WEIGHTS),  # (T_q×d)·(d×h·d_qk)
+            *gate,  # (T_q×d)·(d×h·d_v): the gate half of a gated q_proj
             Part("k", 2 * t_k * d * self.d_k, WEIGHTS),  # (T_k×d)·(d×h_kv·d_qk)
             Part("v", 2 * t_k * d * self.d_v, WEIGHTS),  # (T_k×d)·(d×h_kv·d_v)
             *self.pair_flops(pairs),
@@ -153,11 +173,24 @@ class Attention(Kind):
         if norms:
             parts.append(Part("elementwise.qk_norm", norms, ELEMENTWISE))
         scores = self.heads * self.pairs(x) + (self.heads * x.tokens if self.sinks else 0)
+        if self.alibi:  # one add per score
+            parts.append(Part("elementwise.alibi", self.heads * self.pairs(x), ELEMENTWISE))
         parts.append(Part("elementwise.softmax", SOFTMAX_PER_SCORE * scores, ELEMENTWISE))
+        if self.gate:  # sigmoid (4) and the product (1) per output element
+            parts.append(Part("elementwise.gate", (SIGMOID + 1) * x.tokens * self.d_o,
+                              ELEMENTWISE))
+        if self.multipliers:  # one multiply per element scaled
+            widths = {"input": x.tokens * d, "key": x.source_tokens * self.d_k,
+                      "output": x.tokens * d}
+            parts.append(Part("elementwise.multipliers",
+                              sum(widths[m] for m in self.multipliers), ELEMENTWISE))
         return parts
 
     def bias_adds(self, d: int, t_q: int, t_k: int) -> int:
-        qkv = t_q * self.d_q + t_k * (self.d_k + self.d_v) if self.qkv_bias else 0
+        qkv = t_q * self.d_q + t_k * self.d_v if self.qkv_bias else 0
+        qkv += t_k * self.d_k if self.has_k_bias else 0
+        if self.gate and self.qkv_bias:
+            qkv += t_q * self.d_o
         return qkv + (t_q * d if self.out_bias else 0)
 
     def inner_norms(self, t_q: int, t_k: int) -> int:
@@ -177,6 +210,21 @@ class Attention(Kind):
     def cache_reads(self, first: int, last: int) -> int:
         """Values the decode steps at positions first..last read from the cache."""
         return self.cache().per_token * self.mask.visible_keys(first, last)
+
+    def engine_cache(self, tp: int = 1) -> tuple[EngineCache, ...]:
+        """vLLM's attention spec on one of `tp` ranks (`attention.py` get_kv_cache_spec): K and
+        V of max(1, h_kv // tp) KV heads (a head is replicated when there are fewer than `tp`,
+        `config/model.py` get_num_kv_heads), for every token (`full`; a top-k mask too: any key
+        may be picked), or recycled outside a window or chunk. Bidirectional attention
+        (encoders, cross-attention) keeps no decode cache here."""
+        kind = {"causal": "full", "topk": "full", "window": "sliding",
+                "chunked": "chunked"}.get(self.mask.kind)
+        if kind is None:
+            return ()
+        return (EngineCache(kind, heads=max(1, self.kv_heads // tp), k_dim=self.qk_dim,
+                            v_dim=self.v_dim,
+                            window=self.mask.size if kind == "sliding" else None,
+                            chunk=self.mask.size if kind == "chunked" else None),)
 
     @property
     def kv_kind(self) -> str:
@@ -204,6 +252,9 @@ class Attention(Kind):
                 parts.append(("softmax_dropout_mask", self.heads * s * s * b * split))
                 parts.append(("softmax_dropout", 2 * self.heads * s * s * b * split))
         parts.append(("v", 2 * s * b * self.d_v * split))
+        if self.gate:  # the gate's sigmoid and the attention output it multiplies
+            parts.append(("gate", 2 * s * b * self.d_o * split))
+            parts.append(("ungated_output", 2 * s * b * self.d_o * split))
         parts.append(("o_input", 2 * s * b * self.d_o * split))
         return parts
 
@@ -232,11 +283,21 @@ class Attention(Kind):
             departures = (f"assumes multi-head attention; this model has "
                           f"{self.kv_kind.upper()} ({self.kv_heads} KV heads for {self.heads} "
                           "query heads), so its K/V projections are narrower",)
+        if self.gate:
+            departures += ("assumes ungated attention; this model multiplies the attention "
+                           "output by a sigmoid gate (a query projection twice as wide)",)
         return Published(heads=self.heads, kv_heads=self.kv_heads, head_dim=self.qk_dim,
                          qk_width=self.d_q, v_width=self.d_o, kv_width=self.d_k,
                          kv_kind=self.kv_kind, departures=departures)
 
     def describe(self) -> str:
-        return self.mask.describe()
+        return self.mask.describe() + (", gated" if self.gate else "")
+
+    def notes(self) -> list[str]:
+        if not self.gate:
+            return []
+        return ["gated attention (Qwen3-Next): the query projection also yields a gate per "
+                "output element, 2·d·h·d_v more FLOPs per token; o reads the attention output "
+                "times sigmoid(gate) (5 element-wise FLOPs per element); the gate is not cached"]
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from .attention import Attention
 from .latent import LatentAttention
 from .masks import Mask
+from .multipliers import scales
 from .norm import Norm
 from .registry import Entry
 
@@ -28,27 +29,51 @@ def build(cfg: Any, name: str) -> Attention:
         raise ValueError("n_heads is required: this model has attention layers")
     heads, d = cfg.n_heads, cfg.d_model
     common = dict(mask=masks[name](), qkv_bias=cfg.bias.qkv, out_bias=cfg.bias.attn_out,
-                  qk_norm=cfg.qk_norm, sinks=cfg.attention_sinks, norm=model_norm(cfg))
+                  **({"k_bias": cfg.bias.k} if cfg.bias.k is not None else {}),
+                  qk_norm=cfg.qk_norm, sinks=cfg.attention_sinks, norm=qk_norm(cfg),
+                  alibi=cfg.positions == "alibi")
     mla = cfg.latent_attention
+    if mla is not None and cfg.attention_gate:
+        raise ValueError("attention_gate applies to softmax attention, not latent_attention")
+    if mla is not None and set(scales(cfg, "attention")) - {"output"}:
+        raise ValueError("multipliers.attention on latent_attention scales its output only "
+                         "(MiniCPM3's residual scale); input and key apply to softmax attention")
     if mla is not None:
         return LatentAttention(heads=heads, kv_heads=heads,
                                qk_dim=mla.qk_nope_head_dim + mla.qk_rope_head_dim,
                                v_dim=mla.v_head_dim, q_rank=mla.q_lora_rank,
                                kv_rank=mla.kv_lora_rank, rope_dim=mla.qk_rope_head_dim,
-                               **common)
+                               multipliers=scales(cfg, "attention"), **common)
     if cfg.head_dim is None and d % heads:
         raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
                          "explicitly")
     head_dim = cfg.head_dim or d // heads
     return Attention(heads=heads, kv_heads=cfg.n_kv_heads or heads, qk_dim=head_dim,
-                     v_dim=cfg.v_head_dim or head_dim, **common)
+                     v_dim=cfg.v_head_dim or head_dim, gate=cfg.attention_gate,
+                     multipliers=scales(cfg, "attention"), **common)
 
 
 def model_norm(cfg: Any) -> Norm:
-    """The model's norm: LayerNorm (with a bias unless norm_bias is false), RMSNorm or none."""
+    """The model's norm: LayerNorm (with a bias unless norm_bias is false), RMSNorm or none;
+    without any parameters when norm_affine is false."""
     if cfg.norm != "layernorm" and cfg.norm_bias is False:
         raise ValueError("norm_bias applies to norm: layernorm only")
-    return Norm(cfg.norm, cfg.norm_bias if cfg.norm == "layernorm" else False)
+    if cfg.norm == "none" and not cfg.norm_affine:
+        raise ValueError("norm_affine applies to norm: layernorm or rmsnorm only")
+    affine = cfg.norm_affine
+    return Norm(cfg.norm, cfg.norm_bias and affine if cfg.norm == "layernorm" else False, affine)
+
+
+def qk_norm(cfg: Any) -> Norm:
+    """The norm QK-norm uses: the model's, with its own bias when qk_norm_bias is given
+    (StableLM's bias-free per-head LayerNorms in a model whose LayerNorms have one)."""
+    norm = model_norm(cfg)
+    if cfg.qk_norm_bias is None:
+        return norm
+    if cfg.norm != "layernorm" or cfg.qk_norm == "none" or not cfg.norm_affine:
+        raise ValueError("qk_norm_bias applies to a LayerNorm QK-norm (norm: layernorm, qk_norm "
+                         "per_head or all_heads)")
+    return Norm(norm.kind, cfg.qk_norm_bias, norm.affine)
 
 
 REGISTER = Entry(layer_types=("full", "window", "chunked"), build=build)

@@ -163,6 +163,54 @@ class Cache:
                     for s in self.states), Fraction(0))
 
 
+@dataclass(frozen=True, slots=True)
+class EngineState:
+    """A fixed-size state tensor a recurrent mixer keeps per sequence in a paged serving engine,
+    on one tensor-parallel rank: `values` values, and `per_draft` more for each speculative
+    token (a conv window of k − 1 rows holds k − 1 + s under speculative decoding). `dtype` is
+    the engine's dtype class: `conv` (vLLM's mamba_cache_dtype: the model dtype unless set) or
+    `state` (mamba_ssm_cache_dtype: the conv dtype unless set)."""
+
+    name: str
+    values: int
+    dtype: str = "state"  # "conv" | "state"
+    per_draft: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCache:
+    """What one layer asks a paged serving engine to allocate, on one tensor-parallel rank of
+    `tp`: vLLM 0.33's `KVCacheSpec` of the layer (`v1/kv_cache_interface.py`), which
+    `counting.engine` pages, groups and counts exactly as vLLM does. `kind` is one of
+
+    - `full`, `sliding` (a window of `window` keys), `chunked` (blocks of `chunk`): softmax
+      attention keeping K and V of `heads` KV heads on this rank (KV heads split by tensor
+      parallelism, or one replicated per rank when there are fewer than `tp`), `k_dim` + `v_dim`
+      values per token and head, in the KV dtype;
+    - `mla`: one latent of `k_dim` values per token (r_kv + d_rope, `rope_dim` of them rotary),
+      never split by tensor parallelism;
+    - `indexer`: a sparse-attention indexer's keys (DeepSeek-V3.2): `k_dim` fp8 values per token
+      and one fp32 scale per 128 of them, whatever the KV dtype, never split;
+    - `state`: fixed `states` per sequence (Mamba, linear attention), one page per sequence
+      (more under prefix caching's `align` mode: `checkpoint_blocks` more for a prefill
+      checkpoint, Mamba-2's 1; `checkpoint_alignment`: the block multiple those checkpoints
+      need, else 1; `checkpoint_kernel`: the prefill kernel they belong to when only one
+      keeps them, `flashinfer` for Gated DeltaNet, whose FlashInfer prefill, vLLM's choice on
+      H100/H200, keeps 1 on blocks a multiple of 64 and whose Triton prefill keeps none)."""
+
+    kind: str
+    heads: int = 1
+    k_dim: int = 0
+    v_dim: int = 0
+    window: Optional[int] = None
+    chunk: Optional[int] = None
+    rope_dim: int = 0
+    states: tuple[EngineState, ...] = ()
+    checkpoint_blocks: int = 0
+    checkpoint_alignment: int = 1
+    checkpoint_kernel: str = ""
+
+
 class Keeping(Protocol):
     """How a training step keeps activations (counting.memory's Setup)."""
 
@@ -213,6 +261,9 @@ class Kind:
       together, one new token per sequence each, in closed form;
     - `cache()` and `cache_reads(first, last)`: what it keeps between steps, and the cached
       values those steps read;
+    - `engine_cache(tp)`: what a paged serving engine allocates for it on one of `tp`
+      tensor-parallel ranks (`EngineCache` records, one per cache the layer keeps: latent
+      attention with a sparse indexer gives two; none for a layer without a cache);
     - `activations(d, k)`: bytes it keeps for backward besides its input, under `Keeping`;
     - `pair_terms()`: (FLOPs per scored pair, mask) of its s² terms, for the crossover;
     - `breakpoints(lo, hi)`: where its decode cost changes affine form; `period()`: their
@@ -247,6 +298,14 @@ class Kind:
 
     def cache_reads(self, first: int, last: int) -> int:
         return 0
+
+    def engine_cache(self, tp: int = 1) -> tuple[EngineCache, ...]:
+        """Its caches in a paged serving engine on one of `tp` tensor-parallel ranks (see
+        `EngineCache`); none by default. A recurrent mixer answers `EngineCache("state",
+        states=(EngineState("conv", rows·channels/tp, "conv", channels/tp), EngineState(
+        "ssm", values/tp, "state")))`, the shapes vLLM's `get_mamba_state_shape_from_config`
+        gives for it."""
+        return ()
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
         return []

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 
 from ..declare import Min
 from .attention import Attention
-from .base import ATTENTION, COLUMN, ROW, WEIGHTS, Cache, Part, Published, linear
+from .base import ATTENTION, COLUMN, ROW, WEIGHTS, Cache, EngineCache, Part, Published, linear
 from .norm import RMS
 from .registry import Entry
 
@@ -105,6 +105,12 @@ class LatentAttention(Attention):
         return Cache(per_token=self.kv_rank + self.rope_dim, window=self.mask.cache_bound,
                      per_token_uncompressed=self.heads * (self.qk_dim + self.v_dim),
                      label=self.mask.label)
+
+    def engine_cache(self, tp: int = 1) -> tuple[EngineCache, ...]:
+        """vLLM's MLAAttentionSpec (`mla_attention.py` get_kv_cache_spec): one head of
+        r_kv + d_rope values per token, never split by tensor parallelism (max_tp_shards 1)."""
+        return (EngineCache("mla", heads=1, k_dim=self.kv_rank + self.rope_dim,
+                            rope_dim=self.rope_dim),)
 
     @property
     def kv_kind(self) -> str:

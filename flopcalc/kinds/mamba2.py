@@ -35,8 +35,9 @@ from math import ceil
 from typing import Annotated, Any, Optional
 
 from ..declare import Min
-from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, WEIGHTS, Cache, Keeping, Kind, Part,
-                   Published, Span, State, linear)
+from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, WEIGHTS, Cache, EngineCache,
+                   EngineState, Keeping, Kind, Part, Published, Span, State, linear)
+from .multipliers import scales
 from .registry import Entry
 
 SOFTPLUS = 3  # exp, log1p and the threshold compare
@@ -58,6 +59,9 @@ class Mamba2(Kind):
     out_bias: bool = False
     conv_bias: bool = True
     gated_norm: bool = True
+    # scalar multiplies (Falcon-H1's µP, `kinds.multipliers`): the input (T·d), the in_proj
+    # output by its mup_vector (T·(2E+2GN+H)), the output (T·d); element-wise only
+    multipliers: tuple[str, ...] = ()
     slot = "mamba"
 
     def __post_init__(self) -> None:
@@ -153,6 +157,9 @@ class Mamba2(Kind):
                  Part("elementwise.decay", decay, ELEMENTWISE),
                  Part("elementwise.output", output, ELEMENTWISE),
                  Part("elementwise.gated_norm", norm, ELEMENTWISE)]
+        widths = {"input": d, "projection": self.in_width, "output": d}
+        scale = T * sum(widths[m] for m in self.multipliers)
+        parts += [Part("elementwise.multipliers", scale, ELEMENTWISE)] if scale else []
         return parts + ([Part("elementwise.bias", bias, ELEMENTWISE)] if bias else [])
 
     # ---------------------------------------------------------------------------------- cache
@@ -161,6 +168,22 @@ class Mamba2(Kind):
         return Cache(label="mamba2", states=(
             State("conv_state", self.conv_channels * self.conv, "cache"),
             State("ssm_state", self.heads * self.head_dim * self.state, "state")))
+
+    def engine_cache(self, tp: int = 1) -> tuple[EngineCache, ...]:
+        """vLLM's MambaSpec on one of `tp` ranks (`mamba_utils.py` mamba2_state_shape): the conv
+        window, K − 1 rows (+1 per speculative token) of (E + 2·G'·N)/tp channels, where G'
+        replicates the groups up to `tp` when tp does not divide them (extra_groups_for_head
+        shards), in the conv dtype; the SSM state (H/tp, P, N) in the state dtype. In prefix
+        caching's align mode it keeps one prefill checkpoint block more (mamba_mixer2.py)."""
+        if self.heads % tp:
+            raise ValueError(f"tensor parallelism {tp} must divide the {self.heads} Mamba-2 "
+                             "heads")
+        groups = self.groups if self.groups % tp == 0 else self.groups + tp - self.groups
+        channels = (self.inner + 2 * groups * self.state) // tp
+        return (EngineCache("state", states=(
+            EngineState("conv", (self.conv - 1) * channels, "conv", channels),
+            EngineState("ssm", self.heads // tp * self.head_dim * self.state, "state")),
+            checkpoint_blocks=1),)
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
         """What the fused Mamba-2 kernel keeps for backward besides the block's input
@@ -220,7 +243,7 @@ def build(cfg: Any, name: str) -> Mamba2:
     return Mamba2(heads=m.n_heads, head_dim=m.head_dim, state=m.d_state, groups=m.n_groups,
                   conv=m.d_conv, chunk=m.chunk_size, in_bias=m.bias,
                   out_bias=m.bias if m.out_bias is None else m.out_bias, conv_bias=m.conv_bias,
-                  gated_norm=m.gated_norm)
+                  gated_norm=m.gated_norm, multipliers=scales(cfg, "mamba2"))
 
 
 REGISTER = Entry(layer_types=("mamba2",), build=build, blocks=(("mamba2", Mamba2Config),))

@@ -12,8 +12,15 @@ from .base import (COLUMN, ELEMENTWISE, EXPERT, LAYERS, REPLICATED, ROW, WEIGHTS
                    Part, Published, Span)
 
 # ReLU a compare (1); GELU in its tanh form 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): 9;
-# SiLU x·sigmoid(x) = x / (1 + exp(−x)): negate, exp, add, divide (4).
-ACTIVATION_FLOPS = {"relu": 1, "gelu": 9, "silu": 4}
+# SiLU x·sigmoid(x) = x / (1 + exp(−x)): negate, exp, add, divide (4). ReLU² (So et al. 2021,
+# "Primer"): max and multiply (2). xIELU (Huang et al. 2024, arXiv:2411.13010; transformers
+# `activations.py` XIELUActivation, its Python path): torch.where evaluates both branches, the
+# compare (1), αp·x·x + β·x (4) and (expm1(min(x, ε)) − x)·αn + β·x (min 1, expm1 2, subtract 1,
+# multiply 1, β·x 1, add 1: 6) → 11.
+ACTIVATION_FLOPS = {"relu": 1, "gelu": 9, "silu": 4, "relu2": 2, "xielu": 11}
+# Activations with learned parameters: xIELU's alpha_p and alpha_n, one scalar each per MLP
+# (beta and eps are buffers).
+ACTIVATION_PARAMS = {"xielu": ("alpha_p", "alpha_n")}
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,9 @@ class Mlp(Kind):
     d_ff: int
     activation: str
     bias: bool = False
+    # scalar multiplies (µP: Falcon-H1, Granite; `kinds.multipliers`): the gate projection
+    # (T·f), the output (T·d); element-wise only
+    multipliers: tuple[str, ...] = ()
     slot = "mlp"
 
     def matrices(self, d: int) -> list[tuple[str, int, int]]:
@@ -43,6 +53,8 @@ class Mlp(Kind):
                 bias_role = REPLICATED if role == ROW else role
                 parts.append(Part(f"{name}.bias", copies * n_out, LAYERS, lead + (n_out,),
                                   bias_role))
+        for name in ACTIVATION_PARAMS.get(self.activation, ()):
+            parts.append(Part(f"act.{name}", copies, LAYERS, lead + (1,), REPLICATED))
         return parts
 
     def forward(self, d: int, x: Span) -> list[Part]:
@@ -69,6 +81,10 @@ class Mlp(Kind):
         if self.bias:
             parts.append(Part("elementwise.bias", self.bias_adds(d, tokens), ELEMENTWISE))
         parts.append(Part("elementwise.activation", self.activation_flops(tokens), ELEMENTWISE))
+        if self.multipliers:  # one multiply per element scaled
+            widths = {"gate": self.d_ff, "output": d}
+            parts.append(Part("elementwise.multipliers",
+                              tokens * sum(widths[m] for m in self.multipliers), ELEMENTWISE))
         return parts
 
     def hidden_bytes(self, tokens: int, split: Fraction) -> Fraction:
@@ -91,5 +107,7 @@ class Mlp(Kind):
 
 def from_config(cfg: Any, width: int) -> Mlp:
     """A dense MLP `width` wide, of the model config's `mlp` kind, activation and bias."""
+    from .multipliers import scales
+
     return Mlp(gated=cfg.mlp == "gated", d_ff=width, activation=cfg.activation,
-               bias=cfg.bias.mlp)
+               bias=cfg.bias.mlp, multipliers=scales(cfg, "mlp"))

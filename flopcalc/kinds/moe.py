@@ -14,8 +14,8 @@ from fractions import Fraction
 from typing import Annotated, Any, Optional
 
 from ..declare import Min
-from .base import (ELEMENTWISE, LAYERS, REPLICATED, WEIGHTS, Keeping, Kind, Part, Published, Span,
-                   prefixed)
+from .base import (ELEMENTWISE, EXPERT, LAYERS, REPLICATED, WEIGHTS, Keeping, Kind, Part,
+                   Published, Span, linear, prefixed)
 from .mlp import Mlp
 from .registry import Entry
 
@@ -40,7 +40,8 @@ class ExpertReads:
 @dataclass(frozen=True)
 class Moe(Kind):
     """`shared` (when given) is an MLP every token uses: `shared_count` experts fused into one
-    as Hugging Face builds them; `shared_gate` is Qwen2-MoE's sigmoid gate d → 1 on it."""
+    as Hugging Face builds them; `shared_gate` is Qwen2-MoE's sigmoid gate d → 1 on it (which
+    transformers builds and runs even when the shared expert is 0 wide, with no `shared`)."""
 
     experts: int
     top_k: int
@@ -49,44 +50,100 @@ class Moe(Kind):
     shared_count: int = 0
     shared_gate: bool = False
     router_bias: bool = False
+    # Nemotron 3's latent MoE (transformers `models/nemotron_h/modeling_nemotron_h.py`
+    # NemotronHMoE): the routed experts work at width `latent`, between fc1 d → latent and fc2
+    # latent → d (with biases when `latent_bias`); the router and the shared experts read d.
+    latent: Optional[int] = None
+    latent_bias: bool = False
+    # scalar multiplies (`kinds.multipliers`): `output`, the summed output (T·d; Granite's
+    # residual_multiplier); element-wise only
+    multipliers: tuple[str, ...] = ()
+    # JetMoE (`models/jetmoe/modeling_jetmoe.py` JetMoeMoE): one d-wide bias added to the
+    # combined output
+    output_bias: bool = False
+    # LongCat-Flash's zero-computation experts (Meituan, "LongCat-Flash Technical Report",
+    # arXiv:2509.01322; transformers `models/longcat_flash/modeling_longcat_flash.py`): the
+    # router also scores `zero_experts` identity experts, whose picks cost no matmul. Which
+    # experts a token picks depends on the data: the count is the expectation under uniform
+    # routing over all E + Z, k·E/(E + Z) computing experts per token (the average the
+    # router's bias steers to: 8 of 12 for LongCat-Flash, its "27B activated on average"),
+    # which must be whole. `zero_gate_up`: transformers allocates gate/up rows for them too,
+    # never used.
+    zero_experts: int = 0
+    zero_gate_up: bool = False
     slot = "mlp"
     routed = True
 
     def __post_init__(self) -> None:
-        if self.top_k > self.experts:
+        if self.top_k > self.experts + self.zero_experts:
             raise ValueError(f"moe.top_k={self.top_k} must not exceed moe.experts="
-                             f"{self.experts}")
+                             f"{self.experts}" + (f" + zero_experts={self.zero_experts}"
+                                                   if self.zero_experts else ""))
         if (self.shared is None) != (self.shared_count == 0):
             raise ValueError("moe: shared experts need both a count and a width")
-        if self.shared_gate and self.shared is None:
-            raise ValueError("moe.shared_gate needs shared experts")
+        if (self.top_k * self.experts) % self.choices:
+            raise ValueError(f"moe: with zero_experts, top_k·experts/(experts + zero_experts) "
+                             f"= {self.top_k}·{self.experts}/{self.choices} computing experts "
+                             "per token must be whole (flopcalc counts that expectation)")
+        if self.zero_gate_up and not self.zero_experts:
+            raise ValueError("moe.zero_expert_gate_up needs zero_experts")
+
+    @property
+    def choices(self) -> int:
+        """What the router scores: the routed experts and the zero-computation ones."""
+        return self.experts + self.zero_experts
+
+    @property
+    def computing(self) -> int:
+        """Routed experts that compute per token: k, or k·E/(E + Z) with zero experts (the
+        expectation under uniform routing)."""
+        return self.top_k * self.experts // self.choices
+
+    def width(self, d: int) -> int:
+        """The routed experts' input and output width: the latent, else d."""
+        return self.latent or d
 
     def params(self, d: int, active: bool = False) -> list[Part]:
-        """Router, every routed expert (only the top-k a token uses when `active`), shared
-        experts and their gate."""
-        parts = [Part("router.weight", d * self.experts, LAYERS, (d, self.experts), REPLICATED)]
+        """Router, the latent projections, every routed expert (only the top-k a token uses when
+        `active`), shared experts and their gate, the output bias; with zero experts their
+        unused gate/up rows when transformers allocates them (not `active`)."""
+        n = self.choices
+        parts = [Part("router.weight", d * n, LAYERS, (d, n), REPLICATED)]
         if self.router_bias:
-            parts.append(Part("router.bias", self.experts, LAYERS, (self.experts,), REPLICATED))
+            parts.append(Part("router.bias", n, LAYERS, (n,), REPLICATED))
+        if self.latent:  # small; kept whole on every tensor-parallel rank
+            parts += linear("latent_in", d, self.latent, self.latent_bias, REPLICATED)
+            parts += linear("latent_out", self.latent, d, self.latent_bias, REPLICATED)
         parts += prefixed("experts", self.expert.params(
-            d, copies=self.top_k if active else self.experts, expert=True))
+            self.width(d), copies=self.computing if active else self.experts, expert=True))
+        if self.zero_gate_up and not active:  # Z × (gate and up) × d, never read
+            z, width = self.zero_experts, self.width(d)
+            rows = sum(n_out for name, _, n_out in self.expert.matrices(width) if name != "down")
+            parts.append(Part("zero_experts.gate_up.weight", z * rows * width, LAYERS,
+                              (z, rows, width), EXPERT))
         if self.shared is not None:
             parts += prefixed("shared", self.shared.params(d))
-            if self.shared_gate:
-                parts.append(Part("shared_gate.weight", d, LAYERS, (d, 1), REPLICATED))
+        if self.shared_gate:
+            parts.append(Part("shared_gate.weight", d, LAYERS, (d, 1), REPLICATED))
+        if self.output_bias:
+            parts.append(Part("output_bias", d, LAYERS, (d,), REPLICATED))
         return parts
 
     def forward(self, d: int, x: Span) -> list[Part]:
         return self.flops(d, x.tokens)
 
     def flops(self, d: int, tokens: int) -> list[Part]:
-        """Router (T×d)·(d×E); each token's k routed experts; the shared experts and their gate
-        (T×d)·(d×1) on every token."""
-        parts = [Part("router", 2 * tokens * d * self.experts, WEIGHTS)]
-        parts += prefixed("experts", self.expert.flops(d, tokens * self.top_k))
+        """Router (T×d)·(d×(E + Z)); each token's k routed experts (k·E/(E + Z) with zero
+        experts); the shared experts and their gate (T×d)·(d×1) on every token."""
+        parts = [Part("router", 2 * tokens * d * self.choices, WEIGHTS)]
+        if self.latent:  # (T×d)·(d×r) before the experts, (T×r)·(r×d) after
+            parts += [Part("latent_in", 2 * tokens * d * self.latent, WEIGHTS),
+                      Part("latent_out", 2 * tokens * self.latent * d, WEIGHTS)]
+        parts += prefixed("experts", self.expert.flops(self.width(d), tokens * self.computing))
         if self.shared is not None:
             parts += prefixed("shared", self.shared.flops(d, tokens))
-            if self.shared_gate:
-                parts.append(Part("shared_gate", 2 * tokens * d, WEIGHTS))
+        if self.shared_gate:  # (T×d)·(d×1)
+            parts.append(Part("shared_gate", 2 * tokens * d, WEIGHTS))
         return parts
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
@@ -95,22 +152,30 @@ class Moe(Kind):
     def elementwise(self, d: int, x: Span) -> list[Part]:
         """The experts' bias adds and activations; routing: softmax over the E router logits,
         each token's k expert outputs scaled and summed (2·k·d), the shared output added (d),
-        Qwen2-MoE's sigmoid gate (4 + d)."""
-        tokens = x.tokens
-        routed = tokens * self.top_k
+        Qwen2-MoE's sigmoid gate (4 + d), the output bias (d). Zero experts' picks are scaled
+        and summed too (their output is their input)."""
+        tokens, width = x.tokens, self.width(d)
+        routed = tokens * self.computing
         activation = self.expert.activation_flops(routed)
-        bias = self.expert.bias_adds(d, routed) + (tokens * self.experts if self.router_bias
-                                                   else 0)
-        routing = tokens * (ROUTER_PER_LOGIT * self.experts + 2 * self.top_k * d)
+        bias = self.expert.bias_adds(width, routed) + (tokens * self.choices if self.router_bias
+                                                       else 0)
+        if self.latent and self.latent_bias:
+            bias += tokens * (self.latent + d)
+        if self.output_bias:
+            bias += tokens * d
+        routing = tokens * (ROUTER_PER_LOGIT * self.choices + 2 * self.top_k * width)
         if self.shared is not None:
             activation += self.shared.activation_flops(tokens)
             bias += self.shared.bias_adds(d, tokens)
             routing += tokens * d
-            if self.shared_gate:
-                routing += tokens * (SIGMOID + d)
+        if self.shared_gate:  # the gate's sigmoid and product (a 0-wide expert's zeros added too)
+            routing += tokens * (SIGMOID + d) + (0 if self.shared is not None else tokens * d)
         parts = [Part("elementwise.bias", bias, ELEMENTWISE)] if bias else []
-        return parts + [Part("elementwise.activation", activation, ELEMENTWISE),
-                        Part("elementwise.routing", routing, ELEMENTWISE)]
+        parts += [Part("elementwise.activation", activation, ELEMENTWISE),
+                  Part("elementwise.routing", routing, ELEMENTWISE)]
+        if "output" in self.multipliers:
+            parts.append(Part("elementwise.multipliers", tokens * d, ELEMENTWISE))
+        return parts
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
         """Each token's k expert inputs and hidden tensors, the router's logits in fp32, and the
@@ -118,44 +183,55 @@ class Moe(Kind):
         are data-parallel ranks with their own micro-batches, and the all-to-all brings each
         about as many routed copies as it sends."""
         sb, split = k.seq * k.batch, Fraction(1, k.tp)
-        routed = sb * self.top_k
-        out = [("router_logits", Fraction(4 * sb * self.experts)),
-               ("expert_inputs", Fraction(2 * routed * d)),
+        routed = sb * self.computing
+        out = [("router_logits", Fraction(4 * sb * self.choices)),
+               ("expert_inputs", Fraction(2 * routed * self.width(d))),
                ("experts.hidden", self.expert.hidden_bytes(routed, split))]
+        if self.latent:  # fc2's input: the experts' combined latent output
+            out.append(("latent_output", Fraction(2 * sb * self.latent)))
         if self.shared is not None:
             out.append(("shared.hidden", self.shared.hidden_bytes(sb, split)))
         return out
 
     def expert_params(self, d: int) -> int:
         """Parameters of one routed expert (weights and biases)."""
-        return sum(p.value for p in self.expert.params(d))
+        return sum(p.value for p in self.expert.params(self.width(d)))
 
     def reads(self, d: int, tokens: int) -> ExpertReads:
         """Routed experts a forward over `tokens` tokens reads: k when all pick the same ones,
         min(E, tokens·k) when all differ, E·(1 − (1 − k/E)^tokens) on average under uniform
-        routing."""
-        e, k = self.experts, self.top_k
+        routing. With Z zero experts a token picks its k of E + Z: E·(1 − (1 − k/(E + Z))^tokens)
+        routed experts on average, at least k − Z (none when k ≤ Z)."""
+        e, k, n = self.experts, self.top_k, self.choices
         if tokens <= EXACT_ROUTING_BATCH:
-            expected = e - Fraction((e - k) ** tokens, e ** (tokens - 1))
+            expected = e - Fraction(e * (n - k) ** tokens, n ** tokens)
             exact = True
         else:
-            expected = Fraction(e * (1 - (1 - k / e) ** tokens)).limit_denominator(10**6)
+            expected = Fraction(e * (1 - (1 - k / n) ** tokens)).limit_denominator(10**6)
             exact = False
-        return ExpertReads(e, k, k, expected, min(e, tokens * k), exact, self.expert_params(d))
+        return ExpertReads(e, self.computing, max(0, k - self.zero_experts), expected,
+                           min(e, tokens * k), exact, self.expert_params(d))
 
     def ep_units(self) -> int:
         """Expert parallelism must divide the routed experts."""
         return self.experts
 
     def published(self, d: int) -> Published:
-        return Published(ffn="moe", experts=self.experts, top_k=self.top_k,
+        return Published(ffn="moe", experts=self.experts, top_k=self.computing,
                          expert_width=self.expert.d_ff, departures=(
             "assumes a dense MLP; this model has a mixture of experts (Megatron-LM's later code "
             "counts the top-k routed and the shared experts, but no router)",))
 
     def notes(self) -> list[str]:
-        return ["mixture of experts: per token the router 2·d·E, its k routed experts and the "
-                "shared experts (what FlopCounterMode counts with transformers' eager experts)"]
+        notes = ["mixture of experts: per token the router 2·d·E, its k routed experts and the "
+                 "shared experts (what FlopCounterMode counts with transformers' eager experts)"]
+        if self.zero_experts:
+            notes.append(f"zero-computation experts: the router scores {self.experts} routed and "
+                         f"{self.zero_experts} identity experts; which a token picks depends on "
+                         f"the data, so the count is the expectation under uniform routing, "
+                         f"{self.computing} of its {self.top_k} picks computing (the picks of "
+                         "identity experts cost no matmul)")
+        return notes
 
     def decode_notes(self) -> list[str]:
         return ["mixture of experts: every expert resident; a step's FLOPs follow the router, k "
@@ -165,7 +241,9 @@ class Moe(Kind):
 
     def describe(self) -> str:
         shared = f" + {self.shared_count} shared" if self.shared else ""
-        return f"MoE {self.experts} experts top-{self.top_k}{shared}"
+        latent = f", latent {self.latent:,}" if self.latent else ""
+        zero = f" + {self.zero_experts} zero-computation" if self.zero_experts else ""
+        return f"MoE {self.experts} experts{zero} top-{self.top_k}{shared}{latent}"
 
 
 @dataclass(frozen=True)
@@ -179,23 +257,42 @@ class MoeConfig:
     d_ff: Annotated[int, Min(1)]  # each routed expert's width
     shared_experts: Annotated[int, Min(0)] = 0
     shared_d_ff: Optional[Annotated[int, Min(1)]] = None  # each shared expert's; default d_ff
-    shared_gate: bool = False  # Qwen2-MoE: a sigmoid gate d → 1 on the shared expert
+    shared_gate: bool = False  # Qwen2-MoE: a sigmoid gate d → 1 on the shared expert (also
+    # built, on a 0-wide expert, when shared_experts is 0)
     router_bias: bool = False  # gpt-oss
     first_dense: Annotated[int, Min(0)] = 0  # DeepSeek's first_k_dense_replace
     every: Annotated[int, Min(1)] = 1  # MoE on layers with (i + 1) % every == 0
     dense_layers: list[Annotated[int, Min(0)]] = field(default_factory=list)  # mlp_only_layers
+    # Nemotron 3: routed experts at this width between d → latent and latent → d projections
+    latent_size: Optional[Annotated[int, Min(1)]] = None
+    expert_bias: Optional[bool] = None  # routed experts' biases; None: as bias.mlp
+    output_bias: bool = False  # JetMoE: one d-wide bias added to the combined output
+    # LongCat-Flash: identity experts the router also picks (counted as the expectation,
+    # top_k·experts/(experts + zero_experts) computing experts per token, which must be whole)
+    zero_experts: Annotated[int, Min(0)] = 0
+    zero_expert_gate_up: bool = False  # transformers allocates them unused gate/up rows
 
 
 def from_config(cfg: Any) -> Moe:
     """The mixture a model config's `moe` block describes (experts of the model's MLP kind)."""
     from .mlp import from_config as mlp
 
+    from dataclasses import replace
+
+    from .multipliers import scales
+
     m = cfg.moe
     expert = mlp(cfg, m.d_ff)
+    if m.expert_bias is not None:
+        expert = replace(expert, bias=m.expert_bias)
     count = m.shared_experts
     shared = mlp(cfg, count * (m.shared_d_ff or m.d_ff)) if count else None
     return Moe(experts=m.experts, top_k=m.top_k, expert=expert, shared=shared,
-               shared_count=count, shared_gate=m.shared_gate, router_bias=m.router_bias)
+               shared_count=count, shared_gate=m.shared_gate, router_bias=m.router_bias,
+               latent=m.latent_size, latent_bias=cfg.bias.mlp,
+               multipliers=tuple(x for x in scales(cfg, "mlp") if x == "output"),
+               output_bias=m.output_bias, zero_experts=m.zero_experts,
+               zero_gate_up=m.zero_expert_gate_up)
 
 
 def routed_layers(m: MoeConfig, n_layers: int) -> list[bool]:

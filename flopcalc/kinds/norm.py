@@ -1,4 +1,5 @@
-"""Normalisation: LayerNorm (a gain and, unless `bias` is false, a bias), RMSNorm (a gain), or
+"""Normalisation: LayerNorm (a gain and, unless `bias` is false, a bias), RMSNorm (a gain), either
+without parameters (`affine` false: OLMo's LayerNorm, `F.layer_norm` with no weight), or
 none. Norms hold a vector per normalised width, replicated under tensor parallelism; their work
 is element-wise (counted only with --elementwise)."""
 
@@ -14,6 +15,7 @@ from .base import LAYERS, REPLICATED, Part
 class Norm:
     kind: str
     bias: bool = True
+    affine: bool = True  # false: no gain and no bias
 
     @property
     def present(self) -> bool:
@@ -22,7 +24,7 @@ class Norm:
     def params(self, width: int, name: str, kind: str = LAYERS, stage: str = "layers"
                ) -> list[Part]:
         """The norm's tensors over `width` features: gain (+ bias), or nothing."""
-        if not self.present:
+        if not self.present or not self.affine:
             return []
         parts = [Part(f"{name}.weight", width, kind, (width,), REPLICATED, stage)]
         if self.kind == "layernorm" and self.bias:
@@ -33,10 +35,11 @@ class Norm:
     def per_element(self) -> int:
         """Element-wise FLOPs per normalised element. LayerNorm: mean (1 add), subtract (1),
         square (1), variance sum (1), normalise (1 multiply by 1/σ), gain (1), bias (1) → 7, or
-        6 without the bias; RMSNorm drops the mean, subtract and bias → 4."""
+        6 without the bias, 5 without gain or bias; RMSNorm drops the mean, subtract and bias → 4
+        (3 without its gain)."""
         if self.kind == "layernorm":
-            return 7 if self.bias else 6
-        return 4 if self.kind == "rmsnorm" else 0
+            return 5 if not self.affine else 7 if self.bias else 6
+        return (4 if self.affine else 3) if self.kind == "rmsnorm" else 0
 
 
 RMS = Norm("rmsnorm")

@@ -24,6 +24,12 @@ class Entry:
     layer_types: tuple[str, ...] = ()
     build: Optional[Callable[[Any, str], Any]] = None
     blocks: tuple[tuple[str, type], ...] = ()
+    # layer_types names that may carry an instance number, `name@N` (which of several
+    # weight-shared blocks a layer runs: Zamba2's `shared@1`); `build` receives the whole name
+    tagged: tuple[str, ...] = ()
+    # a model-level kind built from the config (None when the config has none of it): an input
+    # front end counted before the encoder's layers (Whisper's convolutions over mel frames)
+    frontend: Optional[Callable[[Any], Any]] = None
 
 
 _added: list[Entry] = []
@@ -83,8 +89,11 @@ def mixer_names() -> list[str]:
 
 
 def builder(name: str) -> Optional[Callable[[Any, str], Any]]:
+    """The build function of a `layer_types` entry's mixer: `name`, or `name@N` (N a whole
+    number) for a name its entry lists in `tagged`; None when no kind fills it."""
+    base, tag = name.split("@", 1) if "@" in name else (name, None)
     for e in _entries():
-        if name in e.layer_types:
+        if base in e.layer_types and (tag is None or (base in e.tagged and tag.isdigit())):
             return e.build
     return None
 
@@ -92,3 +101,8 @@ def builder(name: str) -> Optional[Callable[[Any, str], Any]]:
 def blocks() -> dict[str, type]:
     """Config key → the declaration of its block, for every kind."""
     return {name: cls for e in _entries() for name, cls in e.blocks}
+
+
+def frontends() -> list[Callable[[Any], Any]]:
+    """The front-end builders of every kind (see `Entry.frontend`)."""
+    return [e.frontend for e in _entries() if e.frontend is not None]

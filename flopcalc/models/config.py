@@ -29,6 +29,7 @@ class Biases:
     qkv: bool = False
     attn_out: bool = False
     mlp: bool = False
+    k: Optional[bool] = None  # the key projection's, when not as qkv (Whisper: none on k)
 
     @staticmethod
     def shorthand(value: Any) -> Any:
@@ -62,17 +63,22 @@ class BaseConfig:
     v_head_dim: Optional[Positive] = None  # None: head_dim
     d_ff: Optional[Positive] = None  # the dense MLP's width; None: no MLP
     mlp: Literal["plain", "gated"] = "plain"
-    activation: Literal["relu", "gelu", "silu"] = "gelu"
+    # relu2: ReLU squared (Primer; Nemotron, Persimmon, Arcee); xielu: Apertus's xIELU, with two
+    # learned scalars per MLP
+    activation: Literal["relu", "gelu", "silu", "relu2", "xielu"] = "gelu"
     bias: Biases = Biases()
 
     norm: Literal["layernorm", "rmsnorm", "none"] = "layernorm"
-    norm_bias: bool = True  # LayerNorm's bias (false: a gain only, as in OLMo)
+    norm_bias: bool = True  # LayerNorm's bias (false: a gain only, as in Cohere)
+    norm_affine: bool = True  # false: norms without gain or bias (OLMo, OPT without affine)
     norm_placement: Literal["pre", "post", "sandwich"] = "pre"
     final_norm: bool = True
     parallel_block: bool = False  # attention and MLP read the same input (GPT-J, NeoX)
     parallel_norms: Optional[Literal[1, 2]] = None  # norms of a parallel block; default 1
     qk_norm: Literal["none", "per_head", "all_heads"] = "none"
+    qk_norm_bias: Optional[bool] = None  # a LayerNorm QK-norm's bias; None: as norm_bias
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
+    attention_gate: bool = False  # Qwen3-Next: o reads attention·sigmoid(a gate from q_proj)
 
     sliding_window: Optional[Positive] = None
     attention_chunk: Optional[Positive] = None
@@ -80,18 +86,38 @@ class BaseConfig:
     global_every: Optional[Positive] = None
     mtp_layers: Count = 0
 
-    positions: Literal["learned", "sinusoidal", "rotary", "relative", "none"]
+    # alibi: no position parameters, a bias added to every score (element-wise)
+    positions: Literal["learned", "sinusoidal", "rotary", "relative", "alibi", "none"]
+    position_offset: Count = 0  # learned table rows beyond max_seq_len (OPT: 2)
     relative_buckets: Optional[Positive] = None
     max_seq_len: Optional[Positive] = None
     default_seq: Optional[Positive] = None
 
     vocab_size: Positive
     tie_embeddings: bool = True
+    embed_dim: Optional[Positive] = None  # token table and head width when not d_model (OPT)
+    # vocabulary-sized bias vectors on the head; None: 1 for masked-lm, 0 for lm (phi: 1;
+    # untied BERT: 2, transformers keeps an unused copy)
+    lm_head_bias: Optional[Count] = None
     share_encoder_embeddings: bool = True
     token_types: Count = 0
     embedding_norm: bool = False
     head: Literal["lm", "masked-lm", "none"] = "lm"
     pooler: bool = False
+    head_bias: bool = True  # the masked-LM transform's bias (ModernBERT: classifier_bias)
+    # A factorised embedding (encoder-only with embed_dim: ALBERT, ELECTRA, DeBERTa-v2): the
+    # E -> d projection's bias, and whether the embedding norm is E wide before it ("embed") or
+    # d wide after it ("model": DeBERTa-v2)
+    embed_proj_bias: bool = False
+    embed_norm_width: Literal["embed", "model"] = "embed"
+    layer_weights: Optional[list[int]] = None  # each layer's weight set; equal: shared (ALBERT)
+    # an encoder-decoder's encoder where it differs from the decoder (BART's encoder_*, Whisper)
+    encoder_n_heads: Optional[Positive] = None
+    encoder_d_ff: Optional[Positive] = None
+    encoder_max_seq_len: Optional[Positive] = None  # the encoder's position table rows
+    encoder_vocab_size: Optional[Positive] = None  # its own token table (Marian, unshared)
+    unused_token_tables: Count = 0  # V x d tables held but never read (untied BART's `shared`)
+    relative_bias_per_layer: bool = False  # T5's bias in every self-attention (UMT5)
 
     training_tokens: Optional[Positive] = None
     training_tokens_source: str = ""

@@ -12,12 +12,14 @@ kind of layer and multiplies by how many there are.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..kinds import attention_layers as attention
 from ..kinds import mlp, moe, registry
+from ..kinds.multipliers import model_scales
 from ..kinds.norm import Norm
 
 STACKS = ("encoder", "decoder")
@@ -32,7 +34,9 @@ class Layer:
     (decoders of encoder-decoder models), a channel mixer (MLP or mixture of experts; none in a
     mixer-only layer) and its norms. `placement` is where the norms sit: `pre` (before each
     sublayer), `post` (after it) or `sandwich` (both); a `parallel` block feeds the mixer and
-    the MLP the same input through `parallel_norms` norms (1 or 2)."""
+    the MLP the same input through `parallel_norms` norms (1 or 2). `tied` names the weight set
+    the layer uses: layers with the same `tied` hold one set of tensors (ALBERT's shared
+    layers), counted once, while each runs (`layer_weights`)."""
 
     stack: str
     mixers: tuple[Any, ...]
@@ -42,6 +46,7 @@ class Layer:
     placement: str = "pre"
     parallel: bool = False
     parallel_norms: int = 1
+    tied: str = ""
 
     def __post_init__(self) -> None:
         if not self.mixers and self.ffn is None:
@@ -135,7 +140,21 @@ class ModelSpec:
     `relative_heads`, in the first layer of each stack). Encoder-only models may carry BERT's
     token-type table (`token_types`), an embedding norm, a masked-LM head (`head: masked-lm`:
     dense d x d, its `head_activation`, a norm, then the vocabulary projection with a bias) and
-    a pooler (dense d x d on the first token). `mtp_layers` are DeepSeek-V3's
+    a pooler (dense d x d on the first token). `position_offset` adds rows to a learned
+    position table (OPT's 2); `embed_dim` is the width of the token table and the head when it
+    is not d (OPT's word_embed_proj_dim: project_in e → d after the embedding, project_out
+    d → e before the head); `lm_head_bias` is how many vocabulary-sized bias vectors the head
+    holds (a masked-LM head 1, an untied BERT 2, phi's LM head 1). An encoder-only model's
+    `embed_dim` is a factorised embedding (ALBERT, ELECTRA, DeBERTa-v2): token, position and
+    token-type tables E wide, projected E → d (`embed_proj_bias`), the embedding norm E wide
+    before the projection or d wide after it (`embed_norm_width`), and the masked-LM head's
+    transform d → E, its norm E wide and the vocabulary projection E → V (`head_bias`: the
+    transform's bias). Per-stack sizes of an encoder-decoder: the encoder's position table
+    (`encoder_max_seq_len`) and token table (`encoder_vocab_size`, when not shared);
+    `unused_token_tables` are V × d tables transformers holds but never reads (an untied BART's
+    `shared`); `relative_bias_per_layer`: T5's bias in every self-attention layer (UMT5).
+    `frontend` holds the kinds that turn the raw input into the encoder's sequence (Whisper's
+    convolutions over mel frames), counted before the encoder's layers. `mtp_layers` are DeepSeek-V3's
     multi-token-prediction modules, each a copy of the last layer's kind plus two norms and a
     2d → d projection; they train with the model but do not serve.
     """
@@ -151,6 +170,18 @@ class ModelSpec:
     default_seq: Optional[int] = None
     tie_embeddings: bool = True
     share_encoder_embeddings: bool = True
+    position_offset: int = 0
+    embed_dim: Optional[int] = None
+    lm_head_bias: int = 0
+    multipliers: tuple[str, ...] = ()  # scalar multiplies of the embeddings, the logits (µP)
+    head_bias: bool = True
+    embed_proj_bias: bool = False
+    embed_norm_width: str = "embed"
+    encoder_max_seq_len: Optional[int] = None
+    encoder_vocab_size: Optional[int] = None
+    unused_token_tables: int = 0
+    relative_bias_per_layer: bool = False
+    frontend: tuple[Any, ...] = ()
     relative_buckets: Optional[int] = None
     relative_heads: int = 0
     token_types: int = 0
@@ -193,6 +224,34 @@ class ModelSpec:
             raise ValueError("multi-token prediction (mtp_layers) is for decoder-only models")
         if self.head == "none" and not self.tie_embeddings:
             raise ValueError("a model without a head has no LM head to untie")
+        if self.position_offset and self.positions != "learned":
+            raise ValueError("position_offset applies to positions: learned only")
+        if self.embed_dim is not None and self.architecture == "encoder-decoder":
+            raise ValueError("embed_dim (an embedding narrower or wider than d_model) is for "
+                             "decoder-only and encoder-only models")
+        if (self.embed_proj_bias or self.embed_norm_width != "embed") and not (
+                self.embed_dim is not None and self.is_encoder_only):
+            raise ValueError("embed_proj_bias and embed_norm_width describe a factorised "
+                             "embedding: an encoder-only model with embed_dim")
+        if self.head == "none" and self.lm_head_bias:
+            raise ValueError("a model without a head has no LM head bias")
+        if not self.head_bias and self.head != "masked-lm":
+            raise ValueError("head_bias: false applies to head: masked-lm (its transform)")
+        if (self.encoder_max_seq_len is not None or self.encoder_vocab_size is not None
+                or self.unused_token_tables) and not self.is_encoder_decoder:
+            raise ValueError("encoder_max_seq_len, encoder_vocab_size and unused_token_tables "
+                             "are for encoder-decoder models")
+        if self.encoder_max_seq_len is not None and self.positions != "learned":
+            raise ValueError("encoder_max_seq_len sizes a learned position table: positions: "
+                             "learned only")
+        if self.encoder_vocab_size is not None and self.share_encoder_embeddings:
+            raise ValueError("encoder_vocab_size is the encoder's own token table: set "
+                             "share_encoder_embeddings: false")
+        if self.relative_bias_per_layer and self.positions != "relative":
+            raise ValueError("relative_bias_per_layer applies to positions: relative only")
+        if self.frontend and self.architecture != "encoder-decoder":
+            raise ValueError("an input front end (audio_frontend) feeds an encoder-decoder's "
+                             "encoder")
         object.__setattr__(self, "_groups", _group(self.layers))
 
     # ---------------------------------------------------------------------------- structure
@@ -284,10 +343,10 @@ def layer_names(cfg: Any, n_layers: int) -> list[str]:
     known = registry.mixer_names()
     for name in set(names):
         parts = name.split("+")
-        if name not in FFN_ONLY and not all(p in known for p in parts):
+        if name not in FFN_ONLY and not all(registry.builder(p) is not None for p in parts):
             raise ValueError(f"layer_types entries are {', '.join(known)}, {', '.join(FFN_ONLY)} "
-                             f"(a feed-forward-only layer) or mixers joined by + (side by side), "
-                             f"got {name!r}")
+                             f"(a feed-forward-only layer) or mixers joined by + (side by side; "
+                             f"a weight-shared block numbered name@N, as shared@1), got {name!r}")
     used = {p for name in names for p in name.split("+")}
     if window is not None and "window" not in used:
         raise ValueError("sliding_window is set but no layer is a window layer")
@@ -321,10 +380,11 @@ def build_spec(cfg: Any) -> ModelSpec:
                          "or set the architecture")
     norm = attention.model_norm(cfg)
     local = any(getattr(cfg, k) is not None for k in
-                ("sliding_window", "attention_chunk", "layer_types", "global_every"))
+                ("sliding_window", "attention_chunk", "global_every"))
     if local and arch == "encoder-only":
         raise ValueError("encoder layers attend bidirectionally: sliding_window, "
-                         "attention_chunk, layer_types and global_every apply to decoders")
+                         "attention_chunk and global_every apply to decoders (an encoder's "
+                         "layer_types name bidirectional mixers: bidirectional, local, ...)")
     if getattr(cfg, "moe", None) is not None and arch != "decoder-only":
         raise ValueError("moe layers are supported in decoder-only models")
     if cfg.parallel_norms is not None and not cfg.parallel_block:
@@ -337,17 +397,29 @@ def build_spec(cfg: Any) -> ModelSpec:
         if dense is None:
             raise ValueError("d_ff is required: encoder layers have an MLP")
         n = n_dec if arch == "encoder-only" else n_enc
-        encoder = Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm,
-                        **layout)
-        layers += [encoder] * n
+        layers += _encoder(cfg, n, dense, norm, layout)
     if arch != "encoder-only":
         layers += _decoder(cfg, n_dec, dense, norm, layout)
+    layers = _weight_sets(cfg, layers)
     return ModelSpec(
         architecture=arch, d_model=cfg.d_model, vocab_size=cfg.vocab_size,
         layers=tuple(layers), norm=norm, positions=cfg.positions,
         final_norm=cfg.final_norm, max_seq_len=cfg.max_seq_len,
         default_seq=cfg.default_seq, tie_embeddings=cfg.tie_embeddings,
         share_encoder_embeddings=cfg.share_encoder_embeddings,
+        position_offset=cfg.position_offset,
+        # a factorised encoder embedding keeps its projection even at E = d (ALBERT's)
+        embed_dim=cfg.embed_dim if cfg.embed_dim != cfg.d_model or arch == "encoder-only"
+        else None,
+        head_bias=cfg.head_bias, embed_proj_bias=cfg.embed_proj_bias,
+        embed_norm_width=cfg.embed_norm_width, encoder_max_seq_len=cfg.encoder_max_seq_len,
+        encoder_vocab_size=cfg.encoder_vocab_size,
+        unused_token_tables=cfg.unused_token_tables,
+        relative_bias_per_layer=cfg.relative_bias_per_layer,
+        frontend=tuple(f for build in registry.frontends() if (f := build(cfg)) is not None),
+        lm_head_bias=(cfg.lm_head_bias if cfg.lm_head_bias is not None
+                      else 1 if cfg.head == "masked-lm" else 0),
+        multipliers=model_scales(cfg),
         relative_buckets=cfg.relative_buckets,
         relative_heads=(cfg.n_heads or 0) if cfg.relative_buckets is not None else 0,
         token_types=cfg.token_types, embedding_norm=cfg.embedding_norm, head=cfg.head,
@@ -355,6 +427,55 @@ def build_spec(cfg: Any) -> ModelSpec:
         title=cfg.title, source=cfg.source, notes=cfg.notes,
         training_tokens=cfg.training_tokens,
         training_tokens_source=cfg.training_tokens_source)
+
+
+def _encoder(cfg: Any, n: int, dense: Any, norm: Norm, layout: dict) -> list[Layer]:
+    """The encoder's layers: bidirectional attention and the dense MLP (an encoder-decoder's
+    encoder with its own `encoder_n_heads` and `encoder_d_ff` where given), or an encoder-only
+    model's `layer_types`, each a bidirectional mixer (`bidirectional`, ModernBERT's `local`,
+    DeBERTa's `deberta`, ...)."""
+    own = cfg.encoder_n_heads is not None or cfg.encoder_d_ff is not None
+    if own and cfg.architecture != "encoder-decoder":
+        raise ValueError("encoder_n_heads and encoder_d_ff are an encoder-decoder's encoder "
+                         "sizes; an encoder-only model's are n_heads and d_ff")
+    if own:
+        cfg = dataclasses.replace(
+            cfg, n_heads=cfg.encoder_n_heads or cfg.n_heads, d_ff=cfg.encoder_d_ff or cfg.d_ff,
+            n_kv_heads=None if cfg.encoder_n_heads else cfg.n_kv_heads)
+        dense = mlp.from_config(cfg, cfg.d_ff)
+    if cfg.architecture == "encoder-only" and cfg.layer_types is not None:
+        made: dict[str, Layer] = {}
+        for name in layer_names(cfg, n):
+            if name not in made:
+                made[name] = Layer("encoder", _mixers(cfg, name), dense, norm, **layout)
+        return [made[name] for name in layer_names(cfg, n)]
+    return [Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm, **layout)] * n
+
+
+def _weight_sets(cfg: Any, layers: list[Layer]) -> list[Layer]:
+    """Layers tagged with their `layer_weights` entry (one per layer, or a pattern whose length
+    divides the layers): layers of one number share their tensors."""
+    weights = cfg.layer_weights
+    if weights is None:
+        return layers
+    if cfg.architecture == "encoder-decoder":
+        raise ValueError("layer_weights applies to one stack: a decoder-only or encoder-only "
+                         "model")
+    n = len(layers)
+    if not weights or n % len(weights):
+        raise ValueError(f"layer_weights has {len(weights)} entries, which neither match nor "
+                         f"divide the {n} layers; list every layer or a repeating pattern")
+    made: dict[tuple[int, int], Layer] = {}
+    kinds: dict[int, Layer] = {}
+    out = []
+    for layer, w in zip(layers, list(weights) * (n // len(weights))):
+        if kinds.setdefault(w, layer) != layer:
+            raise ValueError(f"layer_weights: the layers sharing weight set {w} must be of one "
+                             "kind")
+        if (id(layer), w) not in made:
+            made[id(layer), w] = dataclasses.replace(layer, tied=f"weights{w}")
+        out.append(made[id(layer), w])
+    return out
 
 
 def _decoder(cfg: Any, n: int, dense: Optional[Any], norm: Norm, layout: dict) -> list[Layer]:

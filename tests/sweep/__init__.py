@@ -52,6 +52,9 @@ class Case:
     note: str = ""
     text_config: Optional[str] = None  # a multimodal wrapper: the key of its text model
     cache: bool = False  # also check the bytes of the cache after a real generate
+    # the forward's inputs for (config, batch, seq) where token ids are not them (Whisper's mel
+    # frames); None: input_ids (and decoder_input_ids for seq2seq) of seq tokens
+    inputs: Optional[Callable[[Any, int, int], dict[str, Any]]] = None
 
 
 def cases() -> list[Case]:
@@ -64,11 +67,15 @@ def cases() -> list[Case]:
 
 # ------------------------------------------------------------------------ transformers side
 
-def config_of(model_type: str, keys: dict[str, Any]) -> Any:
-    """transformers' config of `model_type` with `keys` set (the rest its defaults)."""
+def config_of(model_type: str, keys: dict[str, Any], text_config: Optional[str] = None) -> Any:
+    """transformers' config of `model_type` with `keys` set (the rest its defaults); for a
+    multimodal wrapper (`text_config` names its key), the keys are its text model's."""
     from transformers import AutoConfig
 
-    return AutoConfig.for_model(model_type, **json.loads(json.dumps(keys)))
+    keys = json.loads(json.dumps(keys))
+    if text_config is not None:
+        return AutoConfig.for_model(model_type, **{text_config: keys})
+    return AutoConfig.for_model(model_type, **keys)
 
 
 def saved(config: Any) -> dict[str, Any]:
@@ -82,6 +89,7 @@ def saved(config: Any) -> dict[str, Any]:
 
 _AUTO = {"causal_lm": "AutoModelForCausalLM", "masked_lm": "AutoModelForMaskedLM",
          "seq2seq": "AutoModelForSeq2SeqLM", "base": "AutoModel",
+         "speech_seq2seq": "AutoModelForSpeechSeq2Seq",
          "image_text": "AutoModelForImageTextToText"}
 
 
@@ -118,6 +126,8 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
     inputs: dict[str, Any] = {"input_ids": ids}
     if case.auto == "seq2seq":
         inputs["decoder_input_ids"] = ids
+    if case.inputs is not None:
+        inputs = case.inputs(config, batch, seq)
     try:
         model(**inputs, use_cache=False)  # warm any lazy initialisation up
     except TypeError:
@@ -133,17 +143,21 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
 
 
 def cache_bytes(cache: Any) -> int:
-    """Bytes of every tensor a transformers cache holds: K/V of attention layers, conv and
-    recurrent states of linear-attention and state-space layers."""
+    """Bytes of every tensor a transformers cache holds: K/V of attention layers (and the
+    indexer keys of DeepSeek-V3.2's `DynamicIndexedLayer`), conv and recurrent states of
+    linear-attention and state-space layers, MiniMax's lightning states."""
     import torch
 
     total = 0
     for layer in cache.layers:
-        tensors = [getattr(layer, "keys", None), getattr(layer, "values", None)]
+        tensors = [getattr(layer, name, None) for name in ("keys", "values", "indexer_keys")]
         for name in ("conv_states", "recurrent_states"):
             tensors += list((getattr(layer, name, None) or {}).values())
         total += sum(t.numel() * t.element_size() for t in tensors
                      if isinstance(t, torch.Tensor))
+    # MiniMaxCache keeps each lightning layer's KᵀV state in a list of its own
+    total += sum(t.numel() * t.element_size() for t in getattr(cache, "linear_cache", ())
+                 if isinstance(t, torch.Tensor))
     return total
 
 

@@ -43,17 +43,23 @@ def _qwen3(c: Config) -> Raw:
     return {**rotary_decoder(c), **bias(attn, attn), "qk_norm": "per_head", **qwen_window(c)}
 
 
+def _gemma_core(c: Config) -> Raw:
+    """Gemma 1-3 share `attention_bias` on q, k, v and o (`gemma/modeling_gemma.py`
+    GemmaAttention)."""
+    attn = c("attention_bias", False)
+    return {**rotary_decoder(c, tie=True), **bias(attn, attn)}
+
+
 def _gemma(c: Config) -> Raw:
-    return rotary_decoder(c, tie=True)
+    return _gemma_core(c)
 
 
 def _gemma2(c: Config) -> Raw:
-    return {**rotary_decoder(c, tie=True), "norm_placement": "sandwich",
-            **layer_types(c, default_every=2)}
+    return {**_gemma_core(c), "norm_placement": "sandwich", **layer_types(c, default_every=2)}
 
 
 def _gemma3_text(c: Config) -> Raw:
-    return {**rotary_decoder(c, tie=True), "norm_placement": "sandwich", "qk_norm": "per_head",
+    return {**_gemma_core(c), "norm_placement": "sandwich", "qk_norm": "per_head",
             **layer_types(c, default_every=6)}
 
 

@@ -25,6 +25,9 @@ def _bert(c: Config) -> Raw:
         "embedding_norm": True,
         "head": "masked-lm",  # BertForMaskedLM, the published checkpoints' own head
         "tie_embeddings": bool(c("tie_word_embeddings", True)),
+        # BertLMPredictionHead has decoder.bias and its own `bias`, one tensor only when tied
+        # (`_tied_weights_keys`); untied, transformers keeps both (the second unused).
+        **({} if c("tie_word_embeddings", True) else {"lm_head_bias": 2}),
     }
 
 

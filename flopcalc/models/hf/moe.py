@@ -19,11 +19,15 @@ def _qwen_moe(c: Config, shared: bool) -> Raw:
     if shared and c("shared_expert_intermediate_size", 0):
         moe.update(shared_experts=1, shared_d_ff=c("shared_expert_intermediate_size"),
                    shared_gate=True)
+    elif shared:  # Qwen2MoeSparseMoeBlock builds shared_expert_gate d → 1 whatever the width
+        moe.update(shared_gate=True)
     return {"moe": moe}
 
 
 def _qwen2_moe(c: Config) -> Raw:
-    return {**rotary_decoder(c), **bias(True), **qwen_window(c), **_qwen_moe(c, True)}
+    # q/k/v biases follow `qkv_bias` (Qwen2MoeConfig, default true); o never has one.
+    return {**rotary_decoder(c), **bias(c("qkv_bias", True)), **qwen_window(c),
+            **_qwen_moe(c, True)}
 
 
 def _qwen3_moe(c: Config) -> Raw:
@@ -52,7 +56,9 @@ def _deepseek_v3(c: Config) -> Raw:
     shared = c("n_shared_experts", 0)
     raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
                   "d_ff": c("moe_intermediate_size"), "shared_experts": shared,
-                  "first_dense": c("first_k_dense_replace", 0), "every": c("moe_layer_freq", 1)}
+                  "first_dense": c("first_k_dense_replace", 0)}
+    # No `every`: DeepseekV3DecoderLayer puts routed experts on every layer from
+    # first_k_dense_replace on; a `moe_layer_freq` key is stored but never read.
     if c("num_nextn_predict_layers", 0):
         raw["mtp_layers"] = c("num_nextn_predict_layers")
     return raw

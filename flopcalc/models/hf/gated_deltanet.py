@@ -1,0 +1,157 @@
+"""Gated DeltaNet hybrids: Qwen3-Next and the Qwen3.5 text models (dense and MoE).
+
+Three gated DeltaNet layers to one gated-attention layer by default (`full_attention_interval`
+4, or an explicit `layer_types`), each followed by an MLP (Qwen3.5) or a Qwen2-MoE-style mixture
+of experts with a sigmoid-gated shared expert (Qwen3-Next on the layers `decoder_sparse_step`
+and `mlp_only_layers` pick, Qwen3.5-MoE on every layer). Attention is gated (`q_proj` twice as
+wide), with per-head QK RMSNorms and partial rotary positions.
+
+Qwen3.5 checkpoints are multimodal: the `config.json` of model_type `qwen3_5` / `qwen3_5_moe` nests
+the language model under `text_config` (model_type `qwen3_5_text` / `qwen3_5_moe_text`), which
+is what `AutoModelForCausalLM` builds from it and what is counted here (its own
+`tie_word_embeddings` applies); a flat config of either type is read as it is. Keys a config
+leaves out take the transformers 5.24 config class's defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import FlopcalcError
+from .common import Config, Raw, bias, shortest_period
+
+# transformers 5.24's defaults (configuration_qwen3_next.py, configuration_qwen3_5.py,
+# configuration_qwen3_5_moe.py): the keys a hand-written config.json may leave out.
+_LINEAR = {"linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+           "linear_num_key_heads": 16, "linear_num_value_heads": 32, "head_dim": 256,
+           "hidden_act": "silu", "max_position_embeddings": 32768, "attention_bias": False,
+           "tie_word_embeddings": False, "num_attention_heads": 16}
+_DEFAULTS: dict[str, Raw] = {
+    "qwen3_next": {**_LINEAR, "vocab_size": 151936, "hidden_size": 2048,
+                   "intermediate_size": 5632, "num_hidden_layers": 48, "num_key_value_heads": 2,
+                   "decoder_sparse_step": 1, "moe_intermediate_size": 512,
+                   "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10,
+                   "num_experts": 512, "mlp_only_layers": []},
+    "qwen3_5_text": {**_LINEAR, "vocab_size": 248320, "hidden_size": 4096,
+                     "intermediate_size": 12288, "num_hidden_layers": 32,
+                     "num_key_value_heads": 4},
+    "qwen3_5_moe_text": {**_LINEAR, "vocab_size": 248320, "hidden_size": 2048,
+                         "num_hidden_layers": 40, "num_key_value_heads": 2,
+                         "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+                         "num_experts_per_tok": 8, "num_experts": 256},
+}
+_MIXERS = {"linear_attention": "gdn", "full_attention": "full"}
+
+
+def _text(c: Config, text_type: str) -> Config:
+    """The language model's keys: `text_config` when nested, else the file's own, over the
+    config class's defaults."""
+    data, label = c.data, c.label
+    inner = data.get("text_config")
+    if inner is not None:
+        if not isinstance(inner, dict):
+            raise c.wrong("text_config", inner, dict)
+        data, label = inner, f"{c.label} text_config"
+    given = {k: v for k, v in data.items() if v is not None}
+    return Config({**_DEFAULTS[text_type], **given}, label, c.model_type)
+
+
+def _mixers(c: Config) -> list[str]:
+    """Each layer's mixer: `layer_types` as given, else linear attention but on every
+    `full_attention_interval`-th layer ((i + 1) % interval == 0 is full)."""
+    n = c("num_hidden_layers", kind=int)
+    if c.has("layer_types"):
+        types = c.texts("layer_types")
+        unknown = sorted(set(types) - set(_MIXERS))
+        if unknown:
+            raise FlopcalcError(f"{c.label}: layer_types entries are linear_attention or "
+                                f"full_attention for model_type {c.model_type}, got "
+                                f"{', '.join(map(repr, unknown))}")
+        if len(types) != n:
+            raise FlopcalcError(f"{c.label}: layer_types has {len(types)} entries for "
+                                f"num_hidden_layers {n}; list one per layer")
+        return [_MIXERS[t] for t in types]
+    every = c("full_attention_interval", 4, int)
+    if every < 1:
+        raise FlopcalcError(f"{c.label}: full_attention_interval must be at least 1, got "
+                            f"{every}")
+    return ["gdn" if (i + 1) % every else "full" for i in range(n)]
+
+
+def _core(c: Config) -> Raw:
+    """What the three share: the gated attention, the gated DeltaNet block, norms, head."""
+    mixers = _mixers(c)
+    attn = bool(c("attention_bias"))
+    act = str(c("hidden_act"))
+    raw: Raw = {
+        "n_layers": c("num_hidden_layers"),
+        "d_model": c("hidden_size"),
+        "n_heads": c("num_attention_heads"),
+        "n_kv_heads": c("num_key_value_heads"),
+        "head_dim": c("head_dim"),
+        "mlp": "gated",
+        "activation": "gelu" if act.startswith("gelu") else "silu",
+        **bias(attn, attn),
+        "norm": "rmsnorm",  # (1 + w)·x/rms: zero-centred, the same tensors and work
+        "qk_norm": "per_head",
+        "attention_gate": True,
+        "positions": "rotary",
+        "max_seq_len": c("max_position_embeddings"),
+        "vocab_size": c("vocab_size"),
+        "tie_embeddings": bool(c("tie_word_embeddings")),
+        "layer_types": shortest_period(mixers),
+    }
+    if "gdn" in mixers:
+        raw["gated_deltanet"] = {
+            "n_key_heads": c("linear_num_key_heads"), "n_value_heads": c("linear_num_value_heads"),
+            "key_head_dim": c("linear_key_head_dim"),
+            "value_head_dim": c("linear_value_head_dim"),
+            "d_conv": c("linear_conv_kernel_dim")}
+    return raw
+
+
+def _experts(c: Config, **where: Any) -> Raw:
+    """Qwen3-Next's sparse MoE block: routed experts and one shared expert behind a sigmoid
+    gate d → 1 (built whatever the shared width)."""
+    shared = c("shared_expert_intermediate_size", kind=int)
+    moe: Raw = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                "d_ff": c("moe_intermediate_size"), "shared_gate": True, **where}
+    if shared:
+        moe.update(shared_experts=1, shared_d_ff=shared)
+    return moe
+
+
+def _qwen3_next(c: Config) -> Raw:
+    """Qwen3NextForCausalLM: a layer's FFN is the MoE block iff i ∉ mlp_only_layers,
+    num_experts > 0 and (i + 1) % decoder_sparse_step == 0, else the dense MLP of
+    intermediate_size (modeling_qwen3_next.py Qwen3NextDecoderLayer)."""
+    c = _text(c, "qwen3_next")
+    raw = _core(c)
+    n, every = c("num_hidden_layers", kind=int), c("decoder_sparse_step", kind=int)
+    if every < 1:
+        raise FlopcalcError(f"{c.label}: decoder_sparse_step must be at least 1, got {every}")
+    dense = sorted({i for i in c.ints("mlp_only_layers") if 0 <= i < n})  # others never match
+    routed = [i not in dense and (i + 1) % every == 0 for i in range(n)]
+    if c("num_experts", kind=int) <= 0 or not any(routed):
+        return {**raw, "d_ff": c("intermediate_size")}
+    raw["moe"] = _experts(c, every=every, dense_layers=dense)
+    if not all(routed):
+        raw["d_ff"] = c("intermediate_size")
+    return raw
+
+
+def _qwen3_5(c: Config) -> Raw:
+    """Qwen3_5ForCausalLM: a dense MLP of intermediate_size on every layer."""
+    c = _text(c, "qwen3_5_text")
+    return {**_core(c), "d_ff": c("intermediate_size")}
+
+
+def _qwen3_5_moe(c: Config) -> Raw:
+    """Qwen3_5MoeForCausalLM: the MoE block on every layer (the text config has no
+    decoder_sparse_step, mlp_only_layers or dense intermediate_size)."""
+    c = _text(c, "qwen3_5_moe_text")
+    return {**_core(c), "moe": _experts(c)}
+
+
+CONVERTERS = {"qwen3_next": _qwen3_next, "qwen3_5": _qwen3_5, "qwen3_5_text": _qwen3_5,
+              "qwen3_5_moe": _qwen3_5_moe, "qwen3_5_moe_text": _qwen3_5_moe}

@@ -1,0 +1,125 @@
+"""Sparse and interleaved attention: DeepSeek-V3.2 (latent attention with DeepSeek sparse
+attention's lightning indexer) and Llama 4's text model (chunked RoPE layers interleaved with
+global NoPE layers, mixtures of experts interleaved with dense layers)."""
+
+from __future__ import annotations
+
+from ...errors import FlopcalcError
+from .common import Config, Raw, bias, rotary_decoder, shortest_period
+
+
+def _dense_pattern(n: int, moe: list[bool]) -> Raw:
+    """The `moe` block's layer keys for per-layer MoE flags: `first_dense` when the dense layers
+    are a prefix, `every` when MoE falls on every n-th layer, else `dense_layers`."""
+    k = moe.index(True)
+    if moe == [False] * k + [True] * (n - k):
+        return {"first_dense": k}
+    every = k + 1  # the first MoE layer is the every-th
+    if moe == [(i + 1) % every == 0 for i in range(n)]:
+        return {"every": every}
+    return {"dense_layers": [i for i, routed in enumerate(moe) if not routed]}
+
+
+def _deepseek_v32(c: Config) -> Raw:
+    """DeepseekV32ForCausalLM (transformers 5.24 `models/deepseek_v32/`): DeepSeek-V3's latent
+    attention and experts, every layer with the lightning indexer (`index_n_heads`,
+    `index_head_dim`, `index_topk`). The MLPs follow `mlp_layer_types` (default: the first
+    `first_k_dense_replace` dense); `mlp_bias` and `moe_layer_freq` are not read by the class.
+    `q_lora_rank` must be set (the indexer reads the query latent)."""
+    attn = c("attention_bias", False)
+    raw = {**rotary_decoder(c), **bias(attn, attn)}
+    raw["n_kv_heads"] = None  # latent attention decompresses K and V for every head
+    raw.pop("head_dim", None)  # transformers points head_dim at qk_rope_head_dim
+    raw["latent_attention"] = {
+        "q_lora_rank": c("q_lora_rank", 1536), "kv_lora_rank": c("kv_lora_rank", 512),
+        "qk_nope_head_dim": c("qk_nope_head_dim", 128),
+        "qk_rope_head_dim": c("qk_rope_head_dim", 64), "v_head_dim": c("v_head_dim", 128)}
+    raw["sparse_attention"] = {"index_n_heads": c("index_n_heads", 64),
+                               "index_head_dim": c("index_head_dim", 128),
+                               "index_topk": c("index_topk", 2048)}
+    raw["layer_types"] = ["dsa"]
+    n = c("num_hidden_layers")
+    if c.has("mlp_layer_types"):
+        kinds = list(c("mlp_layer_types"))
+        if len(kinds) != n or set(kinds) - {"dense", "sparse"}:
+            raise FlopcalcError(f"{c.label}: mlp_layer_types must list 'dense' or 'sparse' for "
+                                f"each of the {n} layers")
+        moe = [k == "sparse" for k in kinds]
+    else:
+        first = min(c("first_k_dense_replace", 3), n) if isinstance(n, int) else 0
+        moe = [i >= first for i in range(n)] if isinstance(n, int) else []
+    if any(moe):
+        raw["moe"] = {"experts": c("n_routed_experts", 256), "top_k": c("num_experts_per_tok", 8),
+                      "d_ff": c("moe_intermediate_size", 2048),
+                      "shared_experts": c("n_shared_experts", 1), **_dense_pattern(n, moe)}
+    if c("num_nextn_predict_layers", 0):
+        raw["mtp_layers"] = c("num_nextn_predict_layers")
+    return raw
+
+
+def _llama4_text(c: Config) -> Raw:
+    """Llama4ForCausalLM (transformers 5.24 `models/llama4/`): layer i uses RoPE when
+    `no_rope_layers[i]` is 1 (default: all but every `no_rope_layer_interval`-th), those layers
+    attend in chunks of `attention_chunk_size` (`layer_types`) with a weightless L2 QK-norm when
+    `use_qk_norm`, the NoPE layers globally with temperature tuning when
+    `attn_temperature_tuning` (truthy: the published Scout file says 4, which transformers 5.24's
+    strict config rejects and the model reads as true). MoE on `moe_layers` (default every
+    `interleave_moe_layer_step`-th layer): `num_local_experts` experts of `intermediate_size`,
+    top `num_experts_per_tok` (a sigmoid router), one shared expert of the same width; the other
+    layers a dense MLP of `intermediate_size_mlp`."""
+    attn = c("attention_bias", False)
+    raw = {**rotary_decoder(c), **bias(attn, attn)}
+    n = c("num_hidden_layers")
+    raw["d_ff"] = c("intermediate_size_mlp", 16384)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return raw  # validation names the bad num_hidden_layers
+    interval = c("no_rope_layer_interval", 4)
+    rope = c("no_rope_layers", None) or [int((i + 1) % interval != 0) for i in range(n)]
+    chunk = c("attention_chunk_size", 8192)
+    kinds = c("layer_types", None) or [
+        "chunked_attention" if r and chunk is not None else "full_attention" for r in rope]
+    if len(rope) != n or len(kinds) != n:
+        raise FlopcalcError(f"{c.label}: no_rope_layers and layer_types must have one entry per "
+                            f"layer ({n})")
+    rope_kinds = {k for r, k in zip(rope, kinds) if r}
+    if len(rope_kinds) > 1 or any(k != "full_attention" for r, k in zip(rope, kinds) if not r):
+        raise FlopcalcError(f"{c.label}: flopcalc reads Llama 4's RoPE layers as all chunked (or "
+                            "all global) and its NoPE layers as global; this layer_types pattern "
+                            "is not supported")
+    chunked = rope_kinds == {"chunked_attention"}
+    names = ["llama4_rope" if r else "llama4_nope" for r in rope]
+    raw["layer_types"] = shortest_period(names)
+    raw["llama4_attention"] = {"attention_chunk": c("attention_chunk_size") if chunked else None,
+                               "l2_qk_norm": bool(c("use_qk_norm", True)),
+                               "temperature_tuning": bool(c("attn_temperature_tuning", True))}
+    step = c("interleave_moe_layer_step", 1)
+    listed = c("moe_layers", None)
+    moe_at = set(listed) if listed is not None else set(range(step - 1, n, step))
+    moe = [i in moe_at for i in range(n)]
+    if any(moe):
+        raw["moe"] = {"experts": c("num_local_experts", 16), "top_k": c("num_experts_per_tok", 1),
+                      "d_ff": c("intermediate_size", 8192), "shared_experts": 1,
+                      **_dense_pattern(n, moe)}
+    return raw
+
+
+def _llama4(c: Config) -> Raw:
+    """Llama4ForConditionalGeneration: its language model (`text_config`, read as
+    `llama4_text`); the vision tower and projector are not counted."""
+    text = c("text_config")
+    if not isinstance(text, dict):
+        raise FlopcalcError(f"{c.label}: text_config must be a mapping (the language model)")
+    data = {k: v for k, v in text.items() if v is not None}
+    if "tie_word_embeddings" not in data and c.has("tie_word_embeddings"):
+        data["tie_word_embeddings"] = c("tie_word_embeddings")
+    raw = _llama4_text(Config(data, c.label, "llama4_text"))
+    raw["notes"] = ("The language model of a Llama4ForConditionalGeneration config (text_config); "
+                    "the vision tower and its projector are separate and not counted.")
+    return raw
+
+
+# transformers' attribute_map and back-compatible keywords of the config classes.
+ALIASES = {"deepseek_v32": {"num_local_experts": "n_routed_experts",
+                            "num_experts": "n_routed_experts"}}
+
+CONVERTERS = {"deepseek_v32": _deepseek_v32, "llama4_text": _llama4_text, "llama4": _llama4}
