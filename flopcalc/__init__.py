@@ -17,7 +17,7 @@ from .errors import FlopcalcError
 from .version import __version__
 
 API = ("model", "sweep", "compare", "conventions", "attention", "infer", "train", "memory",
-       "load")
+       "mfu", "step", "plan", "serve", "load")
 __all__ = ["__version__", "FlopcalcError", *API]
 
 

@@ -24,7 +24,7 @@ from . import commands
 from .commands import COMMANDS
 
 __all__ = ["model", "sweep", "compare", "conventions", "attention", "infer", "train", "memory",
-           "load"]
+           "mfu", "step", "plan", "serve", "load"]
 
 
 def _function(name: str) -> Callable[..., Any]:
@@ -61,3 +61,7 @@ attention = _function("attention")
 infer = _function("infer")
 train = _function("train")
 memory = _function("memory")
+mfu = _function("mfu")
+step = _function("step")
+plan = _function("plan")
+serve = _function("serve")

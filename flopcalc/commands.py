@@ -18,7 +18,7 @@ from .errors import FlopcalcError
 from .numbers import parse_amount, parse_int, parse_share
 
 from .tables import COMPUTE_DTYPES as DTYPES
-from .tables import DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, ZERO_STAGES
+from .tables import DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, SCALED_FORMATS, ZERO_STAGES
 
 CONVENTIONS = ("full", "causal")
 KINDS = ("length", "count", "bytes", "gen", "share", "amount", "choice", "number", "flag",
@@ -121,7 +121,13 @@ PEAK = Option("peak", "count", "Dense peak FLOP/s per device, overriding the pre
               "1P).", metavar="FLOP/S")
 BANDWIDTH = Option("bandwidth", "bytes", "Memory bandwidth in bytes/s per device, overriding "
                    "the preset (3.35TB).", metavar="BYTES/S")
+MEMORY_FRACTION = Option("memory_fraction", "share", "Share of each device's usable memory "
+                         "(what its driver reports) the run may fill: 0.9 or 90%.", Fraction(1),
+                         metavar="F")
+RESERVE = Option("reserve", "bytes", "Bytes per device held back from the run (CUDA context, "
+                 "workspaces): 2GiB.", metavar="BYTES")
 STORAGE_DTYPES = tuple(DTYPE_BITS)
+WEIGHT_FORMATS = STORAGE_DTYPES + tuple(SCALED_FORMATS)
 KV_DTYPES = tuple(d for d in DTYPE_BITS if d != "int4")
 
 
@@ -224,19 +230,25 @@ def _attention(*, n, d_k, d_v, m, heads):
 
 
 def hardware(accelerator: Optional[str], dtype: str, count: int, peak: Optional[int],
-             bandwidth: Optional[int], need_bandwidth: bool = True) -> Any:
+             bandwidth: Optional[int], need_bandwidth: bool = True,
+             memory_fraction: Fraction = Fraction(1), reserve: Optional[int] = None) -> Any:
     from .models.accelerators import resolve_hardware
 
-    return resolve_hardware(accelerator, dtype, count, peak, bandwidth, need_bandwidth)
+    if accelerator is None and (memory_fraction != 1 or reserve is not None):
+        raise FlopcalcError("--memory-fraction and --reserve size an accelerator's memory: "
+                            "give --accelerator NAME too")
+    return resolve_hardware(accelerator, dtype, count, peak, bandwidth, need_bandwidth,
+                            memory_fraction, reserve or 0)
 
 
 def _infer(model: str, *, prompt, gen, batch, kv_dtype, state_dtype, weights_dtype,
-           compute_dtype, attention, accelerator, count, peak, bandwidth, max_batch,
-           set, curve=False):  # noqa: A002
+           compute_dtype, attention, accelerator, count, peak, bandwidth, memory_fraction,
+           reserve, max_batch, set, curve=False):  # noqa: A002
     from .reports.infer import build_infer_report, largest_batch
 
     loaded = load(model, set)
-    hw = hardware(accelerator, compute_dtype, count, peak, bandwidth)
+    hw = hardware(accelerator, compute_dtype, count, peak, bandwidth,
+                  memory_fraction=memory_fraction, reserve=reserve)
     options = dict(prompt=prompt, gen=gen, attention=attention, kv_dtype=kv_dtype,
                    state_dtype=state_dtype, weights_dtype=weights_dtype,
                    compute_dtype=compute_dtype, hw=hw)
@@ -262,25 +274,215 @@ def _train(model: str, *, mfu, tokens, seq, attention, recompute, accelerator, c
 
 
 def _memory(model: str, *, seq, batch, dp, tp, pp, ep, zero, recompute, sequence_parallel,
-            dropout, flash, precision, optimizer, accelerator, count, set,  # noqa: A002
-            curve=False):
+            dropout, flash, precision, optimizer, accelerator, count, memory_fraction,
+            reserve, set,  # noqa: A002
+            cp=1, lora_rank=0, qlora=False, fp8=False, offload_optimizer=False,
+            zero3_buffer=False, grad_fp32=False, curve=False):
     from .reports.memory import build_memory_report, setup_for
 
-    if count is not None and count != dp * tp * pp:
-        if dp != 1 or count % (tp * pp):
-            raise FlopcalcError(f"--count {count} must be dp x tp x pp = {dp * tp * pp}; give "
+    model_ways = tp * pp * cp
+    if count is not None and count != dp * model_ways:
+        if dp != 1 or count % model_ways:
+            what = "dp x tp x pp" + (" x cp" if cp > 1 else "")
+            raise FlopcalcError(f"--count {count} must be {what} = {dp * model_ways}; give "
                                 "--count with --tp and --pp alone to derive --dp")
-        dp = count // (tp * pp)
+        dp = count // model_ways
     loaded = load(model, set)
     setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep, zero=zero,
                       recompute=recompute, sequence_parallel=sequence_parallel,
-                      dropout=dropout, flash=flash, precision=precision, optimizer=optimizer)
-    hw = hardware(accelerator, "bf16", 1, None, None) if accelerator else None
+                      dropout=dropout, flash=flash, precision=precision, optimizer=optimizer,
+                      cp=cp, lora_rank=lora_rank, qlora=qlora, fp8=fp8,
+                      offload_optimizer=offload_optimizer, zero3_buffer=zero3_buffer,
+                      grad_fp32=grad_fp32)
+    hw = hardware(accelerator, "bf16", 1, None, None, memory_fraction=memory_fraction,
+                  reserve=reserve)
     return build_memory_report(loaded, setup, hw, curve)
+
+
+def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
+            sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
+            tp_overlap, capacity_factor, count) -> tuple[Any, int, list[str]]:
+    """The Layout of `step` (with the unknowns: the options not given) from its options."""
+    from .counting.steptime import Layout
+    from .reports.common import default_seq
+
+    seq = seq or default_seq(spec)
+    ways = tp * pp * cp
+    if count is not None and count != dp * ways:
+        if dp != 1 or count % ways:
+            raise FlopcalcError(f"--count {count} must be dp x tp x pp x cp = {dp * ways}; give "
+                                "--count with --tp, --pp and --cp alone to derive --dp")
+        dp = count // ways
+    if global_batch % dp:
+        raise FlopcalcError(f"--global-batch {global_batch:,} must be a multiple of the "
+                            f"{dp:,} data-parallel ranks (dp)")
+    unknown = [name for name, value in (("micro_batch", micro_batch), ("vp", vp),
+                                        ("recompute", recompute), ("dropout", dropout))
+               if value is None]
+    if vp is None and pp == 1:
+        unknown.remove("vp")
+    mb = micro_batch or 1
+    if (global_batch // dp) % mb:
+        raise FlopcalcError(f"--micro-batch {mb} must divide the {global_batch // dp:,} "
+                            "sequences each data-parallel rank takes per step")
+    lay = Layout(tp=tp, pp=pp, vp=vp or 1, dp=dp, cp=cp, ep=ep, zero=zero,
+                 recompute=recompute or "none", sequence_parallel=sequence_parallel,
+                 micro_batch=mb, global_batch=global_batch, dropout=dropout == "on",
+                 flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
+                 capacity=capacity_factor or Fraction(1))
+    return lay, seq, unknown
+
+
+def _machine(accelerator, dtype, count, peak, network, efficiency):  # type: ignore
+    from .counting.plans import machine_for
+
+    if accelerator is None:
+        raise FlopcalcError("this command needs --accelerator NAME (flopcalc accelerators "
+                            "lists them)")
+    hw = hardware(accelerator, dtype, count, peak, None)
+    return hw, machine_for(hw, network, efficiency)
+
+
+def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_parallel,
+          micro_batch, global_batch, dropout, flash, precision, optimizer, accelerator, count,
+          network, efficiency, dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens,
+          price, set):  # noqa: A002
+    from .counting.memory import check_setup
+    from .counting.plans import setup_of, valid_vp
+    from .counting.steptime import profile
+    from .reports.step import build_step_report
+
+    loaded = load(model, set)
+    spec = loaded.spec
+    lay, seq, unknown = _layout(spec, seq, tp=tp, pp=pp, vp=vp, dp=dp, cp=cp, ep=ep, zero=zero,
+                                recompute=recompute, sequence_parallel=sequence_parallel,
+                                micro_batch=micro_batch, global_batch=global_batch,
+                                dropout=dropout, flash=flash, grad_fp32=grad_fp32,
+                                tp_overlap=tp_overlap, capacity_factor=capacity_factor,
+                                count=count)
+    mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
+    problem = check_setup(spec, setup_of(spec, seq, lay, **mem))
+    if problem:
+        raise FlopcalcError(problem)
+    problem = valid_vp(profile(spec, seq), lay, lay.vp)
+    if problem:
+        raise FlopcalcError(problem)
+    hw, res = _machine(accelerator, dtype, lay.devices, peak, network, efficiency)
+    warnings: tuple[str, ...] = ()
+    if "recompute" in unknown:
+        from .counting.plans import least_recompute
+        from dataclasses import replace
+
+        least = least_recompute(spec, seq, lay, hw.memory_bytes, **mem)
+        if least is not None and least != "none":
+            lay = replace(lay, recompute=least)
+            warnings = (f"--recompute not given: the estimate takes {least}, the least "
+                        "recomputation with which this layout fits",)
+    return build_step_report(loaded, hw, res, lay, seq, unknown, hw.memory_bytes, mem,
+                             tokens=tokens, price=price, extra_warnings=warnings)
+
+
+def _mfu(model: str, *, tokens_per_second, per_device, step_time, global_batch, accelerator,
+         count, seq, dtype, peak, recompute, set):  # noqa: A002
+    from .reports.common import default_seq
+    from .reports.mfu import build_mfu_report
+
+    loaded = load(model, set)
+    seq = seq or default_seq(loaded.spec)
+    if (tokens_per_second is None) == (step_time is None):
+        raise FlopcalcError("give the measurement: --tokens-per-second T, or --step-time S with "
+                            "--global-batch B (sequences per step)")
+    hw = hardware(accelerator, dtype, count, peak, None, need_bandwidth=False)
+    if hw is None:
+        raise FlopcalcError("mfu needs --accelerator NAME (flopcalc accelerators lists them) or "
+                            "--peak FLOP/s per device")
+    if step_time is not None:
+        if global_batch is None:
+            raise FlopcalcError("--step-time needs --global-batch B (sequences per step) to "
+                                "know the tokens it processed")
+        rate = Fraction(global_batch * seq) / step_time
+        given = f"{float(step_time):g} s per step of {global_batch:,} sequences of {seq:,}"
+    else:
+        if global_batch is not None:
+            raise FlopcalcError("--global-batch goes with --step-time, not --tokens-per-second")
+        rate = tokens_per_second * (hw.count if per_device else 1)
+        given = (f"{float(tokens_per_second):,g} tokens/s "
+                 + ("per device" if per_device else "in all"))
+    return build_mfu_report(loaded, hw, seq, rate, given, step_time, global_batch, recompute)
+
+
+def _plan(model: str, *, seq, global_batch, accelerator, count, network, efficiency, dtype,
+          peak, flash, grad_fp32, tp_overlap, precision, optimizer, top, set):  # noqa: A002
+    from .reports.common import default_seq
+    from .reports.plan import build_plan_report
+
+    loaded = load(model, set)
+    seq = seq or default_seq(loaded.spec)
+    hw, res = _machine(accelerator, dtype, count, peak, network, efficiency)
+    if hw.memory_bytes is None:
+        raise FlopcalcError("plan needs the accelerator's memory: give --accelerator NAME")
+    mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
+    return build_plan_report(loaded, hw, res, seq, global_batch, count, flash, grad_fp32,
+                             tp_overlap, top, mem)
 
 
 def _ways(name: str, help_: str) -> Option:
     return Option(name, "count", help_, 1, metavar="N")
+
+
+# What training plans need in memory (counting.memory_more); `memory`, `step` and `plan`.
+CP = _ways("cp", "Context-parallel devices: each holds seq/cp tokens of every sequence (ring "
+           "attention; needs --flash).")
+MEMORY_MORE = (
+    CP,
+    Option("lora_rank", "gen", "LoRA adapters of rank R on every matrix of the layers: only "
+           "they train (0: none).", 0, metavar="R"),
+    Option("qlora", "flag", "With --lora-rank: the frozen base in 4-bit NF4 (QLoRA).", False),
+    Option("fp8", "flag", "fp8 GEMMs (Transformer Engine): fp8 weight copies, 8-bit GEMM "
+           "inputs kept for backward.", False),
+    Option("offload_optimizer", "flag", "Optimizer state in host memory (ZeRO-Offload).",
+           False),
+    Option("zero3_buffer", "flag", "With --zero 3: count the gathered largest module "
+           "(DeepSpeed's estimator).", False),
+    Option("grad_fp32", "flag", "Accumulate gradients in an fp32 buffer (Megatron-LM's "
+           "main_grad; forced for bf16 there).", False),
+)
+
+
+NETWORK = Option("network", "text", "Network preset (presets/networks: dgx-h100, gb200-nvl72, "
+                 "...) or a YAML file. Default: the accelerator's usual system.",
+                 metavar="NAME")
+EFFICIENCY = Option("efficiency", "text", "Achievable-throughput file (presets/efficiency) "
+                    "or a YAML file. Default: the accelerator's preset.", metavar="FILE")
+GLOBAL_BATCH = Option("global_batch", "count", "Sequences per training step, every "
+                      "data-parallel rank together.", metavar="B", required=True)
+STEP_DTYPE = Option("dtype", "choice", "Which of the accelerator's peaks the matmuls run at "
+                    "and MFU divides by (fp8: fp8 GEMMs).", "bf16", DTYPES)
+LAYOUT = (
+    _ways("tp", "Tensor-parallel devices (must divide the heads)."),
+    _ways("pp", "Pipeline stages (at most the layers)."),
+    Option("vp", "count", "Virtual pipeline stages per device (interleaved 1F1B). Not given: "
+           "unknown, the estimate takes 1 and the interval every value that works.",
+           metavar="V"),
+    _ways("dp", "Data-parallel devices."),
+    CP,
+    _ways("ep", "Expert-parallel devices (divide the routed experts and --dp)."),
+    Option("zero", "number", "ZeRO stage: 1 splits the optimizer, 2 also the gradients "
+           "(reduced every micro-batch), 3 also the weights (gathered layer by layer).", 0,
+           tuple(map(str, ZERO_STAGES))),
+    Option("recompute", "choice", "Activation recomputation. Not given: unknown, the estimate "
+           "takes the least that fits, the interval every one that fits.", None, RECOMPUTE),
+    Option("sequence_parallel", "flag", "Sequence parallelism over --tp (norms and dropout "
+           "split; reduce-scatter + all-gather instead of all-reduce).", False),
+    Option("micro_batch", "count", "Sequences per micro-batch per data-parallel rank. Not "
+           "given: unknown, the estimate takes 1, the interval every divisor that fits.",
+           metavar="B"),
+    GLOBAL_BATCH,
+    Option("dropout", "choice", "Dropout on or off (its masks and kernels). Not given: "
+           "unknown, the estimate takes off, the interval both.", None, ("on", "off")),
+    Option("flash", "flag", "Flash-attention kernels (no s² tensor; causal blocks skipped).",
+           False),
+)
 
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
@@ -324,10 +526,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 Option("state_dtype", "choice", "dtype of recurrent layers' states (Hugging "
                        "Face keeps them in fp32).", "fp32", KV_DTYPES),
                 Option("weights_dtype", "choice", "dtype the weights are stored in (int8, fp8, "
-                       "int4: weight-only quantisation).", "bf16", STORAGE_DTYPES),
+                       "int4: weight-only quantisation; nvfp4, mxfp4, fp8-tensor, fp8-block: "
+                       "scaled formats, their scales counted).", "bf16", WEIGHT_FORMATS),
                 Option("compute_dtype", "choice", "dtype of the matmuls: which of the "
                        "accelerator's peaks applies.", "bf16", DTYPES),
-                ATTENTION, ACCELERATOR, COUNT, PEAK, BANDWIDTH,
+                ATTENTION, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION, RESERVE,
                 Option("max_batch", "flag", "Serve the largest batch whose weights and KV cache "
                        "fit the devices (needs --accelerator).", False),
                 SET), _infer, presentation=("format", "brief", "plot"),
@@ -369,11 +572,258 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 Option("optimizer", "choice", "adamw (fp32 m and v), adamw-8bit, sgd "
                        "(momentum).", "adamw", tuple(OPTIMIZERS)),
                 ACCELERATOR,
-                Option("count", "count", "Devices in all: dp x tp x pp (derives --dp when only "
-                       "--tp and --pp are given).", metavar="N"),
-                SET), _memory, presentation=("format", "plot"),
+                Option("count", "count", "Devices in all: dp x tp x pp (x cp) (derives --dp "
+                       "when only --tp and --pp are given).", metavar="N"),
+                MEMORY_FRACTION, RESERVE, *MEMORY_MORE, SET), _memory, presentation=("format", "plot"),
             plotted="memory against the micro-batch", internal=("curve",)),
 )}
+
+COMMANDS["step"] = Command(
+    "step", "Time of one training step on a parallel layout: an interval (all communication "
+    "hidden, none hidden) and an estimate, where the time goes, communication per axis, the "
+    "bubble, MFU, tokens/s, days and cost for D tokens, and the memory per device.", (
+        SEQ, *LAYOUT,
+        Option("precision", "choice", "mixed: 16-bit weights and gradients with an fp32 master "
+               "copy; bf16; fp32.", "mixed", tuple(PRECISIONS)),
+        Option("optimizer", "choice", "adamw, adamw-8bit, sgd.", "adamw", tuple(OPTIMIZERS)),
+        ACCELERATOR,
+        Option("count", "count", "Devices in all: dp x tp x pp x cp (derives --dp when only "
+               "the others are given).", metavar="N"),
+        NETWORK, EFFICIENCY, STEP_DTYPE, PEAK,
+        Option("grad_fp32", "flag", "Gradients accumulated and reduced in fp32 (Megatron-LM "
+               "with bf16 forces it).", False),
+        Option("tp_overlap", "flag", "Tensor-parallel communication overlapped with the matmuls "
+               "(Megatron's --tp-comm-overlap) in the estimate.", False),
+        Option("capacity_factor", "amount", "MoE capacity factor of the all-to-all (1: "
+               "dropless).", metavar="F"),
+        TOKENS,
+        Option("price", "amount", "Price per accelerator-hour: adds the cost.", metavar="P"),
+        SET), _step, presentation=("format", "brief"))
+
+
+# ------------------------------------------------------------------------------------ serve
+
+
+def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
+           gpu_memory_utilization, block_size, kv_dtype, max_num_batched_tokens, max_num_seqs,
+           async_scheduling, prefix_caching, hybrid_kv_cache_manager, mamba_cache_dtype,
+           mamba_ssm_cache_dtype, gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype,
+           experts_dtype, shared_prefix, draft, draft_tokens, acceptance, prompt, gen, batch,
+           network, efficiency, compute_dtype, compute_efficiency, memory_efficiency, peak,
+           bandwidth, set):  # noqa: A002
+    from fractions import Fraction as F
+
+    from .counting.latency import Network
+    from .numbers import parse_bytes
+    from .reports.serve import SHAPE_FACTOR, Draft, build_serve_report
+
+    ways = tp * pp
+    if count is not None and count != dp * ways:
+        if dp != 1 or count % ways:
+            raise FlopcalcError(f"--count {count} must be dp x tp x pp = {dp * ways}; give "
+                                "--count with --tp and --pp alone to derive --dp")
+        dp = count // ways
+    loaded = load(model, set)
+    config = _config_json(loaded.origin)
+    if mamba_ssm_cache_dtype == "auto" and config is not None:  # as vLLM: the config's word
+        from .models.files import read_mapping
+        from .reports.serve import config_ssm_dtype
+
+        mamba_ssm_cache_dtype = config_ssm_dtype(read_mapping(config, "config.json")) or "auto"
+    hw = hardware(accelerator, compute_dtype, 1, peak, bandwidth)
+    memories = None
+    if kv_memory is not None:
+        memories = [parse_bytes(x.strip(), "--kv-memory") for x in str(kv_memory).split(",")]
+    net, eff_source = Network("", None), ""
+    ce, me = compute_efficiency, memory_efficiency
+    if hw is not None:
+        from .models.networks import (DEFAULT_NETWORK, GENERIC, load_efficiency,
+                                      load_efficiency_file, load_network)
+
+        name = network or DEFAULT_NETWORK.get(hw.name)
+        if name is not None:
+            loaded_net = load_network(name)
+            net = Network(loaded_net.name, loaded_net.spec)
+        eff = (load_efficiency_file(efficiency) if efficiency is not None
+               else load_efficiency(hw.name) or load_efficiency(GENERIC))
+        assert eff is not None
+        share = eff.spec.matmul_share(compute_dtype)
+        if ce is None:
+            if share is None:
+                raise FlopcalcError(f"the efficiency file {eff.name} has no matmul share for "
+                                    f"{compute_dtype}; give --compute-efficiency")
+            ce = F(share).limit_denominator(10**6) * SHAPE_FACTOR
+        if me is None:
+            me = F(eff.spec.memory.at("typical")).limit_denominator(10**6)
+        eff_source = (f"efficiency/{eff.name}: matmul {share} of peak x {float(SHAPE_FACTOR):g} "
+                      "for real shapes, memory typical" if compute_efficiency is None else
+                      "--compute-efficiency")
+    spec_draft = None
+    if draft is not None:
+        if acceptance is None:
+            raise FlopcalcError("--draft needs --acceptance A: the probability that the target "
+                                "accepts a draft token (0.7 or 70%)")
+        if draft.lower() == "mtp":
+            spec_draft = Draft("mtp", "the model's MTP modules", None, draft_tokens, acceptance)
+        else:
+            d = load(draft, ())
+            spec_draft = Draft("draft", d.name, d.spec, draft_tokens, acceptance)
+    elif acceptance is not None:
+        raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
+                            "(or --draft mtp) too")
+    report = build_serve_report(
+        loaded, hw=hw, max_model_len=max_model_len, tp=tp, pp=pp, dp=dp, ep=ep,
+        gpu_memory_utilization=F(gpu_memory_utilization), block_size=block_size,
+        kv_dtype=kv_dtype, max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs, async_scheduling=async_scheduling,
+        prefix_caching=prefix_caching, hybrid_kv_cache_manager=hybrid_kv_cache_manager,
+        mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
+        gdn_prefill_backend=gdn_prefill_backend, kv_memory=memories, kv_blocks=kv_blocks,
+        weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
+        draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
+        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
+    if config is None and mamba_ssm_cache_dtype == "auto" and \
+            report.settings.mamba_cache_mode is not None:
+        report.warnings.append(
+            "recurrent states sized in the model dtype (--mamba-ssm-cache-dtype auto); vLLM "
+            "takes some models' from their config.json (Nemotron-H: fp32, Qwen3.5: "
+            "mamba_ssm_dtype), which a model file does not carry: give the config.json or "
+            "--mamba-ssm-cache-dtype")
+    return report
+
+
+def _config_json(origin: str) -> Any:
+    """The Hugging Face config.json a model was read from (None: a preset or model file)."""
+    from pathlib import Path
+
+    path = Path(origin)
+    if path.is_dir():
+        path = path / "config.json"
+    return path if path.suffix == ".json" and path.is_file() else None
+
+
+def _serve_command() -> Command:
+    engine_kv = ("auto", "bf16", "fp16", "fp32", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla",
+                 "nvfp4_ds_mla", "nvfp4")
+    states = ("auto", "bf16", "fp16", "fp32")
+    weights = WEIGHT_FORMATS
+    return Command(
+        "serve", "Serving capacity as vLLM 0.33.0 computes it (paged KV blocks, cache groups, "
+        "hybrid state pages, max concurrency and the logged KV cache size), prefix caching, "
+        "speculative decoding, and with --prompt the time a user sees (TTFT, TPOT).", (
+            ACCELERATOR,
+            Option("count", "count", "Devices in all: dp x tp x pp (derives --dp when only "
+                   "--tp and --pp are given).", metavar="N"),
+            _ways("tp", "Tensor-parallel devices per replica (--tensor-parallel-size)."),
+            _ways("pp", "Pipeline stages per replica (--pipeline-parallel-size)."),
+            _ways("dp", "Replicas (--data-parallel-size); each has its own cache."),
+            _ways("ep", "Devices the routed experts are spread over (vLLM: tp x dp with "
+                  "--enable-expert-parallel); 1: experts split by --tp."),
+            _lengths("max_model_len", "Longest request the engine admits (--max-model-len). "
+                     "Default: the model's context."),
+            Option("gpu_memory_utilization", "share", "Share of each device's memory the engine "
+                   "takes (vLLM 0.33's default).", "0.92", metavar="F"),
+            Option("block_size", "count", "Tokens per KV block. Default: 16 (64 for "
+                   "DeepSeek's sparse MLA, FlashMLA-sparse's multiple); hybrid models grow it to "
+                   "fit a state page.", metavar="N"),
+            Option("kv_dtype", "choice", "--kv-cache-dtype: auto (the model's bf16), fp8 "
+                   "(per-tensor scales), fp8_ds_mla / nvfp4_ds_mla (DeepSeek's MLA layouts), "
+                   "nvfp4 (½ byte + an fp8 scale per 16).", "auto", engine_kv),
+            Option("max_num_batched_tokens", "count", "Tokens per engine step (chunked "
+                   "prefill); window layers keep room for the steps in flight.", 8192,
+                   metavar="N"),
+            Option("max_num_seqs", "count", "Sequences the scheduler runs at once.", 1024,
+                   metavar="N"),
+            Option("async_scheduling", "flag", "Async scheduling: one more step in flight "
+                   "(window layers keep 2 x max_num_batched_tokens more).", True),
+            Option("prefix_caching", "flag", "Prefix caching (recurrent layers then keep states "
+                   "in align mode: 3 blocks per request and group).", True),
+            Option("hybrid_kv_cache_manager", "flag", "The hybrid KV cache manager (off: window "
+                   "and chunked layers cache every token).", True),
+            Option("mamba_cache_dtype", "choice", "dtype of recurrent layers' conv states "
+                   "(auto: the model's).", "auto", states),
+            Option("mamba_ssm_cache_dtype", "choice", "dtype of their SSM / recurrent states "
+                   "(auto: the conv dtype; vLLM's Nemotron-H defaults to fp32).", "auto",
+                   states),
+            Option("gdn_prefill_backend", "choice", "Gated DeltaNet prefill kernel (auto: "
+                   "FlashInfer on H100/H200/B200, which keeps a prefill checkpoint block).",
+                   "auto", ("auto", "flashinfer", "triton")),
+            Option("kv_memory", "text", "Bytes per device for the cache, as the engine logs "
+                   "'Available KV cache memory' (one value, or one per pipeline stage, "
+                   "comma-separated). Default: estimated.", metavar="BYTES"),
+            Option("kv_blocks", "count", "The engine's block count (num_gpu_blocks) instead of "
+                   "its memory.", metavar="N"),
+            Option("weights_dtype", "choice", "How weights are stored: a dtype, or a scaled "
+                   "format (nvfp4, mxfp4, fp8-tensor, fp8-block) with its scales.", "bf16",
+                   weights),
+            Option("experts_dtype", "choice", "How routed experts are stored (gpt-oss: mxfp4). "
+                   "Default: --weights-dtype.", None, weights),
+            _lengths("shared_prefix", "Tokens every request shares (a system prompt): its "
+                     "blocks are held once and its prefill skipped."),
+            Option("draft", "text", "Speculative decoding: a draft MODEL, or mtp (the model's "
+                   "own multi-token-prediction modules).", metavar="MODEL"),
+            Option("draft_tokens", "count", "Draft tokens per step (num_speculative_tokens).",
+                   1, metavar="K"),
+            Option("acceptance", "share", "Probability that the target accepts a draft token "
+                   "(0.7 or 70%).", metavar="A"),
+            _lengths("prompt", "Prompt tokens of a request: adds the time to first token and "
+                     "per output token (needs --accelerator)."),
+            Option("gen", "gen", "Generated tokens of a request.", 256, metavar="N"),
+            Option("batch", "count", "Sequences decoding together on each replica.", 1,
+                   metavar="B"),
+            NETWORK, EFFICIENCY,
+            Option("compute_dtype", "choice", "dtype of the matmuls: which peak applies.",
+                   "bf16", DTYPES),
+            Option("compute_efficiency", "share", "Share of the peak the estimate assumes. "
+                   "Default: the efficiency preset's matmul share x 0.85.", metavar="F"),
+            Option("memory_efficiency", "share", "Share of the memory bandwidth the estimate "
+                   "assumes. Default: the efficiency preset's typical share.", metavar="F"),
+            PEAK, BANDWIDTH, SET), _serve, presentation=("format", "brief"))
+
+
+COMMANDS["serve"] = _serve_command()
+
+
+COMMANDS["mfu"] = Command(
+    "mfu", "MFU from a measured throughput under every named convention side by side (6ND, "
+    "PaLM, Megatron, exact full and causal), and HFU with recomputation; a figure above 100% is "
+    "shown as impossible, with the convention that causes it.", (
+        Option("tokens_per_second", "amount", "Measured training tokens per second (all "
+               "devices together unless --per-device).", metavar="T"),
+        Option("per_device", "flag", "--tokens-per-second is per device.", False),
+        Option("step_time", "amount", "Measured seconds per training step (with "
+               "--global-batch).", metavar="S"),
+        Option("global_batch", "count", "Sequences per step (with --step-time).", metavar="B"),
+        ACCELERATOR,
+        Option("count", "count", "Devices that produced the throughput.", 1, metavar="N"),
+        SEQ,
+        Option("dtype", "choice", "Which of the accelerator's peaks MFU divides by.", "bf16",
+               DTYPES),
+        PEAK,
+        Option("recompute", "choice", "Activation recomputation, for HFU: selective adds the "
+               "attention core, full the layers' forward.", "none", RECOMPUTE),
+        SET), _mfu, presentation=("format", "brief"))
+
+COMMANDS["plan"] = Command(
+    "plan", "Search the parallel layouts of a model on N devices that fit in memory, rank them "
+    "by estimated step time, and show the best with where their time goes.", (
+        SEQ,
+        Option("global_batch", "count", "Sequences per training step.", metavar="B",
+               required=True),
+        ACCELERATOR,
+        Option("count", "count", "Devices in all.", metavar="N", required=True),
+        NETWORK, EFFICIENCY, STEP_DTYPE, PEAK,
+        Option("flash", "flag", "Flash-attention kernels (also allows context parallelism).",
+               False),
+        Option("grad_fp32", "flag", "Gradients accumulated and reduced in fp32.", False),
+        Option("tp_overlap", "flag", "Tensor-parallel communication overlapped with the "
+               "matmuls.", False),
+        Option("precision", "choice", "mixed, bf16 or fp32 (bytes per parameter).", "mixed",
+               tuple(PRECISIONS)),
+        Option("optimizer", "choice", "adamw, adamw-8bit, sgd.", "adamw", tuple(OPTIMIZERS)),
+        Option("top", "count", "How many plans to show.", 5, metavar="K"),
+        SET), _plan)
+
 
 # The commands whose reports `check` can hold against limits.
 CHECKABLE = ("model", "infer", "train", "memory")

@@ -47,7 +47,8 @@ HELP = ("Exact parameter and FLOP counts for transformer models. MODEL is a pres
         "(flopcalc list), a YAML file, a Hugging Face config.json (or its directory), or - for "
         "stdin.")
 NAMES = ("model", "list", "show", "schema", "sweep", "compare", "check", "conventions",
-         "attention", "infer", "train", "memory", "accelerators")
+         "attention", "infer", "train", "memory", "serve", "mfu", "step", "plan",
+         "accelerators")
 
 
 def _version(value: bool) -> None:
@@ -74,6 +75,7 @@ def build(names: tuple[str, ...] = NAMES) -> typer.Typer:
     """The app with these commands (all of them, or just the one a run invokes: Click builds
     every registered command's parameters at start-up, which the others would only cost)."""
     built = typer.Typer(cls=_Commands, no_args_is_help=True, pretty_exceptions_enable=False,
+                        suggest_commands=False,  # Click suggests already: say it once
                         rich_markup_mode=None, help=HELP)
     built.callback()(_root)
     for name in names:

@@ -210,7 +210,7 @@ def _check_command() -> Any:
 
     run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run.__name__ = "check"
-    run.__doc__ = (check.__doc__ or "") + "\n\n" + BUDGET_HELP
+    run.__doc__ = inspect.cleandoc(check.__doc__ or "") + "\n\n" + BUDGET_HELP
     return handles_errors(run)
 
 

@@ -10,7 +10,7 @@ from .options import DebugOpt, Format, FormatOpt, ModelArg, SetOpt
 from .runtime import emit, handles_errors, write
 
 SCHEMAS = ("model", "sweep", "compare", "check", "conventions", "attention", "infer", "train",
-           "memory", "list", "accelerators")
+           "memory", "mfu", "step", "plan", "list", "accelerators")
 
 
 @handles_errors

@@ -32,6 +32,10 @@ RENDERERS: dict[str, tuple[str, str, Optional[str], Optional[str], Optional[str]
     "infer": ("serving", "infer_csv", "infer_tables", "infer_brief", "plot_infer"),
     "train": ("serving", "train_csv", "train_tables", "train_brief", None),
     "memory": ("memory", "memory_csv", "memory_tables", None, "plot_memory"),
+    "mfu": ("plans", "mfu_csv", "mfu_tables", "mfu_brief", None),
+    "step": ("plans", "step_csv", "step_tables", "step_brief", None),
+    "plan": ("plans", "plan_csv", "plan_tables", None, None),
+    "serve": ("serve", "serve_csv", "serve_tables", "serve_brief", None),
 }
 
 
@@ -68,6 +72,8 @@ def annotation(option: Option) -> Any:
     if option.metavar:
         common["metavar"] = option.metavar
     if option.kind == "flag":
+        if option.default is True:  # on unless turned off: --prefix-caching/--no-prefix-caching
+            names = [f"{option.flag}/--no-{option.flag[2:]}"]
         return Annotated[bool, typer.Option(*names, **common)]
     if option.kind == "texts":
         return Annotated[Optional[List[str]], typer.Option(*names, **common)]

@@ -44,7 +44,7 @@ from ..kinds.base import EXPERT, LAST, REPLICATED, SPREAD, Part, ceil_fraction, 
 from ..models.spec import ModelSpec
 from ..tables import OPTIMIZERS, PRECISIONS
 from .layers import layer_activations
-from .model import model_params
+from .model import trained_params
 
 BYTES = "bytes"
 
@@ -66,12 +66,33 @@ class Setup:
     flash: bool = False
     precision: str = "mixed"
     optimizer: str = "adamw"
+    # What training plans need (counting.memory_more; every default keeps the figures above):
+    cp: int = 1  # context-parallel devices: each holds seq/cp tokens of every sequence
+    lora_rank: int = 0  # LoRA adapters of this rank on every matrix of the layers (0: none)
+    qlora: bool = False  # the frozen base in 4-bit NF4 (Dettmers et al. 2023), with LoRA
+    fp8: bool = False  # fp8 GEMMs (Transformer Engine): fp8 weight copies and GEMM inputs
+    offload_optimizer: bool = False  # optimizer state on the host
+    zero3_buffer: bool = False  # ZeRO-3's gathered largest layer (DeepSpeed's estimator)
+    grad_fp32: bool = False  # gradients accumulated in an fp32 buffer (Megatron's main_grad)
 
     @property
     def bytes_per_param(self) -> tuple[int, int, int]:
         """(weights, gradients, optimizer) bytes per parameter: 2, 2, 12 for mixed AdamW."""
         weights, grads, master = PRECISIONS[self.precision]
-        return weights, grads, master + OPTIMIZERS[self.optimizer]
+        return weights, 4 if self.grad_fp32 else grads, master + OPTIMIZERS[self.optimizer]
+
+    @property
+    def extended(self) -> bool:
+        """Whether any of the plan-related options is in use."""
+        return (self.cp > 1 or self.lora_rank > 0 or self.qlora or self.fp8
+                or self.offload_optimizer or self.zero3_buffer or self.grad_fp32)
+
+    @property
+    def shards(self) -> int:
+        """Devices ZeRO splits over: the data-parallel ranks, times the context-parallel ones
+        (Megatron-LM's distributed optimizer shards over the data- and context-parallel
+        group)."""
+        return self.dp * self.cp
 
 
 # ------------------------------------------------------------------------------------ state
@@ -93,11 +114,12 @@ def stage_layers(spec: ModelSpec, setup: Setup) -> int:
 def device_params(spec: ModelSpec, setup: Setup) -> Fraction:
     """Parameters the first pipeline stage's device holds (before ZeRO-3 splits them): ⌈L/p⌉ of
     the L layers (in proportion to each kind), the embeddings, and with one stage the final
-    norms and the head; each tensor's tensor- and expert-parallel share."""
+    norms, the head and any multi-token-prediction modules; each tensor's tensor- and
+    expert-parallel share."""
     layers = spec.n_layers()
     stage = Fraction(stage_layers(spec, setup), layers)  # ⌈L/p⌉ of the L layers
     total = Fraction(0)
-    for p in model_params(spec):
+    for p in trained_params(spec):
         if p.stage == LAST and setup.pp > 1:
             continue
         total += p.value * share(p, setup) * (stage if p.stage == SPREAD else 1)
@@ -106,6 +128,10 @@ def device_params(spec: ModelSpec, setup: Setup) -> Fraction:
 
 def state_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     """Bytes of weights, gradients and optimizer state one device holds."""
+    if setup.extended:
+        from .memory_more import extended_state_parts
+
+        return extended_state_parts(spec, setup, share, stage_layers)
     params = device_params(spec, setup)
     w, g, o = setup.bytes_per_param
     dp = setup.dp
@@ -124,6 +150,10 @@ def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     """Activation bytes of the first pipeline stage's device: its layers with p micro-batches
     in flight (L layers' worth, or all layers with one stage), the embedding's dropout masks,
     and with one stage the final norm, LM head input and fp32 logits."""
+    if setup.extended:
+        from .memory_more import extended_activation_parts
+
+        return extended_activation_parts(spec, setup, activation_parts, stage_layers)
     s, b, t, d = setup.seq, setup.batch, setup.tp, spec.d_model
     layers = spec.n_layers()
     in_flight = setup.pp
@@ -136,13 +166,39 @@ def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     if setup.dropout:
         parts.append(Part("embedding.dropout_mask", ceil_fraction(s * b * d * in_flight * sp),
                           BYTES))
-    if setup.pp == 1 and spec.final_norm and spec.norm.present:
-        parts.append(Part("output.final_norm_input", ceil_fraction(2 * s * b * d * sp), BYTES))
-    if setup.pp == 1 and spec.head != "none":
-        parts.append(Part("output.lm_head_input", ceil_fraction(2 * s * b * d * sp), BYTES))
-        parts.append(Part("output.logits_fp32",
-                          ceil_fraction(Fraction(4 * s * b * spec.vocab_size, t)), BYTES))
+    if setup.pp == 1:
+        parts += output_activation_parts(spec, setup)
     return merged(parts)
+
+
+def output_activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
+    """What the last stage keeps past its layers: the final norm's input, the LM head's input
+    and fp32 logits; and per multi-token-prediction module (DeepSeek-V3 Technical Report,
+    §2.2: RMSNorm of the hidden state and of the next token's embedding, their concatenation
+    projected 2d → d, one layer, the shared head) the two norms' inputs, the 2d-wide
+    projection input, its layer's activations, its head norm's and head's inputs and its own
+    fp32 logits. 16-bit tensors, split by sequence parallelism where the layers' are."""
+    s, b, t, d = setup.seq, setup.batch, setup.tp, spec.d_model
+    sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
+    logits = ceil_fraction(Fraction(4 * s * b * spec.vocab_size, t))
+    parts = []
+    if spec.final_norm and spec.norm.present:
+        parts.append(Part("output.final_norm_input", ceil_fraction(2 * s * b * d * sp), BYTES))
+    if spec.head != "none":
+        parts.append(Part("output.lm_head_input", ceil_fraction(2 * s * b * d * sp), BYTES))
+        parts.append(Part("output.logits_fp32", logits, BYTES))
+    if spec.mtp_layers:
+        n = spec.mtp_layers
+        if spec.norm.present:  # the hidden state's, the embedding's and the head norm's
+            parts.append(Part("mtp.norm_inputs", n * ceil_fraction(3 * 2 * s * b * d * sp),
+                              BYTES))
+        parts.append(Part("mtp.eh_proj_input", n * ceil_fraction(2 * s * b * 2 * d * sp),
+                          BYTES))
+        for p in layer_activations(spec.mtp_layer, d, setup):
+            parts.append(Part(f"mtp.layer.{p.name}", n * ceil_fraction(p.value), BYTES))
+        parts.append(Part("mtp.lm_head_input", n * ceil_fraction(2 * s * b * d * sp), BYTES))
+        parts.append(Part("mtp.logits_fp32", n * logits, BYTES))
+    return parts
 
 
 def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
@@ -165,4 +221,8 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
                 "of data-parallel ranks")
     if setup.sequence_parallel and setup.tp == 1:
         return "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"
+    if setup.extended:
+        from .memory_more import check_extended
+
+        return check_extended(spec, setup)
     return None

@@ -19,7 +19,9 @@ from math import ceil, lcm
 
 from ..kinds.base import Convention, Part
 from ..models.spec import ModelSpec
+from ..tables import SCALED_FORMATS
 from .model import decode_flops, model_flops, workload
+from .quant import read_bytes
 from .traffic import (kv_bytes_per_token, kv_read_bytes, state_bytes_per_sequence, storage_bytes,
                       weight_reads)
 
@@ -108,7 +110,9 @@ class DecodeSteps:
         self.spec, self.batch, self.kv_b = spec, batch, kv_b
         reads = weight_reads(spec, batch)
         self.reads = reads
-        self.step_weight_bytes = storage_bytes(reads.expected, weights_dtype)
+        self.step_weight_bytes = (storage_bytes(reads.expected, weights_dtype)
+                                  if weights_dtype not in SCALED_FORMATS else
+                                  read_bytes(spec, batch, weights_dtype).expected)
         self.kv_per_token = kv_bytes_per_token(spec, kv_b)
         self.state_per_sequence = state_bytes_per_sequence(spec, kv_b, state_b)
 

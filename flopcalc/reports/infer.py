@@ -19,12 +19,16 @@ from ..counting.serving import DecodeSteps, affine_segments, prefill_parts
 from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts,
                                 state_bytes_per_sequence, storage_bytes, weight_params,
                                 weight_reads)
+from ..counting import quant
+from ..counting.quant import bits_per_value
 from ..errors import FlopcalcError
+from ..tables import SCALED_FORMATS
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
-                     exact_number, first_attention, kind_notes, model_info, samples)
+                     exact_number, first_attention, kind_notes, memory_basis_line, model_info,
+                     samples)
 
 Number = Union[int, float]
 
@@ -146,11 +150,16 @@ class AcceleratorInfo:
     total_peak_flops: int
     bandwidth: Optional[int]  # per device, bytes/s
     total_bandwidth: Optional[int]
-    memory_bytes: Optional[int]
+    memory_bytes: Optional[int]  # per device, what the run may fill (usable x fraction - reserve)
     total_memory_bytes: Optional[int]
     peak_overridden: bool
     bandwidth_overridden: bool
     perfect_scaling: bool = True
+    nominal_memory_bytes: Optional[int] = None  # the vendor's size
+    usable_memory_bytes: Optional[int] = None  # what the driver reports (else the nominal)
+    memory_basis: str = ""
+    memory_fraction: float = 1.0
+    reserve_bytes: int = 0
 
 
 @dataclass
@@ -247,7 +256,9 @@ def accelerator_info(hw: Hardware) -> AcceleratorInfo:
         peak_flops=hw.peak_flops, total_peak_flops=hw.total_peak_flops, bandwidth=hw.bandwidth,
         total_bandwidth=hw.total_bandwidth, memory_bytes=hw.memory_bytes,
         total_memory_bytes=hw.total_memory_bytes, peak_overridden=hw.peak_overridden,
-        bandwidth_overridden=hw.bandwidth_overridden)
+        bandwidth_overridden=hw.bandwidth_overridden, nominal_memory_bytes=hw.nominal_memory_bytes,
+        usable_memory_bytes=hw.usable_memory_bytes, memory_basis=hw.memory_basis,
+        memory_fraction=float(hw.memory_fraction), reserve_bytes=hw.reserve_bytes)
 
 
 def devices(count: int) -> str:
@@ -268,8 +279,10 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
         f"KV cache {s.kv_dtype} ({s.kv_bytes_per_element} B): per layer and token the K/V of "
         "its KV heads, for batch x (P + G) tokens (a window layer the last w); MHA: one K and V "
         "per query head",
-        f"weights: every parameter once, {s.weights_dtype} ({s.weights_bits_per_element} bits; "
-        "scale factors of quantised formats not counted)",
+        f"weights: every parameter once, {s.weights_dtype} ({s.weights_bits_per_element} bits"
+        + ("; a scaled format's scales counted, embeddings, head, norms and routers in bf16)"
+           if s.weights_dtype in SCALED_FORMATS else
+           "; scale factors of quantised formats not counted)"),
         "bytes per decode step: every weight read once (of an untied embedding or a position "
         "table only the B rows looked up) + K/V of the keys attended + the new K/V written; "
         "prefill: the weights + the prompt's K/V written; activations not counted",
@@ -279,7 +292,26 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
                      f"step; dense {hw.dtype} peak and memory bandwidth {devices(hw.count)}; the "
                      "bounds count the prefill's attention under each layer's own mask (causal, "
                      "window, chunk), as kernels compute it, whatever --attention counts")
+    if hw is not None and hw.usable_memory_bytes is not None:
+        lines.append(memory_basis_line(hw))
     return lines
+
+
+def stored_bytes(spec: ModelSpec, params: int, dtype: str) -> Fraction:
+    """Bytes of every weight: `params` at a dtype's width, or a scaled format with its scales
+    (`counting.quant`)."""
+    if dtype in SCALED_FORMATS:
+        return quant.model_weight_bytes(spec, dtype)
+    return storage_bytes(params, dtype)
+
+
+def read_bytes(spec: ModelSpec, tokens: int, dtype: str, params: int | Fraction,
+               which: str = "expected") -> Fraction:
+    """Weight bytes a forward over `tokens` reads (`params` of them at a dtype's width; a scaled
+    format's from its tensors, the `which` routing)."""
+    if dtype in SCALED_FORMATS:
+        return getattr(quant.read_bytes(spec, tokens, dtype), which)
+    return storage_bytes(params, dtype)
 
 
 def _round(x: Fraction) -> int:
@@ -299,9 +331,9 @@ def _decode(spec: ModelSpec, st: DecodeSteps, prompt: int, gen: int,
               if (reads := kind.reads(spec.d_model, batch)) is not None), None)
     if r is not None:
         routing = Routing(r.experts, r.top_k, r.least, float(r.expected), r.most,
-                          _round(storage_bytes(st.reads.least, weights_dtype)),
+                          _round(read_bytes(spec, batch, weights_dtype, st.reads.least, "least")),
                           _round(st.step_weight_bytes),
-                          _round(storage_bytes(st.reads.most, weights_dtype)))
+                          _round(read_bytes(spec, batch, weights_dtype, st.reads.most, "most")))
     rounded = any(x.denominator != 1 for x in (bytes_first, bytes_last, total_bytes))
     return Decode(
         steps=gen, tokens=batch * gen, context_first=first, context_last=last,
@@ -352,14 +384,14 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
     check_decoder_only(spec, loaded.name)
     kv_b, state_b = DTYPE_BITS[kv_dtype] // 8, DTYPE_BITS[state_dtype] // 8
     settings = InferSettings(prompt, gen, batch, attention, kv_dtype, kv_b, state_dtype, state_b,
-                             weights_dtype, DTYPE_BITS[weights_dtype], compute_dtype,
+                             weights_dtype, bits_per_value(weights_dtype), compute_dtype,
                              spec.max_seq_len)
     params = weight_params(spec)
-    weights_bytes = p.ceil_fraction(storage_bytes(params, weights_dtype))
+    weights_bytes = p.ceil_fraction(stored_bytes(spec, params, weights_dtype))
     st = DecodeSteps(spec, batch, kv_b, weights_dtype, state_b)
     pre = prefill_parts(spec, prompt, batch, attention)
     prefill_reads = weight_reads(spec, batch * prompt).expected
-    prefill_bytes = storage_bytes(prefill_reads, weights_dtype) + p.total(
+    prefill_bytes = read_bytes(spec, batch * prompt, weights_dtype, prefill_reads) + p.total(
         kv_cache_parts(spec, prompt, batch, kv_b, state_nbytes=state_b))
     kv = _kv_cache(spec, prompt + gen, batch, kv_b, state_b)
     decode = _decode(spec, st, prompt, gen, weights_dtype) if gen else None
@@ -372,7 +404,7 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
             flops_per_token=exact_number(Fraction(p.total(pre), batch * prompt)),
             bytes=_round(prefill_bytes), components={x.name: x.value for x in pre}),
         decode=decode, kv_cache=kv,
-        weights=Weights(params, weights_dtype, DTYPE_BITS[weights_dtype], weights_bytes),
+        weights=Weights(params, weights_dtype, bits_per_value(weights_dtype), weights_bytes),
         memory_bytes=weights_bytes + kv.bytes,
         total_flops=p.total(pre) + (decode.flops if decode else 0),
         accelerator=None, roofline=None,
@@ -410,7 +442,7 @@ def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) ->
                             "--accelerator NAME")
     spec = loaded.spec
     check_decoder_only(spec, loaded.name)
-    weights = p.ceil_fraction(storage_bytes(weight_params(spec), options["weights_dtype"]))
+    weights = p.ceil_fraction(stored_bytes(spec, weight_params(spec), options["weights_dtype"]))
     batch = max_batch(spec, options["prompt"] + options["gen"],
                       DTYPE_BITS[options["kv_dtype"]] // 8, weights, hw.total_memory_bytes,
                       DTYPE_BITS[options["state_dtype"]] // 8)

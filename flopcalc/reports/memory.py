@@ -4,18 +4,19 @@ fits an accelerator (`counting.memory` holds the arithmetic and its sources)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Optional
 
 from ..kinds import base as p
 from ..counting.layers import layer_activations
 from ..counting.memory import Setup, activation_parts, check_setup, device_params, state_parts
-from ..counting.model import model_params
+from ..counting.model import model_params, mtp_params
 from ..errors import FlopcalcError
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
+from ..numbers import counted
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_seq, model_info,
-                     samples)
+                     memory_basis_line, samples)
 
 
 
@@ -73,8 +74,13 @@ class Activations:
 class DeviceInfo:
     name: str
     title: str
-    memory_bytes: int
+    memory_bytes: int  # what a run may fill per device: usable x fraction - reserve
     count: int
+    nominal_memory_bytes: Optional[int] = None  # the vendor's size
+    usable_memory_bytes: Optional[int] = None  # what the driver reports (else the nominal)
+    memory_basis: str = ""
+    memory_fraction: float = 1.0
+    reserve_bytes: int = 0
 
 
 @dataclass
@@ -84,6 +90,26 @@ class BatchPoint:
     batch: int
     state: dict[str, int]  # weights, gradients, optimizer (the same at every batch)
     activations: int
+
+
+@dataclass
+class MemoryExtras:
+    """The plan-related options in use (only in the JSON document when one is): context
+    parallelism, LoRA/QLoRA, fp8, optimizer offload, ZeRO-3's gathered layer, an fp32
+    gradient buffer (see counting.memory_more)."""
+
+    cp: int
+    devices: int  # dp x tp x pp x cp
+    lora_rank: int
+    qlora: bool
+    fp8: bool
+    offload_optimizer: bool
+    zero3_buffer: bool
+    grad_fp32: bool
+    trainable_params: int  # on the device: the adapters with LoRA, else every parameter
+    fp8_weights: int  # bytes of fp8 weight copies (0 without --fp8)
+    zero3_gathered_layer: int  # bytes of the gathered largest module (0 unless asked)
+    host_optimizer_bytes: int  # optimizer state in host memory (0 without offload)
 
 
 @dataclass
@@ -101,12 +127,20 @@ class MemoryReport(Report):
     headroom_bytes: Optional[int]  # device memory minus memory.total
     max_micro_batch: Optional[int]  # the largest --batch that fits (0: not even one)
     warnings: list[str] = field(default_factory=list)
+    extras: Optional[MemoryExtras] = None  # present only when a plan-related option is used
     # Memory against the micro-batch, for pictures (on request; not in the JSON document).
     curve: ClassVar[Optional[list[BatchPoint]]] = None
+    used: ClassVar[Optional[Setup]] = None  # the Setup counted (not in the JSON document)
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = super().to_dict()
+        if doc.get("extras") is None:
+            doc.pop("extras", None)
+        return doc
 
 
 
-def _conventions(setup: Setup) -> list[str]:
+def _conventions(setup: Setup, spec: Optional[ModelSpec] = None) -> list[str]:
     w, g, o = setup.bytes_per_param
     zero = {0: "no ZeRO: every data-parallel device holds the whole state",
             1: "ZeRO-1: optimizer state split over the dp devices",
@@ -121,14 +155,21 @@ def _conventions(setup: Setup) -> list[str]:
         "splits the routed experts e ways",
         "activations after Korthikanti et al. 2022, tensor by tensor: 16-bit tensors, 1-byte "
         "dropout masks; MHA, GELU, d_ff = 4d and dropout give their sbh(34 + 5as/h) per layer",
-        f"the first pipeline stage: {setup.pp} micro-batch(es) in flight of its layers, plus "
-        "the embedding's dropout masks" + ("; with one stage the final norm, LM head input "
-                                           "and fp32 logits" if setup.pp == 1 else ""),
+        f"the first pipeline stage: {counted(setup.pp, 'micro-batch', 'micro-batches')} in flight "
+        "of its layers, plus the embedding's dropout masks" + (
+            "; with one stage the final norm, LM head input and fp32 logits" if setup.pp == 1
+            else ""),
         f"recompute {setup.recompute}; dropout {'on' if setup.dropout else 'off'}; "
         f"{'FlashAttention (no s² tensor kept)' if setup.flash else 'attention keeps its s² softmax'}",
         "not counted: temporary buffers, communication buckets, allocator fragmentation, the "
         "CUDA context (often 1-3 GB in practice)",
     ]
+    if spec is not None and spec.mtp_layers:
+        where = ("with one stage it is on this device: weights, gradients, optimizer state and "
+                 "activations (mtp.*)" if setup.pp == 1 else
+                 "it sits with the head on the last stage, not on this device")
+        lines.append(f"multi-token prediction ({counted(spec.mtp_layers, 'module')}, "
+                     f"params.mtp) trains with the model: {where}")
     return lines
 
 
@@ -178,8 +219,8 @@ def build_memory_report(loaded: LoadedModel, setup: Setup, hw: Optional[Hardware
                                 devices, setup.zero, setup.recompute, setup.sequence_parallel,
                                 setup.dropout, setup.flash, setup.precision, setup.optimizer,
                                 list(setup.bytes_per_param)),
-        conventions=_conventions(setup),
-        params={"total": p.total(model_params(spec)),
+        conventions=_conventions(setup, spec),
+        params={"total": p.total(model_params(spec)), "mtp": p.total(mtp_params(spec)),
                 "device": p.ceil_fraction(device_params(spec, setup))},
         memory=MemoryParts(parts["weights"], parts["gradients"], parts["optimizer"],
                            activations, total),
@@ -187,8 +228,27 @@ def build_memory_report(loaded: LoadedModel, setup: Setup, hw: Optional[Hardware
                                 {x.name: x.value for x in acts}),
         accelerator=None, fits=None, headroom_bytes=None, max_micro_batch=None,
         warnings=context_warning(loaded.name, "--seq", setup.seq, spec.max_seq_len))
+    report.used = setup
+    if setup.extended:
+        from ..counting.memory import share, stage_layers
+        from ..counting.memory_more import adapter_params, host_bytes
+
+        devices *= setup.cp
+        named = {x.name: x.value for x in state}
+        report.extras = MemoryExtras(
+            setup.cp, devices, setup.lora_rank, setup.qlora, setup.fp8,
+            setup.offload_optimizer, setup.zero3_buffer, setup.grad_fp32,
+            p.ceil_fraction(adapter_params(spec, setup, share, stage_layers))
+            if setup.lora_rank else report.params["device"],
+            named.get("memory.fp8_weights", 0), named.get("memory.zero3_gathered_layer", 0),
+            host_bytes(spec, setup, share, stage_layers))
+        report.conventions += extended_conventions(setup)
     if hw is not None and hw.memory_bytes is not None:
-        report.accelerator = DeviceInfo(hw.name, hw.title, hw.memory_bytes, devices)
+        report.accelerator = DeviceInfo(hw.name, hw.title, hw.memory_bytes, devices,
+                                        hw.nominal_memory_bytes, hw.usable_memory_bytes,
+                                        hw.memory_basis, float(hw.memory_fraction),
+                                        hw.reserve_bytes)
+        report.conventions.append(memory_basis_line(hw))
         report.fits = total <= hw.memory_bytes
         report.headroom_bytes = hw.memory_bytes - total
         report.max_micro_batch = max_micro_batch(spec, setup, hw.memory_bytes)
@@ -199,6 +259,32 @@ def build_memory_report(loaded: LoadedModel, setup: Setup, hw: Optional[Hardware
                                                                                     batch=b))))
                         for b in batches]
     return report
+
+
+def extended_conventions(setup: Setup) -> list[str]:
+    """The lines the plan-related options add (see counting.memory_more)."""
+    lines = []
+    if setup.cp > 1:
+        lines.append(f"context parallelism {setup.cp}: each device holds seq/{setup.cp} tokens of "
+                     "every sequence (ring attention, flash kernel); ZeRO shards over dp x cp")
+    if setup.lora_rank:
+        base = ("4-bit NF4 with double-quantised constants, 4.127 bits per parameter "
+                "(Dettmers et al. 2023)" if setup.qlora else "16-bit")
+        lines.append(f"LoRA rank {setup.lora_rank} on every matrix of the layers (Hu et al. "
+                     f"2021): only the adapters have gradients and optimizer state; the frozen "
+                     f"base is {base}")
+    if setup.fp8:
+        lines.append("fp8 (Transformer Engine): an fp8 copy of every matrix of the layers, and "
+                     "each sublayer's input saved in 8 bits")
+    if setup.offload_optimizer:
+        lines.append("optimizer state offloaded to host memory (ZeRO-Offload)")
+    if setup.zero3_buffer and setup.zero == 3:
+        lines.append("ZeRO-3 gathers the largest module whole: its 16-bit weights and "
+                     "gradients (DeepSpeed's largest_layer_memory = 4 x largest_layer_params)")
+    if setup.grad_fp32:
+        lines.append("gradients accumulated in fp32 (Megatron-LM's main_grad): 4 bytes per "
+                     "parameter")
+    return lines
 
 
 def setup_for(spec: ModelSpec, seq: Optional[int], **options: object) -> Setup:

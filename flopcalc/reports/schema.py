@@ -15,6 +15,8 @@ REPORTS = {
     "conventions": ("conventions", "ConventionsReport"),
     "attention": ("attention", "AttentionReport"), "infer": ("infer", "InferReport"),
     "train": ("train", "TrainReport"), "memory": ("memory", "MemoryReport"),
+    "serve": ("serve", "ServeReport"),
+    "mfu": ("mfu", "MfuReport"), "step": ("step", "StepReport"), "plan": ("plan", "PlanReport"),
     "list": ("listing", "ListReport"), "accelerators": ("listing", "AcceleratorsReport"),
 }
 

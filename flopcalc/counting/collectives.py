@@ -1,0 +1,117 @@
+"""Time of one collective on a two-level network: the alpha-beta model NCCL's own tuner uses.
+
+Conventions (NVIDIA/nccl-tests doc/PERFORMANCE.md, lines 52-63, 73-79, 91-97, 134-145 at
+a0b82b2): a collective over a buffer of S bytes on n ranks sends factor(n)·S bytes per rank,
+with factor = 2(n-1)/n for all-reduce and (n-1)/n for reduce-scatter, all-gather and
+all-to-all; at a bus bandwidth B its time is factor(n)·S / B.
+
+Latency (NVIDIA/nccl src/graph/tuning.cc at 5067397c): a ring of n ranks takes nsteps = 2(n-1)
+steps for all-reduce, n-1 otherwise (line 289); its latency is base + (nsteps - inter)·intra +
+inter·inter_step, inter = the steps that cross domains (line 412), ×1.4 for multi-node
+all-reduce rings ("plateau effect", line 649); a double binary tree (all-reduce only) costs
+base + 2·((g-1)·intra + log2(k)·inter_step) (line 416) at 0.92 of the ring's bus bandwidth
+(line 331) and twice its bytes per rank (algbw = busBw/2, line 380).
+
+Two levels: a group of n ranks with g of them in each fast domain (k = n/g domains). The model
+takes the fastest of
+  - a flat ring at min(B_up, g·B_out): each rank's NIC carries a 1/g share of the traffic that
+    leaves the domain (NCCL builds one ring per NIC);
+  - a hierarchical scheme: reduce-scatter inside the domain, the collective of S/g across the
+    domains over every rank's NIC, all-gather inside the domain;
+  - for all-reduce, a double binary tree;
+as NCCL's tuner does with the same model. All-to-all sends (n-g)/n of S through the NIC and
+(g-1)/n over the fast domain. A point-to-point send costs one step's latency plus S / B.
+
+Bandwidths are the network preset's achievable ones (datasheet × measured share). On a mesh
+(MI300X) a group of g < domain ranks inside the domain uses g-1 of the links.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..models.networks import NetworkSpec
+
+KINDS = ("allreduce", "reducescatter", "allgather", "alltoall")
+PLATEAU = 1.4  # NCCL tuning.cc: multi-node ring all-reduce latency factor (sm80 and later)
+TREE_BW = 0.92  # NCCL tuning.cc: tree bus bandwidth relative to the ring's
+
+
+def factor(kind: str, n: int) -> float:
+    """Bytes each rank sends per byte of the buffer (NCCL's bus-bandwidth factor)."""
+    if n <= 1:
+        return 0.0
+    return 2 * (n - 1) / n if kind == "allreduce" else (n - 1) / n
+
+
+@dataclass(frozen=True)
+class Net:
+    """The figures the model reads, in seconds and bytes/s."""
+
+    domain: int
+    up: float  # achievable scale-up bandwidth per device, each way
+    out: float  # achievable scale-out bandwidth per device, each way
+    base: float
+    lat_up: float
+    lat_out: float
+    mesh: bool = False
+
+    @classmethod
+    def of(cls, spec: NetworkSpec) -> "Net":
+        return cls(spec.domain_size, spec.up, spec.out, spec.latency_base_ns * 1e-9,
+                   spec.latency_scale_up_ns * 1e-9, spec.latency_scale_out_ns * 1e-9,
+                   spec.topology == "mesh")
+
+    def up_for(self, g: int) -> float:
+        """Scale-up bandwidth a group of g ranks of one domain reaches (a mesh: g-1 links)."""
+        if self.mesh and 1 < g < self.domain:
+            return self.up * (g - 1) / (self.domain - 1)
+        return self.up
+
+
+def ring(kind: str, size: float, n: int, bw: float, base: float, step: float) -> float:
+    """A ring collective of `size` bytes over n ranks at `bw` bytes/s each way."""
+    if n <= 1 or size <= 0:
+        return 0.0
+    steps = 2 * (n - 1) if kind == "allreduce" else n - 1
+    return base + steps * step + factor(kind, n) * size / bw
+
+
+def collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> float:
+    """Seconds for one collective of `size` bytes (the whole buffer) over n ranks, of which
+    `per_domain` share each fast domain."""
+    if n <= 1 or size <= 0:
+        return 0.0
+    g = max(1, min(per_domain, n))
+    k = max(1, n // g)
+    up = net.up_for(g)
+    if k == 1:
+        return ring(kind, size, n, up, net.base, net.lat_up)
+    if kind == "alltoall":
+        return (net.base + n * net.lat_out
+                + max((g - 1) / n * size / up, (n - g) / n * size / net.out))
+    flat_bw = min(up, g * net.out)
+    steps = 2 * (n - 1) if kind == "allreduce" else n - 1
+    inter = 2 * (k - 1) if kind == "allreduce" else k - 1
+    lat = net.base + (steps - inter) * net.lat_up + inter * net.lat_out
+    if kind == "allreduce":
+        lat *= PLATEAU
+    flat = lat + factor(kind, n) * size / flat_bw
+    if kind == "allreduce":
+        hier = (ring("reducescatter", size, g, up, net.base, net.lat_up)
+                + ring("allreduce", size / g, k, net.out, net.base, net.lat_out)
+                + ring("allgather", size, g, up, net.base, net.lat_up))
+        tree = (net.base + 2 * ((g - 1) * net.lat_up + math.log2(k) * net.lat_out)
+                + 2 * size / (TREE_BW * flat_bw))
+        return min(flat, hier, tree)
+    hier = (ring(kind, size, g, up, net.base, net.lat_up)
+            + ring(kind, size / g, k, net.out, net.base, net.lat_out))
+    return min(flat, hier)
+
+
+def p2p(size: float, across: bool, net: Net) -> float:
+    """One point-to-point send of `size` bytes, across domains (NIC) or inside one."""
+    if size <= 0:
+        return 0.0
+    return (net.lat_out + size / net.out) if across else (net.lat_up + size / net.up)

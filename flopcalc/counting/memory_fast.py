@@ -1,0 +1,121 @@
+"""The memory of many layouts of one model, fast: the same arithmetic as `counting.memory`
+(and `memory_more`), with the pieces that do not depend on a layout's every option computed
+once (the parameters a device holds per tensor-, pipeline- and expert-parallel split, one
+layer's saved tensors per micro-batch and split). `tests/test_plan.py` checks it equals
+`counting.memory` byte for byte over a grid of layouts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from math import ceil
+from typing import Optional
+
+from ..kinds.base import LAST, SPREAD
+from ..models.spec import ModelSpec
+from .layers import layer_activations
+from .memory import Setup, check_setup, output_activation_parts, share
+from .memory_more import is_matrix, largest_module
+from .model import trained_params
+
+
+class FastMemory:
+    """`total(setup)`: bytes per device of the first stage, as counting.memory counts them."""
+
+    def __init__(self, spec: ModelSpec):
+        self.spec = spec
+        self.params = trained_params(spec)
+        self.layers = spec.n_layers()
+        self._held: dict[tuple, tuple[Fraction, Fraction]] = {}
+        self._largest: dict[tuple, Fraction] = {}
+        self._acts: dict[tuple, list[list[tuple[str, Fraction]]]] = {}
+        self._valid: dict[tuple, Optional[str]] = {}
+
+    def _stage(self, pp: int) -> int:
+        return ceil(Fraction(self.layers, pp))
+
+    def held(self, tp: int, pp: int, ep: int) -> tuple[Fraction, Fraction]:
+        """(every parameter, the matrices) the first stage's device holds."""
+        key = (tp, pp, ep)
+        if key not in self._held:
+            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep)
+            stage = Fraction(self._stage(pp), self.layers)
+            everything = matrix = Fraction(0)
+            for p in self.params:
+                if p.stage == LAST and pp > 1:
+                    continue
+                v = p.value * share(p, probe) * (stage if p.stage == SPREAD else 1)
+                everything += v
+                if is_matrix(p):
+                    matrix += v
+            self._held[key] = (everything, matrix)
+        return self._held[key]
+
+    def largest(self, tp: int, pp: int, ep: int) -> Fraction:
+        key = (tp, pp, ep)
+        if key not in self._largest:
+            self._largest[key] = largest_module(self.spec, Setup(seq=1, batch=1, tp=tp, pp=pp,
+                                                                 ep=ep), share)
+        return self._largest[key]
+
+    def state(self, setup: Setup) -> int:
+        everything, matrix = self.held(setup.tp, setup.pp, setup.ep)
+        w, g, o = setup.bytes_per_param
+        shards = setup.shards if setup.extended else setup.dp
+
+        def zero(stage: int, value: Fraction) -> int:
+            return ceil(value / shards if setup.zero >= stage else value)
+
+        total = zero(3, everything * w) + zero(2, everything * g)
+        total += 0 if setup.offload_optimizer else zero(1, everything * o)
+        if setup.fp8:
+            total += zero(3, matrix)
+        if setup.zero3_buffer and setup.zero == 3:
+            total += ceil(self.largest(setup.tp, setup.pp, setup.ep) * (w + g))
+        return total
+
+    def layer_parts(self, setup: Setup, seq: int) -> list[list[tuple[str, Fraction]]]:
+        key = (seq, setup.batch, setup.tp, setup.sequence_parallel, setup.recompute,
+               setup.dropout, setup.flash)
+        if key not in self._acts:
+            k = Setup(seq=seq, batch=setup.batch, tp=setup.tp,
+                      sequence_parallel=setup.sequence_parallel, recompute=setup.recompute,
+                      dropout=setup.dropout, flash=setup.flash)
+            self._acts[key] = [[(p.name, Fraction(p.value)) for p in
+                                layer_activations(g.layer, self.spec.d_model, k)]
+                               for g in self.spec.groups()]
+        return self._acts[key]
+
+    def activations(self, setup: Setup) -> int:
+        spec = self.spec
+        seq = setup.seq // setup.cp if setup.extended else setup.seq
+        s, b, t, d = seq, setup.batch, setup.tp, spec.d_model
+        in_flight = setup.pp
+        named: dict[str, int] = {}
+        for g, parts in zip(spec.groups(), self.layer_parts(setup, seq)):
+            fraction = Fraction(g.count, self.layers) * self._stage(setup.pp) * in_flight
+            for name, value in parts:
+                key = f"layers.{name}"
+                named[key] = named.get(key, 0) + ceil(value * fraction)
+        sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
+        extra = 0
+        if setup.dropout:
+            extra += ceil(s * b * d * in_flight * sp)
+        if setup.pp == 1:
+            extra += sum(p.value for p in output_activation_parts(spec, replace(setup, seq=seq)))
+        if setup.extended and setup.fp8:
+            named = {k: (ceil(Fraction(v, 2)) if k.endswith(".input") else v)
+                     for k, v in named.items()}
+        if setup.extended and setup.lora_rank:
+            raise NotImplementedError("LoRA layouts go through counting.memory")
+        return sum(named.values()) + extra
+
+    def total(self, setup: Setup) -> Optional[int]:
+        """Bytes per device, or None when the layout is invalid (counting.memory's checks)."""
+        key = (setup.tp, setup.pp, setup.ep, setup.dp, setup.cp, setup.sequence_parallel,
+               setup.flash, setup.seq)
+        if key not in self._valid:
+            self._valid[key] = check_setup(self.spec, setup)
+        if self._valid[key]:
+            return None
+        return self.state(setup) + self.activations(setup)

@@ -1,0 +1,304 @@
+"""Training plans: the machine a step runs on, whether a layout fits in memory, the step time
+of a layout over the inputs a user did not give, and the search over layouts (`flopcalc plan`).
+
+Inputs a user does not give (micro-batch, virtual stages, recomputation, dropout) are
+unknowns: the estimate takes the frameworks' defaults (micro-batch 1, no interleaving, no
+dropout) and the least recomputation that fits, and the interval's low end takes the most
+favourable allowed value of each, its high end the least favourable (every value that fits in
+memory).
+
+An unknown micro-batch ranges over those that leave at least p micro-batches per pipeline
+(fewer would leave stages idle for most of the step: no schedule runs that way by choice).
+
+The search (`search`) tries every tensor-parallel size that divides the heads and fits a fast
+domain, every pipeline depth up to the layers, context-parallel sizes that divide the sequence
+(with flash attention), expert-parallel sizes that divide the experts and the data-parallel
+size, ZeRO stages 0-3, micro-batches that divide each replica's batch, virtual stages that
+divide each stage's layers, sequence parallelism whenever tp > 1 (it never costs time here and
+saves memory), and the least recomputation that fits; it keeps the layouts that fit and ranks
+them by the estimate. Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once
+and reused across the rest.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Iterable, Optional
+
+from ..errors import FlopcalcError
+from ..kinds import base as kb
+from ..models.accelerators import Hardware
+from ..models.networks import (DEFAULT_NETWORK, GENERIC, load_efficiency, load_efficiency_file,
+                               load_network)
+from ..models.spec import ModelSpec
+from ..tables import RECOMPUTE
+from .collectives import Net
+from .memory import Setup, activation_parts, check_setup, state_parts
+from .memory_fast import FastMemory
+from .steptime import EFFICIENCY_END, ENDS, Layout, Machine, Profile, StepTime, step_time
+
+UNKNOWABLE = ("micro_batch", "vp", "recompute", "dropout")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The machine, with where each figure came from (for the report's conventions)."""
+
+    machine: Machine
+    network: str
+    network_title: str
+    network_source: str
+    efficiency: str
+    efficiency_source: str
+    warnings: tuple[str, ...]
+
+
+def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str]) -> Resolved:
+    """The Machine for hardware `hw` on `network` (default: the accelerator's usual system)
+    with the efficiency file `efficiency` (default: the accelerator's preset)."""
+    warnings = []
+    if efficiency is not None:
+        eff = load_efficiency_file(efficiency)
+    else:
+        found = load_efficiency(hw.name)
+        if found is None:
+            warnings.append(f"no efficiency preset for '{hw.name}': the {GENERIC} shares are "
+                            "used (give --efficiency FILE for yours)")
+            found = load_efficiency(GENERIC)
+        eff = found
+    assert eff is not None
+    spec = eff.spec
+    if network is None:
+        network = DEFAULT_NETWORK.get(hw.name)
+        if network is None:
+            warnings.append(f"no default network for '{hw.name}': dgx-h100 is used (give "
+                            "--network NAME)")
+            network = "dgx-h100"
+    net = load_network(network)
+    dtype = hw.dtype
+    share = spec.matmul_share(dtype)
+    if share is None:
+        raise FlopcalcError(f"the efficiency file {eff.name} has no matmul share for {dtype} "
+                            f"(it lists {', '.join(spec.matmul)}); choose one of those dtypes")
+    if hw.bandwidth is None:
+        raise FlopcalcError("the step time needs the memory bandwidth: give --accelerator")
+    attention_peak = hw.peak_flops
+    if dtype in ("fp8", "int8", "fp4"):
+        from ..models.accelerators import load_accelerator
+
+        if hw.name != "custom":
+            peaks = load_accelerator(hw.name).spec.peak_flops
+            attention_peak = peaks.get("bf16", hw.peak_flops)  # type: ignore[call-overload]
+    machine = Machine(
+        peak=float(hw.peak_flops), matmul_peak=float(hw.peak_flops),
+        attention_peak=float(attention_peak), hbm=float(hw.bandwidth), matmul_share=share,
+        sms=spec.sms,
+        attention_forward={e: spec.attention_forward.at(EFFICIENCY_END[e]) for e in ENDS},
+        attention_backward={e: spec.attention_backward.at(EFFICIENCY_END[e]) for e in ENDS},
+        memory_share={e: spec.memory.at(EFFICIENCY_END[e]) for e in ENDS},
+        net=Net.of(net.spec), matmul_bytes=1 if dtype in ("fp8", "int8") else 2)
+    return Resolved(machine, net.name, net.spec.title, net.spec.source, eff.name,
+                    spec.source, tuple(warnings))
+
+
+# ---------------------------------------------------------------------------------- memory
+
+
+def setup_of(spec: ModelSpec, seq: int, lay: Layout, precision: str = "mixed",
+             optimizer: str = "adamw", fp8: bool = False) -> Setup:
+    """The memory Setup of a layout (ZeRO-3 counts its gathered layer)."""
+    return Setup(seq=seq, batch=lay.micro_batch, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
+                 zero=lay.zero, recompute=lay.recompute,
+                 sequence_parallel=lay.sequence_parallel, dropout=lay.dropout,
+                 flash=lay.flash, precision=precision, optimizer=optimizer, cp=lay.cp,
+                 fp8=fp8, zero3_buffer=lay.zero == 3, grad_fp32=lay.grad_fp32)
+
+
+_FAST: dict[int, tuple[ModelSpec, FastMemory]] = {}
+
+
+def memory_bytes(spec: ModelSpec, setup: Setup) -> Optional[int]:
+    """Bytes per device of the first pipeline stage (counting.memory's figure, computed by
+    `FastMemory`), or None when the layout is invalid."""
+    held = _FAST.get(id(spec))
+    if held is None or held[0] is not spec:
+        if len(_FAST) > 16:
+            _FAST.clear()
+        held = _FAST[id(spec)] = (spec, FastMemory(spec))
+    return held[1].total(setup)
+
+
+def memory_bytes_slow(spec: ModelSpec, setup: Setup) -> Optional[int]:
+    """The same from counting.memory itself (the reference `FastMemory` is tested against)."""
+    if check_setup(spec, setup):
+        return None
+    return kb.total(state_parts(spec, setup)) + kb.total(activation_parts(spec, setup))
+
+
+# --------------------------------------------------------------------- one layout, unknowns
+
+
+@dataclass
+class Outcome:
+    """A layout's step: the estimate, the interval's ends, and the layouts that gave them."""
+
+    estimate: StepTime
+    low: StepTime
+    high: StepTime
+    layout: Layout  # the estimate's
+    low_layout: Layout
+    high_layout: Layout
+    memory: Optional[int]  # bytes per device of the estimate's layout
+    fits: Optional[bool]
+    considered: int  # combinations of the unknowns that fit
+
+
+def least_recompute(spec: ModelSpec, seq: int, lay: Layout, capacity: Optional[int],
+                    **mem: object) -> Optional[str]:
+    """The least recomputation with which the layout fits (None: none fits)."""
+    for policy in RECOMPUTE:
+        used = memory_bytes(spec, setup_of(spec, seq, replace(lay, recompute=policy),
+                                           **mem))  # type: ignore[arg-type]
+        if used is not None and (capacity is None or used <= capacity):
+            return policy
+    return None
+
+
+def valid_vp(prof: Profile, lay: Layout, vp: int) -> Optional[str]:
+    """Why `vp` virtual stages do not work with this layout (None: they do)."""
+    from .communication import stage_layers
+
+    if vp == 1:
+        return None
+    if lay.pp == 1:
+        return "--vp needs --pp > 1 (interleaving splits each pipeline stage)"
+    layers = stage_layers(prof, lay.pp)
+    if layers % vp:
+        return f"--vp {vp} must divide the {layers} layers of each pipeline stage"
+    if lay.micro_batches % lay.pp:
+        return (f"--vp > 1 (the interleaved schedule) needs the micro-batches per pipeline "
+                f"({lay.micro_batches}) to be a multiple of --pp {lay.pp}")
+    return None
+
+
+def divisors(n: int, cap: int = 1 << 30) -> list[int]:
+    return [k for k in range(1, min(n, cap) + 1) if n % k == 0]
+
+
+def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
+             capacity: Optional[int], unknown: Iterable[str], **mem: object) -> Outcome:
+    """The estimate at `lay` and the interval over the unknowns (names in UNKNOWABLE)."""
+    unknown = set(unknown)
+    replica = lay.global_batch // lay.dp
+
+    def choices(name: str, base: Layout) -> list:
+        if name not in unknown:
+            return [getattr(base, name)]
+        if name == "micro_batch":  # those that fill the pipeline: m >= p micro-batches
+            return [mb for mb in divisors(replica, 64) if replica // mb >= base.pp]
+        if name == "vp":
+            return [v for v in divisors(64) if valid_vp(prof, base, v) is None] or [1]
+        if name == "dropout":
+            return [False, True]
+        return list(RECOMPUTE)
+
+    estimate = step_time(prof, lay, mc, "estimate")
+    low, high = step_time(prof, lay, mc, "low"), step_time(prof, lay, mc, "high")
+    low_lay = high_lay = lay
+    considered = 1
+    if unknown:
+        considered = 0
+        for mb in choices("micro_batch", lay):
+            if replica % mb:
+                continue
+            base = replace(lay, micro_batch=mb)
+            for drop in choices("dropout", base):
+                for rec in choices("recompute", base):
+                    cand = replace(base, dropout=drop, recompute=rec)
+                    used = memory_bytes(spec, setup_of(spec, prof.seq, cand,
+                                                       **mem))  # type: ignore[arg-type]
+                    if used is None or (capacity is not None and used > capacity):
+                        continue
+                    for vp in choices("vp", cand):
+                        c2 = replace(cand, vp=vp)
+                        if valid_vp(prof, c2, vp):
+                            continue
+                        considered += 1
+                        lo = step_time(prof, c2, mc, "low")
+                        hi = step_time(prof, c2, mc, "high")
+                        if considered == 1 or lo.total < low.total:
+                            low, low_lay = lo, c2
+                        if considered == 1 or hi.total > high.total:
+                            high, high_lay = hi, c2
+        if considered == 0:  # no combination fits: the estimate's layout alone
+            low, high, low_lay, high_lay = (step_time(prof, lay, mc, "low"),
+                                            step_time(prof, lay, mc, "high"), lay, lay)
+    est_mem = memory_bytes(spec, setup_of(spec, prof.seq, lay, **mem))  # type: ignore
+    fits = None if capacity is None or est_mem is None else est_mem <= capacity
+    return Outcome(estimate, low, high, lay, low_lay, high_lay, est_mem, fits, considered)
+
+
+# ------------------------------------------------------------------------------ the search
+
+
+@dataclass
+class Candidate:
+    layout: Layout
+    time: StepTime  # the estimate
+    memory: int
+
+
+def tp_sizes(spec: ModelSpec, domain: int) -> list[int]:
+    kinds = [kind for g in spec.groups() for _, kind in g.layer.slots()]
+    units = {u for k in kinds if (u := k.tp_units())}
+    return [t for t in (1, 2, 4, 8, 16, 32, 64, 72) if t <= domain
+            and all(u % t == 0 for u in units)]
+
+
+def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
+           capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
+           dropout: bool = False, top: int = 5, **mem: object) -> tuple[list[Candidate], int]:
+    """Every layout that fits, ranked by the estimate: the best `top`, and how many fit."""
+    seq = prof.seq
+    layers = prof.n_layers
+    experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
+                      if k.ep_units()})
+    fitting: list[Candidate] = []
+    tried = 0
+    for tp in tp_sizes(spec, mc.net.domain):
+        for cp in (1, 2, 4, 8, 16, 32):
+            if cp > 1 and (not flash or seq % cp or seq // cp < 1024):
+                continue
+            if devices % (tp * cp):
+                continue
+            rest = devices // (tp * cp)
+            for pp in divisors(rest, layers):
+                dp = rest // pp
+                if global_batch % dp:
+                    continue
+                replica = global_batch // dp
+                eps = [1] + [e for e in divisors(dp) if e > 1 and experts
+                             and all(x % e == 0 for x in experts)]
+                for ep, zero in itertools.product(eps, (0, 1, 2, 3)):
+                    if zero and dp * cp == 1:
+                        continue
+                    for mb in divisors(replica, 16):
+                        lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, zero=zero,
+                                     sequence_parallel=tp > 1, micro_batch=mb,
+                                     global_batch=global_batch, dropout=dropout, flash=flash,
+                                     grad_fp32=grad_fp32, tp_overlap=tp_overlap)
+                        rec = least_recompute(spec, seq, lay, capacity, **mem)
+                        if rec is None:
+                            continue
+                        lay = replace(lay, recompute=rec)
+                        used = memory_bytes(spec, setup_of(spec, seq, lay,
+                                                           **mem))  # type: ignore[arg-type]
+                        for vp in ([1] + [v for v in (2, 3, 4, 6, 8)
+                                          if valid_vp(prof, lay, v) is None]):
+                            cand = replace(lay, vp=vp)
+                            tried += 1
+                            t = step_time(prof, cand, mc, "estimate")
+                            fitting.append(Candidate(cand, t, used or 0))
+    fitting.sort(key=lambda c: c.time.total)
+    return fitting[:top], len(fitting)

@@ -1,0 +1,644 @@
+"""The time of one training step on a parallel layout: compute from the exact FLOPs, the
+pipeline bubble, recomputation and the communication of every parallel axis, as an interval and
+an estimate.
+
+Compute, per micro-batch and device (`StageCost`):
+- **Weight matmuls**: each forward matmul of each layer, with its shape from its weight's
+  (n_in × n_out) and the tokens its exact FLOPs imply (M = FLOPs / 2·n_in·n_out), split by its
+  tensor-parallel role (column: n_out/t, row: n_in/t; routed experts: E/e local experts, each
+  over e·T·k/E tokens). Backward: the input gradient (M×N)·(N×K) and the weight gradient
+  (K×M)·(M×N), each as many FLOPs as the forward. A matmul takes
+      max(FLOPs / (peak · MAMF share · shape factor · wave), bytes / (HBM · memory share))
+  with wave = tiles / (⌈tiles / SMs⌉ · SMs) for 128×256 output tiles (NVIDIA, "Matrix
+  Multiplication Background User's Guide": wave quantisation) and bytes = the operands read
+  once and the output written once. MAMF share: the accelerator's efficiency preset; shape
+  factor 0.85 (0.90 at the interval's low end, 0.80 at its high end): stas00/ml-engineering
+  compute/accelerator/benchmarks/README.md says a sweep of transformer-like shapes "should
+  give around 80-90% of the maximum achievable result". A synchronous step runs at its
+  slowest device: × 0.975 (1 low, 0.95 high), the "5%+ MAMF spread between GPUs" of one node
+  that the same source measured (compute/accelerator/README.md, "Not all accelerators are
+  created equal"). A matmul whose shape is unknown runs at the same rate without the wave and
+  memory terms.
+- **Attention**: with `flash`, the score and value matmuls under the causal convention (a flash
+  kernel skips the blocks a causal or window mask removes), forward at the kernel's share of
+  peak and backward 2.5 × the forward FLOPs (it recomputes QKᵀ: the FlashAttention benchmarks'
+  convention) at its backward share. Without `flash`, the eager path: QKᵀ and AV as batched
+  matmuls over every pair (the full convention), backward 2 × forward. State-space and linear
+  attention scans (`scan` FLOPs) run at the attention kernel's shares.
+- **Memory-bound kernels** (norms, activations, softmax, dropout, residual adds), from the
+  bytes A the layer keeps for backward (`counting.memory`'s activations, without
+  recomputation): forward traffic 1.5·A, backward 1.5 × the forward's, at the accelerator's
+  memory share. Worked by hand for a GPT block with dropout (A = 34·s·b·h + 5·a·s²·b,
+  Korthikanti et al. 2022): the residual adds read two tensors and write one (6sbh each with
+  the bias-dropout-add's 1-byte mask: 7sbh), each LayerNorm reads and writes 2sbh (4sbh), the
+  GELU reads and writes 8sbh (16sbh), softmax reads and writes 2 bytes per score and dropout
+  reads 2, writes 2 and a 1-byte mask (9 per score): 44·sbh + 9·as²b forward against 1.5·A =
+  51·sbh + 7.5·as²b; backward each reads its saved input and the output gradient and writes
+  the input gradient (3 tensors for 2: 1.5 ×).
+- **Head**: the LM head's matmul (vocabulary split by t) and fp32 cross-entropy, 22 bytes per
+  logit forward (cast, max, exp-sum, log, gather) and 33 backward.
+- **Recomputation**: `full` runs each layer's forward again in backward (not the head);
+  `selective` the attention core.
+- **Optimizer** (Adam, mixed precision): 36 bytes per locally updated parameter (read fp32
+  master, m, v, gradient; write them and the 16-bit copy) and 8 per local gradient (norm and
+  zeroing), memory-bound.
+
+Communication: `counting.communication` (bytes per axis) and `counting.collectives` (time).
+
+Schedule: step = (m + (p−1)/v) · (t_f + t_b) + exposed communication + optimizer, with m
+micro-batches per pipeline, p stages and v virtual stages per device: the bubble is (p−1)/m of
+the ideal time for 1F1B and (p−1)/(v·m) interleaved (Narayanan et al. 2021 §2.2). t_f and t_b
+are the slowest stage's, with the exposed tensor-, context-, expert-parallel and ZeRO-3 time of
+each micro-batch inside them.
+
+The interval: `low` hides every communication and takes the best published efficiencies;
+`high` hides none and takes the worst; `estimate` takes the typical efficiencies and this
+overlap model (Megatron-LM's and PyTorch FSDP's, from their code):
+- tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
+  hides behind ¼ of the layer's forward matmul time (½ in backward);
+- context parallelism: each ring step hides behind one block of attention;
+- expert parallelism: exposed;
+- pipeline sends: exposed, 2·(v·m + p − 1) of them; with interleaving (v > 1, Megatron-Core's
+  overlap_p2p_comm) only the 2·(p − 1) of the fill and drain;
+- data parallelism, ZeRO 0-1: the gradient reduction overlaps the last micro-batch's backward
+  (the others run without syncing), the ZeRO-1 parameter gather the first micro-batch's forward;
+  one bucket of each (max(40M, 1M·dp) elements, Megatron-Core's default) stays exposed;
+  ZeRO-2 reduce-scatters every micro-batch's gradients under its backward; ZeRO-3 gathers each
+  layer's weights while the previous layer computes (prefetch), in forward and again in
+  backward, and reduce-scatters its gradients under the next layer's backward;
+- the tied-embedding gradient all-reduce between the first and last stage: exposed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Optional
+
+from ..kinds.base import (ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, SCAN, VOCAB, WEIGHTS,
+                          Part)
+from ..models.spec import ModelSpec
+from .collectives import Net, collective, p2p
+from .communication import per_microbatch, stage_layers, stage_params
+from .layers import layer_activations, layer_flops, layer_params
+from .model import model_params
+from .workload import Workload
+
+ENDS = ("low", "estimate", "high")
+EFFICIENCY_END = {"low": "best", "estimate": "typical", "high": "worst"}
+SHAPE_FACTOR = {"low": 0.90, "estimate": 0.85, "high": 0.80}
+# A synchronous step runs at its slowest device: "5%+ MAMF spread between GPUs" of one node
+# even when all pass the same binning (stas00/ml-engineering compute/accelerator/README.md,
+# "Not all accelerators are created equal" / "Silicon lottery", commit 744d01e). The MAMF of
+# the efficiency files is one device's: the slowest runs 0-5% below it.
+SLOWEST_DEVICE = {"low": 1.0, "estimate": 0.975, "high": 0.95}
+TILE_M, TILE_N = 128, 256
+FLASH_BACKWARD = 2.5  # a flash kernel's backward executes 2.5 × its forward FLOPs
+CE_FORWARD, CE_BACKWARD = 22, 33  # bytes per fp32 logit of the cross-entropy
+OPT_UPDATED, OPT_PER_GRAD = 36, 8  # bytes per updated parameter, per local gradient
+BUCKET_MIN, BUCKET_PER_DP = 40_000_000, 1_000_000  # Megatron-Core DDP bucket, elements
+ACT_BYTES = 2  # 16-bit activations on the wire
+# Memory-bound traffic per byte the layer keeps for backward (see the module docstring)
+MEM_FORWARD = 1.5
+MEM_BACKWARD = 1.5  # × the forward's
+
+
+# ------------------------------------------------------------------------------- the inputs
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parallel layout and how the step runs (the options of `step`)."""
+
+    tp: int = 1
+    pp: int = 1
+    vp: int = 1  # virtual pipeline stages per device (interleaving)
+    dp: int = 1
+    cp: int = 1
+    ep: int = 1
+    zero: int = 0
+    recompute: str = "none"
+    sequence_parallel: bool = False
+    micro_batch: int = 1  # sequences per micro-batch per data-parallel rank
+    global_batch: int = 1  # sequences per step, all data-parallel ranks together
+    dropout: bool = False
+    flash: bool = False
+    grad_fp32: bool = False  # gradients reduced in fp32 (Megatron-Core with bf16)
+    tp_overlap: bool = False
+    capacity: Fraction = Fraction(1)  # MoE capacity factor (1: dropless, on average)
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def micro_batches(self) -> int:
+        """Micro-batches per pipeline per step: global batch / (dp × micro-batch)."""
+        return self.global_batch // (self.dp * self.micro_batch)
+
+    def describe(self) -> str:
+        words = [f"tp {self.tp}", f"pp {self.pp}"] + ([f"vp {self.vp}"] if self.vp > 1 else [])
+        words += [f"dp {self.dp}"] + ([f"cp {self.cp}"] if self.cp > 1 else [])
+        words += ([f"ep {self.ep}"] if self.ep > 1 else []) + [f"ZeRO-{self.zero}",
+                                                                f"mb {self.micro_batch}"]
+        words.append(f"recompute {self.recompute}")
+        if self.sequence_parallel:
+            words.append("sp")
+        return ", ".join(words)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the step runs on, per device: peaks, bandwidth, efficiencies and the network."""
+
+    peak: float  # dense FLOP/s of --dtype (what MFU divides by)
+    matmul_peak: float  # the matmuls' peak (fp8 GEMMs with --dtype fp8)
+    attention_peak: float  # 16-bit peak (attention kernels, scans)
+    hbm: float  # bytes/s
+    matmul_share: float  # MAMF / peak of the matmul dtype
+    sms: int
+    attention_forward: dict  # end -> share of peak
+    attention_backward: dict
+    memory_share: dict
+    net: Net
+    matmul_bytes: int = 2  # bytes per element of a matmul's inputs
+
+
+# ---------------------------------------------------------------------- the model's profile
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One forward weight matmul of one layer for one sequence: `tokens` rows of (n_in ×
+    n_out), with the weight's tensor-parallel role and `copies` (routed experts) of it."""
+
+    name: str
+    tokens: int
+    n_in: int
+    n_out: int
+    role: str
+    copies: int = 1
+    flops: int = 0  # the part's exact forward FLOPs for one sequence
+
+
+@dataclass(frozen=True)
+class LayerProfile:
+    """One kind of layer, for one sequence of the step's length: its matmuls, other weight
+    FLOPs, attention FLOPs (full and causal), scan FLOPs, and what the communication needs."""
+
+    count: int
+    gemms: tuple[Gemm, ...]
+    loose: int  # weight FLOPs of parts without a known shape
+    attention_full: int
+    attention_causal: int
+    attention_heads: tuple[tuple[int, int, int, int], ...]  # (heads, d_qk, d_v, flops_full)
+    scan: int
+    tp_sublayers: int  # sublayers with tensor-parallel weights (one TP collective each way)
+    kv_per_token: int  # K and V values per token the ring attention exchanges
+    moe: tuple[int, int]  # (experts, top_k) of a routed feed-forward, else (0, 0)
+    params_split: int  # parameters of one layer that tensor parallelism splits
+    params_replicated: int  # ... that every tensor-parallel rank holds whole (norms, routers)
+    params_expert: int  # parameters of one layer's routed experts (split by tp and ep)
+    layer: object = field(compare=False, default=None)
+
+
+@dataclass(frozen=True)
+class Profile:
+    spec: ModelSpec
+    seq: int
+    layers: tuple[LayerProfile, ...]
+    n_layers: int
+    head_flops: int  # LM head forward FLOPs for one sequence
+    vocab: int
+    d: int
+    first_params: tuple[int, int]  # embeddings (first stage): (split by tp, replicated)
+    last_params: tuple[int, int]  # final norm and head (last stage)
+    tied: bool
+    forward_full: int  # exact forward FLOPs of one sequence, full convention
+    forward_causal: int
+
+
+def _params_by_name(params: list[Part]) -> dict[str, Part]:
+    return {p.name: p for p in params}
+
+
+def _gemms(parts: list[Part], params: dict[str, Part]) -> tuple[list[Gemm], int]:
+    """The weight parts of a layer as matmuls where a weight of their name gives the shape."""
+    gemms, loose = [], 0
+    for p in parts:
+        if p.kind != WEIGHTS:
+            continue
+        w = params.get(f"{p.name}.weight")
+        ok = False
+        if w is not None and ((len(w.shape) == 2 and w.role != EXPERT)
+                              or (len(w.shape) == 3 and w.role == EXPERT)):
+            n_in, n_out = w.shape[-2:]
+            tokens, rest = divmod(p.value, 2 * n_in * n_out)
+            if rest == 0 and tokens > 0:
+                copies = w.shape[0] if len(w.shape) == 3 else 1
+                gemms.append(Gemm(p.name, tokens, n_in, n_out, w.role, copies, p.value))
+                ok = True
+        if not ok:
+            loose += p.value
+    return gemms, loose
+
+
+def _split(params: list[Part]) -> tuple[int, int, int]:
+    """(split by tensor parallelism, replicated, routed experts) parameters: each tensor's
+    role, as counting.memory reads it."""
+    expert = sum(p.value for p in params if p.role == EXPERT)
+    whole = sum(p.value for p in params if p.role == REPLICATED)
+    return sum(p.value for p in params) - expert - whole, whole, expert
+
+
+@lru_cache(maxsize=64)
+def profile(spec: ModelSpec, seq: int) -> Profile:
+    """What the time model reads of `spec` at sequence length `seq` (one sequence)."""
+    d = spec.d_model
+    full = Workload(seq, seq, 1, "full")
+    causal = Workload(seq, seq, 1, "causal")
+    layers = []
+    for g in spec.groups():
+        fwd = layer_flops(g.layer, d, full)
+        cau = layer_flops(g.layer, d, causal)
+        params = layer_params(g.layer, d)
+        gemms, loose = _gemms(fwd, _params_by_name(params))
+        heads = []
+        for name, kind in g.layer.slots():
+            pub = kind.published(d)
+            att = sum(p.value for p in kind.forward(d, full.span(g.stack, name))
+                      if p.kind == ATTENTION)
+            if att and pub.heads:
+                heads.append((pub.heads, pub.head_dim or 0,
+                              (pub.v_width // pub.heads) if pub.v_width else 0, att))
+        tp_sub = sum(1 for _, slots in g.layer.sublayers()
+                     if any(q.role in (COLUMN, ROW, EXPERT)
+                            for _, k in slots for q in k.params(d)))
+        kv = sum(k.cache().per_token for k in g.layer.mixers)
+        ffn = g.layer.ffn
+        moe = (0, 0)
+        if ffn is not None and ffn.routed:
+            pub = ffn.published(d)
+            moe = (pub.experts, pub.top_k)
+        split, whole, expert = _split(params)
+        layers.append(LayerProfile(
+            g.count, tuple(gemms), loose,
+            sum(p.value for p in fwd if p.kind == ATTENTION),
+            sum(p.value for p in cau if p.kind == ATTENTION),
+            tuple(heads), sum(p.value for p in fwd if p.kind == SCAN), tp_sub, kv, moe,
+            split, whole, expert, g.layer))
+    from .model import head_flops, model_flops
+
+    head = sum(p.value for p in head_flops(spec, full))
+    everything = model_params(spec)
+    first = _split([p for p in everything if p.stage == "first"])[:2]
+    last = _split([p for p in everything if p.stage == "last"])[:2]
+    return Profile(spec, seq, tuple(layers), spec.n_layers(), head, spec.vocab_size, d,
+                   first, last, spec.tie_embeddings and spec.head != "none",
+                   sum(p.value for p in model_flops(spec, full)),
+                   sum(p.value for p in model_flops(spec, causal)))
+
+
+# ------------------------------------------------------------------------- matmul timing
+
+
+def gemm_time(m: float, n: float, k: float, mc: Machine, end: str, batch: int = 1) -> float:
+    """One (batched) matmul (m×k)·(k×n): its roofline with wave quantisation."""
+    if m <= 0 or n <= 0 or k <= 0:
+        return 0.0
+    flops = 2 * m * n * k * batch
+    rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
+    tiles = math.ceil(m / TILE_M) * math.ceil(n / TILE_N) * batch
+    wave = tiles / (math.ceil(tiles / mc.sms) * mc.sms)
+    compute = flops / (rate * wave)
+    moved = batch * (mc.matmul_bytes * (m * k + k * n) + ACT_BYTES * m * n)
+    return max(compute, moved / (mc.hbm * mc.memory_share[end]))
+
+
+def _gemm_shapes(g: Gemm, tokens_scale: float, lay: Layout) -> tuple[float, float, float, int]:
+    """(M, N, K, batch) on one device of a layer's matmul for `tokens_scale` sequences."""
+    t = lay.tp
+    m = g.tokens * tokens_scale
+    n_in, n_out = g.n_in, g.n_out
+    if g.role == COLUMN or g.role == VOCAB:
+        return m, n_out / t, n_in, 1
+    if g.role == ROW:
+        return m, n_out, n_in / t, 1
+    if g.role == EXPERT:
+        local = max(1, g.copies // lay.ep)
+        per_expert = m * lay.ep / g.copies
+        if n_out >= n_in:
+            return per_expert, n_out / t, n_in, local
+        return per_expert, n_out, n_in / t, local
+    return m, n_out, n_in, 1  # replicated (a router): every device computes it whole
+
+
+# ------------------------------------------------------------------------- compute per stage
+
+
+@dataclass
+class Compute:
+    """Seconds of one micro-batch on one device, by what they are spent on."""
+
+    gemm_f: float = 0.0
+    gemm_b: float = 0.0
+    attn_f: float = 0.0
+    attn_b: float = 0.0
+    mem_f: float = 0.0
+    mem_b: float = 0.0
+    head_f: float = 0.0
+    head_b: float = 0.0
+    recompute: float = 0.0
+
+    @property
+    def forward(self) -> float:
+        return self.gemm_f + self.attn_f + self.mem_f + self.head_f
+
+    @property
+    def backward(self) -> float:
+        return self.gemm_b + self.attn_b + self.mem_b + self.head_b + self.recompute
+
+    def add(self, other: "Compute", times: float) -> None:
+        for k in self.__dataclass_fields__:
+            setattr(self, k, getattr(self, k) + times * getattr(other, k))
+
+
+@lru_cache(maxsize=4096)
+def _activation_bytes(layer: object, d: int, seq: int, batch: int, tp: int, sp: bool,
+                      dropout: bool, flash: bool) -> int:
+    from .memory import Setup
+
+    k = Setup(seq=seq, batch=batch, tp=tp, sequence_parallel=sp, dropout=dropout, flash=flash)
+    return sum(p.value for p in layer_activations(layer, d, k))  # type: ignore[arg-type]
+
+
+def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end: str
+                  ) -> Compute:
+    """One layer, one micro-batch, one device."""
+    b, t, cp = lay.micro_batch, lay.tp, lay.cp
+    scale = b / cp  # sequences' worth of tokens per device
+    c = Compute()
+    for g in lp.gemms:
+        m, n, k, batch = _gemm_shapes(g, scale, lay)
+        c.gemm_f += gemm_time(m, n, k, mc, end, batch)
+        c.gemm_b += gemm_time(m, k, n, mc, end, batch) + gemm_time(k, n, m, mc, end, batch)
+    rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
+    loose = lp.loose * scale / t
+    c.gemm_f += loose / rate
+    c.gemm_b += 2 * loose / rate
+    a_peak = mc.attention_peak * SLOWEST_DEVICE[end]
+    if lay.flash:
+        flops = lp.attention_causal * scale / t
+        c.attn_f += flops / (a_peak * mc.attention_forward[end])
+        c.attn_b += FLASH_BACKWARD * flops / (a_peak * mc.attention_backward[end])
+    else:
+        known = 0
+        s_q, s_k = prof.seq / cp, prof.seq
+        for heads, dqk, dv, flops in lp.attention_heads:
+            if dqk and dv and 2 * heads * prof.seq * prof.seq * (dqk + dv) == flops:
+                hb = max(1, round(b * heads / t))
+                c.attn_f += (gemm_time(s_q, s_k, dqk, mc, end, hb)
+                             + gemm_time(s_q, dv, s_k, mc, end, hb))
+                c.attn_b += (2 * gemm_time(s_q, dqk, s_k, mc, end, hb)
+                             + gemm_time(s_q, s_k, dv, mc, end, hb)
+                             + gemm_time(s_q, dv, s_k, mc, end, hb))
+                known += flops
+        rest = (lp.attention_full - known) * scale / t
+        c.attn_f += rest / rate
+        c.attn_b += 2 * rest / rate
+    scan = lp.scan * scale / t
+    c.attn_f += scan / (a_peak * mc.attention_forward[end])
+    c.attn_b += 2 * scan / (a_peak * mc.attention_backward[end])
+    saved = _activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
+                              lay.sequence_parallel, lay.dropout, lay.flash)
+    bw = mc.hbm * mc.memory_share[end]
+    c.mem_f = MEM_FORWARD * saved / bw
+    c.mem_b = MEM_BACKWARD * MEM_FORWARD * saved / bw
+    if lay.recompute == "full":
+        c.recompute = c.gemm_f + c.attn_f + c.mem_f
+    elif lay.recompute == "selective":
+        c.recompute = c.attn_f
+    return c
+
+
+def head_compute(prof: Profile, lay: Layout, mc: Machine, end: str) -> Compute:
+    """The final norm, LM head and cross-entropy of one micro-batch on the last stage."""
+    c = Compute()
+    if not prof.head_flops:
+        return c
+    tokens = prof.seq * lay.micro_batch / lay.cp
+    v = prof.vocab / lay.tp
+    d = prof.d
+    c.head_f = gemm_time(tokens, v, d, mc, end)
+    c.head_b = gemm_time(tokens, d, v, mc, end) + gemm_time(d, v, tokens, mc, end)
+    bw = mc.hbm * mc.memory_share[end]
+    logits = tokens * v
+    c.head_f += CE_FORWARD * logits / bw
+    c.head_b += CE_BACKWARD * logits / bw
+    return c
+
+
+_STAGES: dict[tuple, tuple] = {}
+
+
+def stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool) -> Compute:
+    """A stage of ⌈L/p⌉ layers (each kind in proportion), with the head if `last`
+    (remembered per profile, machine and the options it depends on)."""
+    key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.pp, lay.micro_batch, lay.recompute,
+           lay.sequence_parallel, lay.dropout, lay.flash, end, last)
+    found = _STAGES.get(key)
+    if found is not None and found[0] is prof and found[1] is mc:  # type: ignore[index]
+        return found[2]  # type: ignore[index]
+    if len(_STAGES) > 50_000:
+        _STAGES.clear()
+    result = _stage_compute(prof, lay, mc, end, last)
+    _STAGES[key] = (prof, mc, result)  # type: ignore[assignment]
+    return result
+
+
+def _stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool) -> Compute:
+    total = Compute()
+    layers = stage_layers(prof, lay.pp)
+    for lp in prof.layers:
+        share = lp.count * layers / prof.n_layers
+        total.add(layer_compute(lp, prof, lay, mc, end), share)
+    if last:
+        total.add(head_compute(prof, lay, mc, end), 1)
+    return total
+
+
+# ------------------------------------------------------------------------------ the step
+
+
+@dataclass
+class StepTime:
+    """One end of the interval (or the estimate): seconds and where they go."""
+
+    total: float
+    compute: dict[str, float]  # gemm, attention, memory_bound, head, recompute (whole step)
+    bubble: float
+    exposed: dict[str, float]  # tp, cp, ep, pp, dp, embedding
+    optimizer: float
+    comm_all: dict[str, float]  # each axis's communication time, hidden or not
+    stage: str  # which stage was the slowest
+
+
+def placement(lay: Layout, net: Net) -> dict[str, int]:
+    """Ranks of each group that share a fast domain, in Megatron-LM's order (tp, cp, dp, pp
+    from the innermost)."""
+    dom = net.domain
+    tp = min(lay.tp, dom)
+    cp = max(1, min(lay.cp, dom // max(1, lay.tp)))
+    dp = max(1, min(lay.dp * lay.cp, dom // max(1, lay.tp)))
+    ep = max(1, min(lay.ep, dom // max(1, lay.tp * lay.cp)))
+    return {"tp": tp, "cp": cp, "dp": dp, "ep": ep,
+            "pp_across": int(lay.tp * lay.cp * lay.dp >= dom)}
+
+
+def step_time(prof: Profile, lay: Layout, mc: Machine, end: str) -> StepTime:
+    """One end of the interval (`low`, `high`) or the estimate: the slowest stage decides."""
+    where = placement(lay, mc.net)
+    stages = ["only"] if lay.pp == 1 else ["first", "last"]
+    best: Optional[StepTime] = None
+    for which in stages:
+        comp = stage_compute(prof, lay, mc, end, last=which in ("last", "only"))
+        result = _schedule(prof, lay, mc, end, comp, which, where)
+        if best is None or result.total > best.total:
+            best = result
+    assert best is not None
+    return best
+
+
+def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, which: str,
+              where: dict[str, int]) -> StepTime:
+    net = mc.net
+    p, v = lay.pp, lay.vp
+    m = lay.micro_batches
+    layers = stage_layers(prof, p)
+    comm = per_microbatch(prof, lay, layers)
+    hidden_all, none_hidden = end == "low", end == "high"
+    # --- tensor parallelism: every micro-batch, on the critical path --------------------
+    t_coll = collective("allgather" if lay.sequence_parallel else "allreduce", comm.tp_size,
+                        lay.tp, where["tp"], net) if lay.tp > 1 else 0.0
+    tp_f_all, tp_b_all = comm.tp_forward * t_coll, comm.tp_backward * t_coll
+    if hidden_all:
+        tp_f = tp_b = 0.0
+    elif none_hidden or not lay.tp_overlap:
+        tp_f, tp_b = tp_f_all, tp_b_all
+    else:
+        per_layer_gemm = comp.gemm_f / max(1, layers)
+        each_f = max(0.0, t_coll - per_layer_gemm / 4)
+        each_b = max(0.0, t_coll - per_layer_gemm / 2)
+        tp_f, tp_b = comm.tp_forward * each_f, comm.tp_backward * each_b
+    # --- context parallelism: ring K/V steps ---------------------------------------------
+    cp_f = cp_b = cp_all = 0.0
+    if lay.cp > 1 and comm.cp_step:
+        across = lay.tp * lay.cp > net.domain
+        t_step = p2p(comm.cp_step, across, net)
+        steps_f, steps_b = comm.cp_steps_forward, comm.cp_steps_backward
+        cp_all = (steps_f + steps_b) * t_step
+        if none_hidden:
+            cp_f, cp_b = steps_f * t_step, steps_b * t_step
+        elif not hidden_all:
+            blk_f = comp.attn_f / max(1, steps_f)
+            blk_b = comp.attn_b / max(1, steps_b)
+            cp_f = steps_f * max(0.0, t_step - blk_f)
+            cp_b = steps_b * max(0.0, t_step - blk_b)
+    # --- expert parallelism: all-to-all --------------------------------------------------
+    ep_f = ep_b = ep_all = 0.0
+    if lay.ep > 1 and comm.ep_size:
+        t_a2a = collective("alltoall", comm.ep_size, lay.ep, where["ep"], net)
+        ep_all = (comm.ep_forward + comm.ep_backward) * t_a2a
+        if not hidden_all:
+            ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
+    # --- data parallelism ------------------------------------------------------------------
+    dense, expert = map(float, stage_params(prof, lay, which))
+    n_dp = lay.dp * lay.cp
+    g_bytes = 4 if lay.grad_fp32 else 2
+    dp_groups = [(dense, n_dp, where["dp"]), (expert, max(1, n_dp // lay.ep),
+                                             max(1, where["dp"] // lay.ep))]
+    fsdp_f = fsdp_b = 0.0
+    dp_exposed = dp_all = 0.0
+    t_f0 = comp.forward + tp_f + cp_f + ep_f
+    t_b0 = comp.backward + tp_b + cp_b + ep_b
+    for params, n, per in dp_groups:
+        if n <= 1 or params <= 0:
+            continue
+        grads, weights = params * g_bytes, params * ACT_BYTES
+        bucket = min(params, max(BUCKET_MIN, BUCKET_PER_DP * n))
+        if lay.zero == 3:
+            layer_w = weights / max(1, layers)
+            layer_g = grads / max(1, layers)
+            ag = collective("allgather", layer_w, n, per, net)
+            rs = collective("reducescatter", layer_g, n, per, net)
+            all_f, all_b = layers * ag, layers * (ag + rs)
+            dp_all += m * (all_f + all_b)
+            if none_hidden:
+                fsdp_f += all_f
+                fsdp_b += all_b
+            elif not hidden_all:
+                lf, lb = t_f0 / max(1, layers), t_b0 / max(1, layers)
+                fsdp_f += ag + (layers - 1) * max(0.0, ag - lf)
+                fsdp_b += rs + layers * max(0.0, ag + rs - lb)
+            continue
+        if lay.zero == 0:
+            red = collective("allreduce", grads, n, per, net)
+            gat = 0.0
+            red_bucket = collective("allreduce", bucket * g_bytes, n, per, net)
+            gat_bucket = 0.0
+        else:
+            red = collective("reducescatter", grads, n, per, net)
+            gat = collective("allgather", weights, n, per, net)
+            red_bucket = collective("reducescatter", bucket * g_bytes, n, per, net)
+            gat_bucket = collective("allgather", bucket * ACT_BYTES, n, per, net)
+        reductions = m if lay.zero == 2 else 1
+        dp_all += reductions * red + gat
+        if none_hidden:
+            dp_exposed += reductions * red + gat
+        elif not hidden_all:
+            exposed_red = red_bucket + max(0.0, red - t_b0)
+            dp_exposed += reductions * exposed_red
+            if gat:
+                dp_exposed += gat_bucket + max(0.0, gat - t_f0)
+    t_f = t_f0 + fsdp_f
+    t_b = t_b0 + fsdp_b
+    # --- the pipeline -------------------------------------------------------------------
+    steady = m * (t_f + t_b)
+    bubble = (p - 1) / v * (t_f + t_b) if p > 1 else 0.0
+    pp_exposed = pp_all = 0.0
+    if p > 1:
+        across = bool(where["pp_across"])
+        t_send = p2p(comm.pp_send, across, net)
+        if comm.pp_gather:
+            t_send += collective("allgather", comm.pp_gather, lay.tp, where["tp"], net)
+        sends = 2 * (v * m + p - 1)
+        pp_all = sends * t_send
+        if none_hidden:
+            pp_exposed = pp_all
+        elif not hidden_all:
+            pp_exposed = (2 * (p - 1) if v > 1 else sends) * t_send
+    emb = 0.0
+    if p > 1 and prof.tied and not hidden_all:
+        emb = collective("allreduce", prof.vocab * prof.d / lay.tp * g_bytes, 2, 1, net)
+    # --- optimizer ----------------------------------------------------------------------------
+    local = dense + expert
+    shards = lay.dp * lay.cp
+    updated = local / shards if lay.zero >= 1 else local
+    grads_local = local / shards if lay.zero >= 2 else local
+    optimizer = (OPT_UPDATED * updated + OPT_PER_GRAD * grads_local) / (
+        mc.hbm * mc.memory_share[end])
+    total = steady + bubble + pp_exposed + dp_exposed + emb + optimizer
+    # the bubble has its own line: compute and exposed time are those of the m micro-batches
+    compute = {"gemm": m * (comp.gemm_f + comp.gemm_b),
+               "attention": m * (comp.attn_f + comp.attn_b),
+               "memory_bound": m * (comp.mem_f + comp.mem_b),
+               "head": m * (comp.head_f + comp.head_b),
+               "recompute": m * comp.recompute}
+    exposed = {"tp": m * (tp_f + tp_b), "cp": m * (cp_f + cp_b), "ep": m * (ep_f + ep_b),
+               "pp": pp_exposed, "dp": dp_exposed + m * (fsdp_f + fsdp_b), "embedding": emb}
+    comm_all = {"tp": m * (tp_f_all + tp_b_all), "cp": m * cp_all, "ep": m * ep_all,
+                "pp": pp_all, "dp": dp_all}
+    return StepTime(total, compute, bubble, exposed, optimizer, comm_all, which)
+

@@ -1,0 +1,111 @@
+"""The `mfu` report: model (and hardware) FLOPs utilisation from a measured throughput, under
+every named convention side by side, with any figure above 100% flagged as impossible and the
+reason given (`counting.utilisation` holds the formulas and their sources)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Optional
+
+from ..counting.utilisation import counted
+from ..models.accelerators import Hardware
+from ..models.registry import LoadedModel
+from .common import SCHEMA_VERSION, ModelInfo, Report, context_warning, model_info
+from .infer import AcceleratorInfo, accelerator_info
+
+
+@dataclass
+class Measured:
+    tokens_per_second: float  # all devices together
+    tokens_per_second_per_device: float
+    step_seconds: Optional[float]  # when given (with --global-batch)
+    global_batch: Optional[int]
+    given: str  # what was measured, as given
+
+
+@dataclass
+class MfuRow:
+    name: str
+    flops_per_token: float
+    flops_per_token_exact: str  # the exact rational
+    utilisation: float  # share of peak (1.0 = 100%)
+    achieved_flops_per_device: float  # FLOP/s per device under this convention
+    hardware: bool  # an HFU (counts recomputation)
+    possible: bool  # utilisation <= 100%
+    formula: str
+    source: str
+    cause: str  # why a figure above 100% cannot be (empty when possible)
+
+
+@dataclass
+class MfuReport(Report):
+    schema_version: int
+    command: str
+    model: ModelInfo
+    seq: int
+    recompute: str
+    accelerator: AcceleratorInfo
+    measured: Measured
+    conventions: list[str]
+    rows: list[MfuRow]
+    mfu: Optional[float]  # exact_causal: the FLOPs the model must execute
+    hfu: Optional[float]  # hfu_exact_causal
+    warnings: list[str] = field(default_factory=list)
+
+
+def _cause(name: str, rows: dict[str, float], spec_has_window: bool) -> str:
+    if rows.get("exact_causal", 0) > 1:
+        return ("even the FLOPs this model must execute (exact, causal) exceed the devices' "
+                "peak in this time: the throughput, --count, --per-device or the peak (--dtype, "
+                "--peak) is wrong")
+    if name == "exact_full" or name in ("palm", "megatron", "megatron_core",
+                                        "megatron_recompute", "hfu_exact_full"):
+        what = "sliding-window and causal masks" if spec_has_window else "the causal mask"
+        return (f"{name} counts attention over every (query, key) pair; {what} leave(s) the "
+                "kernels a fraction of them (exact_causal counts what runs)")
+    return (f"{name} counts more FLOPs per token than this model executes (exact_causal): "
+            "parameters or pairs that do no work")
+
+
+def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_second: Fraction,
+                     given: str, step_seconds: Optional[Fraction],
+                     global_batch: Optional[int], recompute: str) -> MfuReport:
+    spec = loaded.spec
+    peak_all = hw.peak_flops * hw.count
+    rows = []
+    figures = {}
+    table = counted(spec, seq, recompute)
+    for c in table:
+        figures[c.name] = float(c.per_token * tokens_per_second / peak_all)
+    window = any(getattr(m, "mask", None) is not None and m.mask.kind != "causal"
+                 and not m.bidirectional for g in spec.groups() for m in g.layer.mixers)
+    for c in table:
+        util = figures[c.name]
+        ok = util <= 1
+        rows.append(MfuRow(c.name, float(c.per_token), str(c.per_token), util,
+                           float(c.per_token * tokens_per_second / hw.count), c.hardware, ok,
+                           c.formula, c.source, "" if ok else _cause(c.name, figures, window)))
+    per_device = float(tokens_per_second) / hw.count
+    conventions = [
+        "MFU = training FLOPs per token (each convention's numerator) x tokens/s of all devices "
+        f"/ (devices x dense {hw.dtype} peak); the denominator is the same for every row",
+        "exact_full counts every (query, key) pair, as PyTorch's FlopCounterMode does; "
+        "exact_causal the pairs each layer's mask lets through: what a flash kernel executes",
+        f"HFU rows add what --recompute {recompute} runs again (full: the layers' forward, not "
+        "the head; selective: the attention core)",
+        "a figure above 100% is impossible and is shown as such, with the convention's reason",
+    ]
+    warnings = context_warning(loaded.name, "--seq", seq, spec.max_seq_len)
+    bad = [r.name for r in rows if not r.possible]
+    if bad:
+        warnings.append("impossible (above 100% of peak): " + ", ".join(bad))
+    return MfuReport(
+        schema_version=SCHEMA_VERSION, command="mfu", model=model_info(loaded), seq=seq,
+        recompute=recompute, accelerator=accelerator_info(hw),
+        measured=Measured(float(tokens_per_second), per_device,
+                          None if step_seconds is None else float(step_seconds), global_batch,
+                          given),
+        conventions=conventions, rows=rows,
+        mfu=figures.get("exact_causal"), hfu=figures.get("hfu_exact_causal"),
+        warnings=warnings)

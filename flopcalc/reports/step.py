@@ -1,0 +1,294 @@
+"""The `step` report: the time of one training step on a parallel layout, as an interval
+[every communication hidden, none hidden] with an estimate between (its overlap model stated),
+where the time goes, the communication of every axis, the pipeline bubble, MFU, tokens/s,
+days and cost for D tokens, and the memory per device (`counting.steptime`,
+`counting.communication`, `counting.plans` hold the arithmetic and its sources).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Optional
+
+from ..counting.communication import volumes
+from ..counting.plans import UNKNOWABLE, Outcome, Resolved, evaluate
+from ..counting.steptime import SHAPE_FACTOR, Layout, StepTime, profile
+from ..models.accelerators import Hardware
+from ..models.registry import LoadedModel
+from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_tokens,
+                     model_info)
+
+SECONDS_PER_DAY = 86_400
+
+
+@dataclass
+class Ends:
+    low: float
+    estimate: float
+    high: float
+
+
+@dataclass
+class AxisReport:
+    bytes: int  # sent by one device per step
+    seconds: float  # all of this axis's communication per step (estimate's efficiencies)
+    exposed_seconds: float  # of it on the critical path in the estimate
+    collectives: str
+
+
+@dataclass
+class Breakdown:
+    """Where the seconds of one step go (one end of the interval or the estimate)."""
+
+    total: float
+    gemm: float
+    attention: float
+    memory_bound: float
+    head: float
+    recompute: float
+    bubble: float
+    exposed: dict[str, float]  # tp, cp, ep, pp, dp, embedding
+    optimizer: float
+    slowest_stage: str
+
+
+@dataclass
+class StepLayout:
+    tp: int
+    pp: int
+    vp: int
+    dp: int
+    cp: int
+    ep: int
+    zero: int
+    recompute: str
+    sequence_parallel: bool
+    micro_batch: int
+    micro_batches: int  # per pipeline per step
+    global_batch: int  # sequences per step
+    dropout: bool
+    flash: bool
+    grad_fp32: bool
+    tp_overlap: bool
+    devices: int
+
+
+@dataclass
+class Unknown:
+    option: str  # the option not given
+    estimate: Any  # the value the estimate takes
+    low: Any  # the value at the interval's low end
+    high: Any  # at its high end
+
+
+@dataclass
+class StepMemory:
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int
+    total: int  # bytes per device (the first pipeline stage)
+    capacity: Optional[int]  # the accelerator's memory
+    fits: Optional[bool]
+
+
+@dataclass
+class StepMachine:
+    accelerator: str
+    dtype: str
+    peak_flops: int  # per device, of --dtype
+    memory_bandwidth: int
+    network: str
+    network_title: str
+    efficiency: str  # which efficiency file
+    matmul_share: float  # MAMF / peak
+    count: int
+
+
+@dataclass
+class TrainingDays:
+    tokens: int
+    tokens_source: str
+    days: Ends
+    device_hours: Ends
+    cost: Optional[Ends]
+
+
+@dataclass
+class StepReport(Report):
+    schema_version: int
+    command: str
+    model: ModelInfo
+    seq: int
+    layout: StepLayout
+    machine: StepMachine
+    conventions: list[str]
+    model_flops_per_step: int  # 3 x exact forward (full) x sequences per step
+    time: dict[str, Any]  # step_seconds {low, estimate, high}; breakdown {low, estimate, high}
+    throughput: dict[str, Ends]  # tokens_per_second, tokens_per_second_per_device
+    mfu: Ends  # at the interval's ends: low = at the slowest step
+    hfu: Ends  # hardware FLOPs (recomputation included) over peak
+    communication: dict[str, AxisReport]
+    bubble_fraction: float  # of the estimate's step
+    memory: StepMemory
+    fits: Optional[bool]
+    training: TrainingDays
+    unknowns: list[Unknown]
+    warnings: list[str] = field(default_factory=list)
+
+
+def breakdown(t: StepTime) -> Breakdown:
+    c = t.compute
+    return Breakdown(t.total, c["gemm"], c["attention"], c["memory_bound"], c["head"],
+                     c["recompute"], t.bubble, dict(t.exposed), t.optimizer, t.stage)
+
+
+def layout_info(lay: Layout) -> StepLayout:
+    return StepLayout(lay.tp, lay.pp, lay.vp, lay.dp, lay.cp, lay.ep, lay.zero, lay.recompute,
+                      lay.sequence_parallel, lay.micro_batch, lay.micro_batches,
+                      lay.global_batch, lay.dropout, lay.flash, lay.grad_fp32, lay.tp_overlap,
+                      lay.devices)
+
+
+def hardware_flops_per_sequence(prof: Any, lay: Layout) -> int:
+    """Forward + backward + what recomputation runs again: full adds the layers' forward (not
+    the head), selective the attention core; in the convention the kernels run (causal with
+    flash, full without)."""
+    forward = prof.forward_causal if lay.flash else prof.forward_full
+    attention = sum(lp.count * (lp.attention_causal if lay.flash else lp.attention_full)
+                    for lp in prof.layers)
+    extra = 0
+    if lay.recompute == "full":
+        extra = forward - prof.head_flops
+    elif lay.recompute == "selective":
+        extra = attention
+    return 3 * forward + extra
+
+
+def machine_info(hw: Hardware, res: Resolved) -> StepMachine:
+    assert hw.bandwidth is not None
+    return StepMachine(hw.name, hw.dtype, hw.peak_flops, hw.bandwidth, res.network,
+                   res.network_title, res.efficiency, res.machine.matmul_share, hw.count)
+
+
+def step_conventions(res: Resolved, lay: Layout, outcome: Outcome) -> list[str]:
+    mc = res.machine
+    lines = [
+        "step = (m + (p-1)/v) x (t_f + t_b) + exposed communication + optimizer; t_f, t_b: "
+        "the slowest pipeline stage's forward and backward of one micro-batch, with the "
+        "exposed tensor-, context- and expert-parallel and ZeRO-3 time inside; bubble (p-1)/v "
+        "x (t_f + t_b) (Narayanan et al. 2021 §2.2)",
+        f"matmuls from their exact FLOPs and shapes at {mc.matmul_share:.1%} of peak (the "
+        f"best shape's MAMF, efficiency/{res.efficiency}.yaml) x a shape factor "
+        f"{SHAPE_FACTOR['estimate']:.2f} ({SHAPE_FACTOR['low']:.2f} low, "
+        f"{SHAPE_FACTOR['high']:.2f} high), wave quantisation on {mc.sms} SMs, and the memory "
+        "roof of their operands",
+        ("attention: flash kernels over the causal pairs, forward at "
+         f"{mc.attention_forward['estimate']:.0%} of peak, backward 2.5 x its FLOPs at "
+         f"{mc.attention_backward['estimate']:.0%}" if lay.flash else
+         "attention: eager QK^T and AV over every pair as batched matmuls (no --flash)"),
+        f"memory-bound kernels: 1.5 x the bytes kept for backward moved forward, 1.5 x that "
+        f"backward (hand-worked for a GPT block) at "
+        f"{mc.memory_share['estimate']:.0%} of the memory bandwidth; LM head cross-entropy in "
+        "fp32 (22 + 33 bytes per logit); optimizer 36 bytes per updated parameter and 8 per "
+        "local gradient",
+        f"network {res.network}: a fast domain of {mc.net.domain} devices at "
+        f"{mc.net.up / 1e9:,.0f} GB/s each way per device (achievable), "
+        f"{mc.net.out / 1e9:,.0f} GB/s per device across domains; collectives as NCCL's "
+        "alpha-beta model (ring, hierarchical or tree, the fastest; counting.collectives)",
+        "interval: low = every communication hidden, best published efficiencies; high = none "
+        "hidden, worst; estimate = typical efficiencies and Megatron-LM's / FSDP's overlap: "
+        "TP exposed" + (" (hidden behind 1/4 of each layer's matmuls with --tp-overlap)"
+                        if lay.tp_overlap else "")
+        + ", CP ring steps behind the attention blocks, EP exposed, pipeline sends exposed "
+        "(only fill and drain when interleaved), gradient reduction behind the last "
+        "micro-batch's backward, ZeRO-3 gathers prefetched layer by layer",
+        "MFU = 3 x exact forward FLOPs (full attention, FlopCounterMode's count) per step / "
+        "(step x devices x the dense peak of --dtype); HFU adds what recomputation runs "
+        "again, with the attention the kernels execute (causal with --flash)",
+    ]
+    if outcome.considered > 1:
+        lines.append(f"unknowns (options not given) ranged over {outcome.considered:,} "
+                     "combinations that fit in memory for the interval")
+    return lines
+
+
+def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Layout, seq: int,
+                      unknown: list[str], capacity: Optional[int], mem: dict[str, Any],
+                      tokens: Optional[int] = None, price: Optional[Fraction] = None,
+                      extra_warnings: tuple[str, ...] = ()) -> StepReport:
+    spec = loaded.spec
+    prof = profile(spec, seq)
+    out = evaluate(spec, prof, lay, res.machine, capacity, unknown, **mem)
+    lay = out.layout
+    ends = {"low": out.low, "estimate": out.estimate, "high": out.high}
+    seconds = Ends(out.low.total, out.estimate.total, out.high.total)
+    seq_tokens = lay.global_batch * seq
+    tps = Ends(*(seq_tokens / x for x in (seconds.high, seconds.estimate, seconds.low)))
+    # throughput and MFU: `low` is the slow end (the high step time)
+    per_dev = Ends(tps.low / lay.devices, tps.estimate / lay.devices, tps.high / lay.devices)
+    model_flops = 3 * prof.forward_full * lay.global_batch
+    peak_all = hw.peak_flops * lay.devices
+
+    def util(flops: int, t: float) -> float:
+        return flops / (t * peak_all)
+
+    mfu = Ends(util(model_flops, seconds.high), util(model_flops, seconds.estimate),
+               util(model_flops, seconds.low))
+    hw_flops = {end: hardware_flops_per_sequence(prof, x) * lay.global_batch for end, x in
+                (("low", out.high_layout), ("estimate", lay), ("high", out.low_layout))}
+    hfu = Ends(util(hw_flops["low"], seconds.high), util(hw_flops["estimate"], seconds.estimate),
+               util(hw_flops["high"], seconds.low))
+    vols = volumes(prof, lay, out.estimate.stage)
+    comm = {axis: AxisReport(v.bytes, out.estimate.comm_all.get(axis, 0.0),
+                             out.estimate.exposed.get(axis, 0.0)
+                             + (out.estimate.exposed["embedding"] if axis == "dp" else 0.0),
+                             v.collectives) for axis, v in vols.items()}
+    from ..counting import memory as cm
+    from ..counting.plans import setup_of
+
+    setup = setup_of(spec, seq, lay, **mem)
+    state = {x.name.removeprefix("memory."): x.value for x in cm.state_parts(spec, setup)}
+    acts = sum(x.value for x in cm.activation_parts(spec, setup))
+    total = sum(state.values()) + acts
+    fits = None if capacity is None else total <= capacity
+    memory = StepMemory(state["weights"], state["gradients"], state["optimizer"], acts, total,
+                        capacity, fits)
+    if tokens is None:
+        from ..counting.model import model_params
+        from ..kinds.base import total as ptotal
+
+        tokens, source = default_tokens(spec, ptotal(model_params(spec)))
+    else:
+        source = "--tokens"
+    days = Ends(*(tokens / x / SECONDS_PER_DAY for x in (tps.high, tps.estimate, tps.low)))
+    hours = Ends(days.low * 24 * lay.devices, days.estimate * 24 * lay.devices,
+                 days.high * 24 * lay.devices)
+    cost = None if price is None else Ends(hours.low * float(price),
+                                           hours.estimate * float(price),
+                                           hours.high * float(price))
+    unknowns = []
+    for name in UNKNOWABLE:
+        if name in unknown:
+            unknowns.append(Unknown(name, getattr(lay, name), getattr(out.low_layout, name),
+                                    getattr(out.high_layout, name)))
+    warnings = list(res.warnings) + list(extra_warnings)
+    warnings += context_warning(loaded.name, "--seq", seq, spec.max_seq_len)
+    if fits is False:
+        warnings.append(f"this layout needs {total / 1e9:,.1f} GB per device, more than the "
+                        f"{capacity / 1e9:,.0f} GB of {hw.name}: it does not fit (flopcalc "
+                        "plan finds layouts that do)")
+    return StepReport(
+        schema_version=SCHEMA_VERSION, command="step", model=model_info(loaded), seq=seq,
+        layout=layout_info(lay), machine=machine_info(hw, res),
+        conventions=step_conventions(res, lay, out), model_flops_per_step=model_flops,
+        time={"step_seconds": Ends(seconds.low, seconds.estimate, seconds.high),
+              "breakdown": {end: breakdown(t) for end, t in ends.items()}},
+        throughput={"tokens_per_second": tps, "tokens_per_second_per_device": per_dev},
+        mfu=mfu, hfu=hfu, communication=comm,
+        bubble_fraction=out.estimate.bubble / out.estimate.total if out.estimate.total else 0.0,
+        memory=memory, fits=fits,
+        training=TrainingDays(tokens, source, days, hours, cost), unknowns=unknowns,
+        warnings=warnings)
+

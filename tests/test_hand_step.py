@@ -1,0 +1,172 @@
+"""Communication volumes, collective times and the pipeline bubble of `flopcalc step`, against
+figures worked by hand in the comments (from the papers' formulas, never from the code under
+test).
+
+Formulas: Narayanan et al. 2021 §3.3 (tensor parallelism: an all-reduce of b·s·h elements
+twice in forward and twice in backward per layer) and §2.2 (bubble (p−1)/m, interleaved
+(p−1)/(v·m));
+Korthikanti et al. 2022 §4.2.2 (sequence parallelism: all-gather + reduce-scatter, same bytes);
+Rajbhandari et al. 2020 §7 (DDP 2Ψ, ZeRO-1/2 2Ψ, ZeRO-3 3Ψ per device); NCCL's cost model
+(nccl-tests doc/PERFORMANCE.md: all-reduce sends 2(n−1)/n·S per rank, the others (n−1)/n·S;
+src/graph/tuning.cc: ring latency base + steps·per-step latency).
+
+The model: 4 layers, d = 64, 4 heads of 16 (MHA), a plain MLP of 256, RMSNorm, no biases, no
+position table, vocabulary 128, tied; seq 32. Per layer: attention 4·64² = 16,384 and MLP
+2·64·256 = 32,768 split by tensor parallelism, two norms 2·64 = 128 replicated.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from flopcalc.counting.collectives import Net, collective, factor, ring
+from flopcalc.counting.communication import volumes
+from flopcalc.counting.steptime import Layout, profile, step_time
+from flopcalc.models.networks import load_network
+from flopcalc.models.registry import load_model
+
+MODEL = """title: hand
+n_layers: 4
+d_model: 64
+n_heads: 4
+d_ff: 256
+mlp: plain
+activation: gelu
+norm: rmsnorm
+bias: false
+positions: none
+max_seq_len: 32
+vocab_size: 128
+tie_embeddings: true
+"""
+
+MOE = MODEL.replace("d_ff: 256\nmlp: plain\nactivation: gelu\n",
+                    "d_ff: 256\nmlp: gated\nactivation: silu\nmoe:\n  experts: 4\n  top_k: 2\n"
+                    "  d_ff: 128\n")
+
+
+@pytest.fixture
+def prof(tmp_path):
+    path = tmp_path / "hand.yaml"
+    path.write_text(MODEL)
+    return profile(load_model(str(path)).spec, 32)
+
+
+def lay(**kw) -> Layout:
+    base = dict(tp=2, pp=2, dp=2, micro_batch=2, global_batch=8)
+    return Layout(**{**base, **kw})
+
+
+# ------------------------------------------------------------------------- per-axis volumes
+
+
+def test_tensor_parallel_all_reduce(prof):
+    # T = b·s = 2·32 = 64 tokens; an all-reduce buffer is T·d·2 bytes = 8,192. The stage holds
+    # 2 layers, each 2 sublayers: 4 all-reduces forward, 4 backward per micro-batch; m = 8 /
+    # (dp 2 · mb 2) = 2. Each rank sends 2(t−1)/t·S = S per all-reduce at t = 2:
+    # 2 · (4 + 4) · 8,192 = 131,072 bytes.
+    v = volumes(prof, lay())
+    assert v["tp"].bytes == 131_072
+    # Full recomputation repeats the forward's 4: 2 · (4 + 8) · 8,192 = 196,608.
+    assert volumes(prof, lay(recompute="full"))["tp"].bytes == 196_608
+
+
+def test_sequence_parallel_same_bytes_per_collective_pair(prof):
+    # With sequence parallelism each sublayer has an all-gather and a reduce-scatter forward
+    # (2·4 = 8 per stage) and, as Megatron-LM runs it, all-gather, reduce-scatter and the
+    # input's all-gather again backward (3·4 = 12); each sends (t−1)/t·S = 4,096:
+    # m · 20 · 4,096 = 163,840.
+    assert volumes(prof, lay(sequence_parallel=True))["tp"].bytes == 163_840
+
+
+def test_pipeline_sends(prof):
+    # 2·v·m = 4 sends per step (activation forward, gradient backward per micro-batch), each
+    # S/t = 4,096 bytes (Narayanan §4.1 scatter/gather), then an all-gather of S over the t
+    # ranks: 4 · 4,096 + 4 · (1/2) · 8,192 = 32,768. Interleaving with v = 2 doubles it.
+    assert volumes(prof, lay())["pp"].bytes == 32_768
+    assert volumes(prof, lay(vp=2))["pp"].bytes == 65_536
+
+
+def test_data_parallel_zero_stages(prof):
+    # The last stage's device: 2 layers × (49,152 / 2 + 128) + the final norm 64 = Ψ = 49,472.
+    # Over n = 2 ranks, 2-byte gradients: DDP all-reduce 2·(1/2)·Ψ·2 = 2Ψ = 98,944; ZeRO-1
+    # reduce-scatter (1/2)·Ψ·2 + all-gather (1/2)·Ψ·2 = 98,944 as well. The tied embedding's
+    # gradient (V·d/t·2 = 8,192) is all-reduced between the first and last stage.
+    psi = 2 * (49_152 // 2 + 128) + 64
+    tied = 128 * 64 // 2 * 2
+    assert volumes(prof, lay(zero=0))["dp"].bytes == 2 * psi + tied
+    assert volumes(prof, lay(zero=1))["dp"].bytes == 2 * psi + tied
+    # ZeRO-2 reduce-scatters every micro-batch: m·Ψ + Ψ = 3Ψ; ZeRO-3 all-gathers the weights
+    # forward and backward and reduce-scatters the gradients every micro-batch:
+    # m · (2·Ψ + Ψ) = 6Ψ (1.5 × DDP per micro-batch, Rajbhandari et al. §7.2.2).
+    assert volumes(prof, lay(zero=2))["dp"].bytes == 3 * psi + tied
+    assert volumes(prof, lay(zero=3))["dp"].bytes == 6 * psi + tied
+    # fp32 gradients double the gradient bytes: DDP 4Ψ.
+    assert volumes(prof, lay(zero=0, grad_fp32=True))["dp"].bytes == 4 * psi + 2 * tied
+
+
+def test_context_parallel_ring(prof):
+    # cp = 2 (flash): T = 2·32/2 = 32 tokens per device; K and V are 2·64 = 128 values per
+    # token, split by t = 2: 32·128·2/2 = 4,096 bytes per ring step. Per micro-batch (cp−1) =
+    # 1 step per layer forward, 2 backward, 2 layers: 6 steps; m = 8 / (2·2) = 2: 49,152.
+    v = volumes(prof, lay(cp=2, flash=True))
+    assert v["cp"].bytes == 2 * 6 * 4_096
+
+
+def test_expert_all_to_all(tmp_path):
+    # MoE: 4 experts, top-2. ep = 2, tp = 1, dp = 2, mb 2, pp 1: m = 2. T = 64 tokens; one
+    # all-to-all buffer is T·k·d·2 = 64·2·64·2 = 16,384 bytes, of which (e−1)/e = 1/2
+    # leaves the device. 4 MoE layers × (2 forward + 2 backward) per micro-batch:
+    # 2 · 16 · 8,192 = 262,144.
+    path = tmp_path / "moe.yaml"
+    path.write_text(MOE)
+    p = profile(load_model(str(path)).spec, 32)
+    v = volumes(p, Layout(tp=1, pp=1, dp=2, ep=2, micro_batch=2, global_batch=8))
+    assert v["ep"].bytes == 262_144
+
+
+# ------------------------------------------------------------------------------ collectives
+
+
+def test_nccl_ring_latency_and_bus_bandwidth():
+    net = Net.of(load_network("dgx-h100").spec)
+    # NCCL tuning.cc: base 8.4 µs + 2(n−1) = 14 steps × 3.4 µs on NVLink = 56 µs.
+    assert ring("allreduce", 1e-30, 8, 1.0, net.base, net.lat_up) == pytest.approx(56e-6)
+    # A 16 GiB all-reduce on 8 GPUs: latency + 2·7/8·S / (450 GB/s × 80%).
+    size = 16 * 2**30
+    t = collective("allreduce", size, 8, 8, net)
+    assert t == pytest.approx(56e-6 + 2 * 7 / 8 * size / 360e9)
+    # all-reduce = reduce-scatter + all-gather in bytes: factor 2(n−1)/n = 2 × (n−1)/n
+    assert factor("allreduce", 64) == 2 * factor("reducescatter", 64)
+    # Two nodes of 8: a flat ring at min(360, 8 × 40) = 320 GB/s each way per rank.
+    t16 = collective("allreduce", size, 16, 8, net)
+    assert t16 <= 2 * 15 / 16 * size / 320e9 + 1e-3
+
+
+def test_mesh_uses_the_links_of_the_group():
+    # MI300X: 7 Infinity Fabric links of 64 GB/s each way; a pair uses one of them.
+    net = Net.of(load_network("mi300x").spec)
+    assert net.up_for(2) == pytest.approx(net.up / 7)
+    assert net.up_for(8) == net.up
+
+
+# ------------------------------------------------------------------------------- the bubble
+
+
+@pytest.mark.parametrize("p, v, m", [(2, 1, 4), (2, 2, 4)])
+def test_bubble_fraction(tmp_path, p, v, m):
+    # 1F1B: bubble = (p−1)·(t_f + t_b), the m micro-batches m·(t_f + t_b): ratio (p−1)/m;
+    # interleaved (p−1)/(v·m) (Narayanan et al. 2021 §2.2). tp 1, dp 1, cp 1: no
+    # communication inside a micro-batch, so the compute lines are the m micro-batches'.
+    path = tmp_path / "hand.yaml"
+    path.write_text(MODEL.replace("n_layers: 4", "n_layers: 8"))
+    prof = profile(load_model(str(path)).spec, 32)
+    from flopcalc.commands import _machine
+
+    _, res = _machine("h100", "bf16", p, None, None, None)
+    lay = Layout(tp=1, pp=p, vp=v, dp=1, micro_batch=1, global_batch=m)
+    t = step_time(prof, lay, res.machine, "estimate")
+    busy = sum(t.compute.values())
+    assert Fraction(t.bubble / busy).limit_denominator(100) == Fraction(p - 1, v * m)

@@ -1,0 +1,124 @@
+"""`flopcalc memory` for what plans need, by hand: context parallelism, LoRA and QLoRA, fp8,
+optimizer offload, ZeRO-3's gathered layer and the fp32 gradient buffer. Every figure without
+these options is unchanged (tests/test_golden.py); here each is worked in the comments.
+
+The tiny model of tests/test_hand_memory.py: seq s = 4, micro-batch b = 2, d = 8 (sbh = 64),
+two heads of 4, a GELU MLP of 32, LayerNorm, no biases, rotary, vocabulary 10, tied.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+import flopcalc
+
+DENSE = ("n_layers: 2\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\nvocab_size: 10\n"
+         "max_seq_len: 64\n")
+# Per layer: q, k, v, o 4·64 = 256 and up, down 2·8·32 = 512 (the matrices: 768), two
+# LayerNorms 2·(8 + 8) = 32; the model adds the tied table 80 and the final norm 16:
+# 2·800 + 80 + 16 = 1,696 parameters, 1,536 of them in matrices.
+
+
+@pytest.fixture
+def model(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(DENSE)
+    return str(path)
+
+
+def mem(model, **kw):
+    return flopcalc.memory(model, seq=4, batch=2, **kw).to_dict()
+
+
+def test_plain_report_has_no_extras(model):
+    assert "extras" not in mem(model)
+
+
+def test_grad_fp32_doubles_gradients(model):
+    # 1,696 parameters: 2 bytes each of gradients, 4 with the fp32 buffer
+    assert mem(model)["memory"]["gradients"] == 2 * 1_696
+    d = mem(model, grad_fp32=True)
+    assert d["memory"]["gradients"] == 4 * 1_696 and d["extras"]["grad_fp32"]
+
+
+def test_lora_trains_only_the_adapters(model):
+    # rank 4: each (n_in × n_out) matrix gains 4·(n_in + n_out): q, k, v, o 4·16 = 64 each,
+    # up and down 4·40 = 160 each: 4·64 + 2·160 = 576 per layer, 1,152 for two.
+    # weights: the frozen 1,696 and the adapters, 2 bytes each: 2·(1,696 + 1,152) = 5,696;
+    # gradients 2·1,152 = 2,304; AdamW's fp32 master and moments 12·1,152 = 13,824.
+    d = mem(model, lora_rank=4)
+    assert d["extras"]["trainable_params"] == 1_152
+    assert d["memory"]["weights"] == 5_696
+    assert d["memory"]["gradients"] == 2_304
+    assert d["memory"]["optimizer"] == 13_824
+    # each adapted matrix keeps x·A, 2·s·b·r = 2·8·4 = 64 bytes: 6 per layer, 2 layers: 768
+    base = mem(model)["memory"]["activations"]
+    assert d["memory"]["activations"] == base + 768
+
+
+def test_qlora_base_is_nf4_with_double_quantised_constants(model):
+    # Dettmers et al. 2023: 4 + 8/64 + 32/(64·256) = 4.127 bits per parameter of the matrices:
+    # 1,536 · (1/2 + 1/64 + 1/4096) = 792.375 bytes; the other 160 parameters (norms, the
+    # table) stay 16-bit: 320; the adapters 2·1,152 = 2,304: ⌈3,416.375⌉ = 3,417.
+    d = mem(model, lora_rank=4, qlora=True)
+    nf4 = Fraction(1_536) * (Fraction(1, 2) + Fraction(1, 64) + Fraction(1, 4096))
+    assert d["memory"]["weights"] == -(-(nf4 + 320 + 2_304) // 1)
+    assert d["memory"]["weights"] == 3_417
+
+
+def test_offload_moves_the_optimizer_to_the_host(model):
+    d = mem(model, offload_optimizer=True)
+    assert d["memory"]["optimizer"] == 0
+    assert d["extras"]["host_optimizer_bytes"] == 12 * 1_696
+
+
+def test_fp8_copies_and_inputs(model):
+    # an fp8 copy of every matrix: 1,536 bytes; the sublayer inputs (attention and MLP input,
+    # 2sbh = 128 bytes each per layer, 2 layers: 512) saved in 8 bits: 256 bytes fewer
+    plain, fp8 = mem(model), mem(model, fp8=True)
+    assert fp8["extras"]["fp8_weights"] == 1_536
+    assert fp8["memory"]["total"] - plain["memory"]["total"] == 1_536 - 256
+
+
+def test_context_parallelism_splits_the_sequence(model):
+    # cp = 2 (flash): each device holds s/cp = 2 tokens: every activation halves; ZeRO-1
+    # shards the optimizer over dp·cp = 4 devices
+    whole = mem(model, flash=True, dp=2, zero=1)
+    split = mem(model, flash=True, dp=2, zero=1, cp=2)
+    assert split["memory"]["activations"] * 2 == whole["memory"]["activations"]
+    assert split["memory"]["optimizer"] == 12 * 1_696 // 4
+    assert split["extras"]["devices"] == 4
+
+
+def test_zero3_gathered_largest_module(model):
+    # DeepSpeed: 4 × largest_layer_params (16-bit weights and gradients of the largest
+    # module). The largest module here is the MLP's up or down projection: 256 parameters.
+    d = mem(model, dp=2, zero=3, zero3_buffer=True)
+    assert d["extras"]["zero3_gathered_layer"] == 4 * 256
+    without = mem(model, dp=2, zero=3)
+    assert d["memory"]["total"] - without["memory"]["total"] == 1_024
+
+
+def test_lora_8b_adapter_count_matches_peft():
+    # Llama 3 8B, rank 16 on every linear of the layers: PEFT prints 41,943,040 trainable
+    # parameters (16·(4096 + 4096 + 2·(4096 + 1024) + 4096 + 4096 + 3·(4096 + 14336))·32)
+    d = flopcalc.memory("llama-3.1-8b", seq=1024, lora_rank=16, flash=True).to_dict()
+    assert d["extras"]["trainable_params"] == 41_943_040
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(cp=2), "--flash"),
+    (dict(cp=3, flash=True), "must divide --seq"),
+    (dict(qlora=True), "--lora-rank"),
+])
+def test_bad_combinations_are_one_line_errors(model, args, message):
+    with pytest.raises(flopcalc.FlopcalcError, match=message):
+        mem(model, **args)
+
+
+def test_cli_options(cli, model):
+    r = cli("memory", model, "--seq", "4", "--lora-rank", "4", "--qlora", "--format", "json")
+    assert r.code == 0 and r.json()["extras"]["qlora"] is True
+    assert cli("memory", model, "--seq", "4", "--lora-rank", "4").code == 0

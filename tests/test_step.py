@@ -1,0 +1,147 @@
+"""`flopcalc step`: the report's keys, the interval around the estimate, unknowns, memory,
+formats, and one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+import flopcalc
+
+GPT3 = dict(tp=8, pp=8, count=1024, global_batch=1536, accelerator="h100", flash=True,
+            sequence_parallel=True, zero=1, micro_batch=1, recompute="selective", vp=2,
+            dropout="off")
+
+
+def test_json_keys_of_the_issue():
+    d = flopcalc.step("gpt3", **GPT3).to_dict()
+    for key in ("low", "estimate", "high"):
+        assert key in d["time"]["step_seconds"]
+        assert key in d["throughput"]["tokens_per_second"]
+        assert key in d["mfu"]
+    for axis in ("tp", "cp", "pp", "dp", "ep"):
+        assert {"bytes", "seconds"} <= set(d["communication"][axis])
+    assert 0 <= d["bubble_fraction"] < 1
+    assert d["memory"]["total"] > 0 and d["fits"] is True and d["memory"]["fits"] is True
+    assert d["unknowns"] == []  # every option given
+    t = d["time"]["step_seconds"]
+    assert t["low"] <= t["estimate"] <= t["high"]
+    tps = d["throughput"]["tokens_per_second"]
+    assert tps["low"] <= tps["estimate"] <= tps["high"]
+    # tokens/s = global batch × seq / step
+    assert tps["estimate"] == pytest.approx(1536 * 2048 / t["estimate"])
+    # MFU = 3 × exact forward × sequences / (step × devices × peak)
+    model = flopcalc.model("gpt3").to_dict()["flops"]["forward"]
+    assert d["model_flops_per_step"] == 3 * model * 1536
+    assert d["mfu"]["estimate"] == pytest.approx(3 * model * 1536 / (
+        t["estimate"] * 1024 * 989.5e12))
+
+
+@pytest.mark.parametrize("layout", [
+    dict(tp=1, pp=1, count=8, global_batch=64, zero=3, flash=True),
+    dict(tp=2, pp=2, count=16, global_batch=64, zero=0, micro_batch=2, recompute="full",
+         dropout="on"),
+    dict(tp=4, pp=1, cp=2, count=16, global_batch=32, zero=2, flash=True,
+         sequence_parallel=True, grad_fp32=True, tp_overlap=True),
+])
+def test_interval_contains_the_estimate(layout):
+    d = flopcalc.step("llama-3.1-8b", accelerator="h100", seq=4096, **layout).to_dict()
+    t = d["time"]["step_seconds"]
+    assert 0 < t["low"] <= t["estimate"] <= t["high"]
+    b = d["time"]["breakdown"]["low"]
+    assert all(v == 0 for v in b["exposed"].values())  # low: every communication hidden
+
+
+def test_options_not_given_are_unknowns():
+    d = flopcalc.step("llama-3.1-8b", accelerator="h100", seq=4096, tp=2, pp=2, count=16,
+                      global_batch=64, flash=True).to_dict()
+    names = {u["option"] for u in d["unknowns"]}
+    assert names == {"micro_batch", "vp", "recompute", "dropout"}
+    est = {u["option"]: u["estimate"] for u in d["unknowns"]}
+    assert est["micro_batch"] == 1 and est["vp"] == 1 and est["dropout"] is False
+    given = flopcalc.step("llama-3.1-8b", accelerator="h100", seq=4096, tp=2, pp=2, count=16,
+                          global_batch=64, flash=True, micro_batch=1, vp=1,
+                          recompute=est["recompute"], dropout="off").to_dict()
+    assert given["unknowns"] == []
+    # the same estimate; the unknowns only widen the interval
+    assert given["time"]["step_seconds"]["estimate"] == d["time"]["step_seconds"]["estimate"]
+    assert d["time"]["step_seconds"]["high"] >= given["time"]["step_seconds"]["high"]
+    assert d["time"]["step_seconds"]["low"] <= given["time"]["step_seconds"]["low"]
+
+
+def test_layout_that_does_not_fit_is_reported():
+    d = flopcalc.step("llama-3.1-70b", accelerator="h100", seq=8192, count=8, tp=8,
+                      global_batch=8, micro_batch=1, recompute="none", dropout="off").to_dict()
+    assert d["fits"] is False
+    assert any("does not fit" in w for w in d["warnings"])
+
+
+def test_fp8_matmuls_and_days():
+    bf = flopcalc.step("gpt3", **GPT3).to_dict()
+    f8 = flopcalc.step("gpt3", **{**GPT3, "dtype": "fp8"}).to_dict()
+    assert f8["time"]["breakdown"]["estimate"]["gemm"] < bf["time"]["breakdown"]["estimate"]["gemm"]
+    days = bf["training"]["days"]["estimate"]
+    assert days == pytest.approx(bf["training"]["tokens"] /
+                                 bf["throughput"]["tokens_per_second"]["estimate"] / 86400)
+    priced = flopcalc.step("gpt3", **GPT3, price=2).to_dict()
+    assert priced["training"]["cost"]["estimate"] == pytest.approx(
+        2 * priced["training"]["device_hours"]["estimate"])
+
+
+def test_networks_and_devices():
+    for net in ("dgx-h100", "gb200-nvl72", "dgx-b200"):
+        d = flopcalc.step("llama-3.1-70b", accelerator="b200", network=net, seq=8192,
+                          tp=8, count=64, global_batch=64, zero=1, flash=True,
+                          sequence_parallel=True, micro_batch=1, recompute="selective",
+                          dropout="off").to_dict()
+        assert d["machine"]["network"] == net
+    d = flopcalc.step("llama-3.1-8b", accelerator="mi300x", seq=4096, count=8,
+                      global_batch=64, zero=3, flash=True).to_dict()
+    assert d["machine"]["network"] == "mi300x"
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_formats(cli, fmt):
+    r = cli("step", "llama-3.1-8b", "--accelerator", "h100", "--count", "8",
+            "--global-batch", "32", "--seq", "4k", "--zero", "3", "--flash", "--format", fmt)
+    assert r.code == 0, r.err
+    if fmt == "table":
+        assert "Where the time goes" in r.out and "Not given" in r.out
+    if fmt == "json":
+        assert r.json()["command"] == "step"
+
+
+def test_brief_and_schema(cli):
+    r = cli("step", "gpt2", "--accelerator", "a100", "--global-batch", "8", "--brief")
+    assert r.code == 0 and "step" in r.out and len(r.out.splitlines()) <= 8
+    for name in ("step", "mfu", "plan"):
+        s = cli("schema", name)
+        assert s.code == 0 and s.json()["title"] == f"flopcalc {name} report"
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--global-batch", "10", "--dp", "4"], "multiple of the 4 data-parallel"),
+    (["--global-batch", "8", "--pp", "4", "--vp", "2"], "--vp 2 must divide"),
+    (["--global-batch", "8", "--cp", "2"], "--flash"),
+    (["--global-batch", "8", "--micro-batch", "3"], "--micro-batch 3 must divide"),
+    (["--global-batch", "8", "--dtype", "fp8"], "fp8"),
+])
+def test_errors_are_one_line(cli, args, fragment):
+    r = cli("step", "gpt2", "--accelerator", "a100", *args)
+    assert r.code == 2 and r.out == ""
+    assert r.err.startswith("flopcalc: error: ") and r.err.count("\n") == 1, r.err
+    assert fragment in r.err
+
+
+def test_needs_an_accelerator(cli):
+    r = cli("step", "gpt2", "--global-batch", "8")
+    assert r.code == 2 and "--accelerator" in r.err
+
+
+def test_custom_device_without_efficiency_file_warns(cli, tmp_path):
+    acc = tmp_path / "chip.yaml"
+    acc.write_text("title: chip\nvendor: x\nsource: test\nmemory_bytes: 80GB\n"
+                   "memory_bandwidth: 3TB\npeak_flops: {bf16: 1P}\n")
+    r = cli("step", "gpt2", "--accelerator", str(acc), "--global-batch", "8", "--network",
+            "dgx-h100", "--format", "json")
+    assert r.code == 0, r.err
+    assert any("no efficiency preset" in w for w in r.json()["warnings"])
