@@ -137,3 +137,9 @@ def parse_amount(text: object, what: str) -> Fraction:
     if value <= 0:
         raise FlopcalcError(f"{what}: '{str(text).strip()}' must be a positive number")
     return value
+
+
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """'1 device', '8 devices', '1 micro-batch', '2 multi-token-prediction modules': a count
+    and its noun in the right number (`plural` where adding an s is wrong)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

@@ -168,6 +168,25 @@ def test_mtp_training_by_hand(cli, tmp_path):
         r["training"]["mtp"]
 
 
+def test_mtp_in_the_conventions_exact_rows(cli, tmp_path):
+    # The model above at s = 4, per token: attention weights 2·4·64 = 512, scores and values
+    # 4·4·8 = 128, MLP 2·2·8·8 = 256, head 2·8·4 = 64: 960. The MTP module adds its projection
+    # 2·16·8 = 256, a layer (896) and the head again (64): 1,216. exact_full = 3·(960 + 1,216)
+    # = 6,528; the module's share 3·1,216 = 3,648; without it 3·960 = 2,880. Causal: 10 of the
+    # 16 pairs, so scores and values 128·10/16 = 80 in the model and in the module:
+    # 3·(912 + 1,168) = 6,240, and 3·912 = 2,736 without.
+    path = tmp_path / "mtp.yaml"
+    path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\n"
+                    "vocab_size: 4\nnorm: none\nfinal_norm: false\nmtp_layers: 1\n")
+    rows = {r["name"]: r for r in doc(cli, "conventions", path, "--seq", 4)["conventions"]}
+    assert (rows["exact_full"]["per_token"], rows["exact_causal"]["per_token"]) == (6_528, 6_240)
+    assert rows["exact_full"]["notes"] == [
+        "with 1 multi-token-prediction module, trained with the model: 3,648 per token; "
+        "without: 2,880 (full), 2,736 (causal)"]
+    model = doc(cli, "model", path, "--seq", 4, "--tokens", 100)
+    assert model["training"]["exact"] == 6_528 * 100  # one rule: model and conventions agree
+
+
 def test_moe_parameters_by_name(cli, tmp_path):
     # One layer, d 4, 4 gated experts of width 3 (top-2), a router with a bias, one shared
     # expert of width 5 behind a d → 1 gate; no norms, no biases elsewhere, vocabulary 2.

@@ -101,6 +101,25 @@ def test_exact_rows_are_the_model_reports_training_figures(cli):
             assert rows["six_nd"]["total"] == model["training"]["six_nd"]
 
 
+def test_deepseek_v3_palm_takes_each_attention_matmul_at_its_width_and_mtp_is_noted(cli):
+    """Latent attention: scores over d_qk = 192, values over d_v = 128 (128 heads, 61 layers).
+    PaLM by hand: 6·N_matmul + 6·61·4096·128·(192 + 128), N_matmul = the active parameters
+    (37,552,282,624) minus the input embedding 129,280·7,168. DeepSeek's own "about 250 GFLOPs"
+    per token at 4,096 (Zhao et al. 2025, "Insights into DeepSeek-V3", Table 1) is the causal
+    count without the MTP module; the exact rows include it and their note gives both."""
+    n_matmul = 37_552_282_624 - 129_280 * 7_168
+    doc = cli("conventions", "deepseek-v3", "--seq", "4096", "-f", "json").json()
+    rows = {r["name"]: r for r in doc["conventions"]}
+    assert rows["palm"]["per_token"] == 6 * n_matmul + 6 * 61 * 4096 * 128 * (192 + 128)
+    assert "value width 999,424" in rows["palm"]["notes"][0]  # 61·128·128
+    model = cli("model", "deepseek-v3", "--seq", "4096", "--tokens", "1", "-f", "json").json()
+    assert rows["exact_full"]["per_token"] == model["training"]["exact"]  # MTP included
+    note = rows["exact_causal"]["notes"][0]
+    served_causal = int(note.rsplit("full), ", 1)[1].split(" ")[0].replace(",", ""))
+    assert abs(served_causal / 250e9 - 1) < 0.002  # 250,457,382,912
+    assert rows["exact_causal"]["per_token"] > served_causal
+
+
 @pytest.mark.parametrize("name", ["gpt2", "gpt2-xl", "gpt3-small", "gpt3"])
 def test_megatron_is_exact_for_the_block_it_was_derived_for(cli, name):
     # MHA, d_ff = 4d, h·d_h = d, no biases counted: 72Ld² + 12Lds + 6dV is the exact count.

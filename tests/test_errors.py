@@ -119,6 +119,20 @@ def test_bad_options(cli, args, needle):
     assert "Traceback" not in r.err
 
 
+@pytest.mark.parametrize("model", ["gpt2", "bert-base"])
+def test_target_length_on_a_one_stack_model_is_refused(cli, model):
+    """A decoder-only or encoder-only model reads one sequence: --tgt-seq would be ignored."""
+    r = cli("model", model, "--tgt-seq", "128")
+    assert r.code == 2 and r.out == ""
+    assert "is not an encoder-decoder model" in r.err and "--seq" in r.err
+
+
+@pytest.mark.parametrize("seq", ["1..1M --points 10001", ",".join(["7"] * 10_001)])
+def test_sweeps_are_bounded_to_ten_thousand_lengths(cli, seq):
+    r = cli("sweep", "gpt2", "--seq", *seq.split(" "))
+    assert r.code == 2 and r.out == "" and "10,000" in r.err and r.err.count("\n") == 1
+
+
 def test_debug_shows_the_traceback(cli):
     from flopcalc.errors import FlopcalcError
 

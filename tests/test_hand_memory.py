@@ -425,3 +425,31 @@ def test_learned_positions_are_replicated_under_tensor_parallelism(cli, tmp_path
     r = cli("memory", path, "--format", "json", *map(str, SB), "--tp", 2)
     assert r.code == 0, r.err
     assert r.json()["params"]["device"] == 420 + 48
+
+
+# ------------------------------------------------------------------ multi-token prediction
+
+def test_mtp_modules_train_so_memory_holds_them(cli, tmp_path):
+    # The dense layer above (L = 1, d 8, d_ff 32, V 10, tied head) with one MTP module, s 4,
+    # b 2, t = 1, mixed AdamW (2 + 2 + 12 bytes per parameter). Parameters: the model's
+    # 10·8 embedding + the layer (4·64 attention + 2·8·32 MLP + 2 norms of 2·8) + the final
+    # norm 16 = 80 + 800 + 16 = 896; the module's two norms 2·16, its 2d → d projection 16·8,
+    # its layer 800 and head norm 16: 976. Activations past the layer (DeepSeek-V3 §2.2):
+    # the three norm inputs 3·2sbh = 3·128, the projection's 2d-wide input 2sb·2h = 256, its
+    # head's input 2sbh = 128, its fp32 logits 4sbV = 320, and its layer's own tensors.
+    d = doc(cli, tmp_path, DENSE.format(L=1) + "mtp_layers: 1\n", *SB)
+    assert d["params"]["device"] == 896 + 976
+    assert d["memory"]["weights"] == 2 * (896 + 976)
+    assert d["memory"]["optimizer"] == 12 * (896 + 976)
+    c = d["activations"]["components"]
+    layer = {k.removeprefix("layers."): v for k, v in c.items() if k.startswith("layers.")}
+    assert {k.removeprefix("mtp.layer."): v for k, v in c.items()
+            if k.startswith("mtp.layer.")} == layer
+    assert (c["mtp.norm_inputs"], c["mtp.eh_proj_input"], c["mtp.lm_head_input"],
+            c["mtp.logits_fp32"]) == (384, 256, 128, 320)
+    # With two stages the module sits on the last one, with the head: the first stage's
+    # device holds neither its parameters nor its activations.
+    two = doc(cli, tmp_path, DENSE.format(L=2) + "mtp_layers: 1\n", *SB, "--pp", 2)
+    assert not any(k.startswith("mtp.") for k in two["activations"]["components"])
+    plain = doc(cli, tmp_path, DENSE.format(L=2), *SB, "--pp", 2)
+    assert two["params"]["device"] == plain["params"]["device"]

@@ -119,13 +119,15 @@ def test_tensor_and_pipeline_parallel_state(cli):
 
 
 def test_fits_headroom_and_largest_micro_batch(cli, psi):
-    # Ψ = 7.5e9 in pure bf16 with SGD: 2 + 2 + 4 = 8 bytes per parameter = 60e9 on an 80 GB H100.
+    # Ψ = 7.5e9 in pure bf16 with SGD: 2 + 2 + 4 = 8 bytes per parameter = 60e9 on an H100
+    # whose driver reports 81,559 MiB = 85,520,809,984 bytes (nominal 80 GB).
     doc = memory(cli, psi, "--seq", 1, "--precision", "bf16", "--optimizer", "sgd",
                  "--accelerator", "h100")
     m = doc["memory"]
     assert m["weights"] + m["gradients"] + m["optimizer"] == 60_000_000_000
-    assert doc["accelerator"]["memory_bytes"] == 80_000_000_000
-    assert doc["headroom_bytes"] == 80_000_000_000 - m["total"] and doc["fits"] is True
+    assert doc["accelerator"]["memory_bytes"] == 81_559 * 2**20 == 85_520_809_984
+    assert doc["accelerator"]["nominal_memory_bytes"] == 80_000_000_000
+    assert doc["headroom_bytes"] == 85_520_809_984 - m["total"] and doc["fits"] is True
     b = doc["max_micro_batch"]
     assert b > 1
     at_b = memory(cli, psi, "--seq", 1, "--precision", "bf16", "--optimizer", "sgd",
@@ -171,3 +173,31 @@ def test_every_format(cli, fmt):
         assert r.out.startswith("model,seq,batch,dp,tp,pp,zero,section,name,value,unit")
     if fmt == "table":
         assert "Memory per device" in r.out and "largest micro-batch that fits" in r.out
+
+
+@pytest.mark.parametrize("command", ["memory", "infer"])
+def test_memory_fraction_and_reserve_size_the_device(cli, command):
+    # 81,559 MiB x 0.9 − 2 GiB = 85,520,809,984·9/10 − 2,147,483,648 = 74,821,245,337.6,
+    # whole bytes rounded down; the conventions say each step.
+    args = (["memory", "gpt2"] if command == "memory"
+            else ["infer", "gpt2", "--prompt", "8", "--gen", "1"])
+    r = cli(*args, "--accelerator", "h100", "--memory-fraction", "0.9", "--reserve", "2GiB",
+            "-f", "json")
+    doc = r.json()
+    assert doc["accelerator"]["memory_bytes"] == 74_821_245_337
+    assert (doc["accelerator"]["memory_fraction"], doc["accelerator"]["reserve_bytes"]) == (
+        0.9, 2**31)
+    line = next(c for c in doc["conventions"] if c.startswith("device memory:"))
+    assert "85,520,809,984 bytes usable (81,559 MiB as nvidia-smi reports" in line
+    assert line.endswith("x 0.9 (--memory-fraction) - 2,147,483,648 (--reserve) = "
+                         "74,821,245,337 a run may fill")
+    too_much = cli(*args, "--accelerator", "h100", "--reserve", "100GB")
+    assert too_much.code == 2 and "leaves nothing" in too_much.err
+    alone = cli(*args, "--reserve", "1GB")
+    assert alone.code == 2 and "give --accelerator" in alone.err
+
+
+def test_a_device_without_a_driver_figure_says_it_uses_the_nominal_size(cli):
+    doc = cli("memory", "gpt2", "--accelerator", "mi300x", "-f", "json").json()
+    assert doc["accelerator"]["memory_bytes"] == 192_000_000_000
+    assert any("the nominal size: no driver-reported capacity" in c for c in doc["conventions"])

@@ -295,7 +295,7 @@ def test_hostile_files_are_refused_quickly(cli, tmp_path, name, content, needle)
 
 @pytest.mark.parametrize("args", [["model", "~0"], ["model", "~nobody-here/x.yaml"],
                                   ["infer", "gpt2", "--prompt", "1", "--gen", "1",
-                                   "--accelerator", "~nobody"]])
+                                   "--accelerator", "~no-such-user-flopcalc"]])
 def test_tilde_paths_are_files_not_crashes(cli, args):
     r = cli(*args)
     assert r.code == 2 and "no such" in r.err and "internal error" not in r.err
@@ -317,3 +317,59 @@ def test_nothing_a_user_reads_says_seed(cli):
         assert "seed" not in (r.out + r.err).lower()
     for path in (ROOT / "presets").rglob("*.yaml"):
         assert "seed" not in path.read_text().lower(), path
+
+
+# ------------------------------------------------------------- a new user's hour, second pass
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+@pytest.mark.parametrize("args", [
+    ["check", "llama-3.1-8b", "--command", "memory", "--max", "memory.total=8GiB",
+     "--max", "params.total=10B"],
+    ["model", "gpt2", "--brief"],
+    ["infer", "gemma-3-27b", "--prompt", "128k", "--gen", "1", "--accelerator", "h100",
+     "--brief"],
+    ["train", "gpt2", "--accelerator", "h100", "--mfu", "0.4", "--brief"],
+])
+def test_plain_lines_fit_the_width_and_break_between_words(cli, monkeypatch, width, args):
+    """--brief and check lines are wrapped to the width tables use, between words: no number
+    is cut and no unit leaves its number. Piped without $COLUMNS, a check stays one line per
+    limit for grep."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    r = cli(*args)
+    monkeypatch.delenv("COLUMNS")
+    unwrapped = cli(*args)
+    assert max(map(len, r.out.splitlines())) <= width
+    assert r.out.split() == unwrapped.out.split()  # the same words, only the breaks differ
+    for line in r.out.splitlines():
+        assert not line.rstrip().endswith(("GB", "GiB")) or " " in line.strip()
+        assert not re.match(r"\s*(GB|GiB|MB|FLOPs|s)\b", line), line  # a unit alone
+    if args[0] == "check":
+        assert len(unwrapped.out.splitlines()) == 3  # two limits and the count
+
+
+def test_byte_limits_print_as_bytes(cli):
+    r = cli("check", "llama-3.1-8b", "--command", "memory", "--max", "memory.total=8GiB",
+            "--max", "params.total=10B")
+    first, second = r.out.splitlines()[:2]
+    assert "(max 8,589,934,592 (8.59 GB / 8 GiB)," in first  # 8 GiB, not "8.59B"
+    assert "(max 10,000,000,000 (10B)," in second  # a count keeps the count form
+    doc = cli("check", "llama-3.1-8b", "--command", "memory", "--max", "memory.total=8GiB",
+              "-f", "json").json()
+    assert doc["rows"][0]["unit"] == "bytes"
+
+
+def test_wording(cli):
+    r = cli("memory", "gpt2")
+    assert "(1 device)" in r.out and "1 devices" not in r.out
+    assert "1 micro-batch in flight" in " ".join(r.out.split())
+    assert "micro-batch(es)" not in r.out
+    r = cli("memory", "gpt2", "--pp", "2", "--dp", "1")
+    assert "2 micro-batches in flight" in " ".join(r.out.split())
+    r = cli("stepp")
+    assert r.code == 2 and r.err.lower().count("did you mean") == 1
+    r = cli("check", "--help")
+    assert "lengths     (" not in r.out and "      Limits" not in r.out
+    header = cli("train", "gpt2", "--accelerator", "h100", "--mfu", "0.4", "--brief").out
+    assert "bf16 peak" in header.splitlines()[0] and "attention full" in header.splitlines()[0]
+    infer = cli("infer", "gpt2", "--prompt", "8", "--gen", "1", "--brief").out
+    assert "over 1 step\n" in infer

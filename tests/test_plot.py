@@ -139,7 +139,8 @@ def test_missing_matplotlib(cli, tmp_path, monkeypatch, command):
     r = cli(*RUNS[command][0], "--plot", path)
     assert (r.code, r.out) == (2, "") and not path.exists()
     assert r.err == (f"flopcalc: error: flopcalc {command} --plot needs matplotlib: "
-                     "pip install 'flopcalc[plot]'\n")
+                     "pip install matplotlib (or pip install '.[plot]' in flopcalc's "
+                     "checkout)\n")
 
 
 def test_matplotlib_only_with_plot():

@@ -228,7 +228,7 @@ TOKENS = ["model", "list", "show", "sweep", "compare", "check", "schema", "gpt2"
           "40%", "1.5", "--n", "--m", "--d-k", "--d-v", "--heads", "--recompute", "--kv-dtype",
           "fp8", "--peak", "--bandwidth", "--elementwise", "--brief", "--min", "--days", "--price",
           "--weights-dtype", "int4", "--compute-dtype", "memory", "--zero", "3", "--tp", "8",
-          "--recompute", "selective", "-", "~0", "~nobody", "H100", "Llama-3.1-8B", "--plot",
+          "--recompute", "selective", "-", "~0", "~no-such-user-flopcalc", "H100", "Llama-3.1-8B", "--plot",
           "x.svg", "mixtral-8x7b", "deepseek-v3", "gemma-3-27b", "bert-base", "t5-base",
           "--install-completion", "--show-completion"]  # not --debug: it shows tracebacks
 

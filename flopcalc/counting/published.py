@@ -16,7 +16,8 @@ from typing import Optional
 
 from ..kinds.base import WEIGHTS, Convention, Published, total
 from ..models.spec import ModelSpec
-from .model import model_flops, model_params, non_embedding, output_tokens, workload
+from .model import (model_flops, model_params, mtp_flops, non_embedding, output_tokens,
+                    workload)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,8 @@ class Shape:
     n_encoder_layers: int
     d_model: int
     vocab: int
-    attn_width: int  # Σ over layers of h·d_h (L·d_q when every layer is alike)
+    attn_width: int  # Σ over layers of h·d_h (L·d_q when every layer is alike): queries/keys
+    attn_v_width: int  # Σ over layers of h·d_v: the values (= attn_width unless they differ)
     n: int  # N: non-embedding params, active ones of a mixture of experts
     n_total: int  # N_total: every parameter, every expert
     n_matmul: int  # every parameter but lookup tables: a tied LM head counts, positions do not
@@ -46,6 +48,7 @@ def shape_of(spec: ModelSpec) -> Shape:
         n_layers=spec.n_layers(), n_encoder_layers=spec.n_layers("encoder"),
         d_model=spec.d_model, vocab=spec.vocab_size,
         attn_width=sum(n * m.qk_width for n, m in mixers_published(spec)),
+        attn_v_width=sum(n * m.v_width for n, m in mixers_published(spec)),
         n=non_embedding(active), n_total=total(parts),
         n_matmul=total(active) - lookup,
     )
@@ -80,9 +83,11 @@ def palm(m: Shape, s: int) -> Fraction:
     weight: PaLM's own 540.35B includes its shared embedding, nanoGPT's `estimate_mfu` keeps the
     tied token embedding (dropping only positions) and torchtitan counts the output layer. So N
     here is every parameter but lookup tables (position and token-type tables, an untied input
-    embedding). The attention term is full attention, 3 × 4·L·s·d_q."""
-    # 6·N_matmul + 12·Σ_layers h·d_h·s
-    return Fraction(6 * m.n_matmul + 12 * s * m.attn_width)
+    embedding). The attention term is full attention, 3 × 2·L·s·(d_q + d_v): PaLM's Q is the
+    one head width of both attention matmuls (scores over d_q, values over d_v); where they
+    differ (latent attention: 192 and 128) each matmul takes its own, 6·L·H·(Q_k + Q_v)·T."""
+    # 6·N_matmul + 6·Σ_layers s·(h·d_qk + h·d_v)  (= 12·Σ h·d_h·s when d_v = d_qk)
+    return Fraction(6 * m.n_matmul + 6 * s * (m.attn_width + m.attn_v_width))
 
 
 def megatron(m: Shape, s: int) -> Fraction:
@@ -150,12 +155,15 @@ def chinchilla(spec: ModelSpec, s: int) -> Fraction:
     return Fraction(3 * chinchilla_forward_per_sequence(spec, s), s)
 
 
-def exact(spec: ModelSpec, s: int, attention: Convention, passes: int) -> Fraction:
+def exact(spec: ModelSpec, s: int, attention: Convention, passes: int,
+          mtp: bool = True) -> Fraction:
     """This tool's count: `passes` × the exact forward FLOPs per output token (LM head and
-    attention included). 3 passes: forward + a backward of twice the forward; 4 with full
-    activation recomputation (one more forward)."""
+    attention included), with the multi-token-prediction modules that train with the model
+    (`mtp=False`: without them, the model that serves). 3 passes: forward + a backward of twice
+    the forward; 4 with full activation recomputation (one more forward)."""
     w = workload(spec, s, attention=attention)
-    return passes * Fraction(total(model_flops(spec, w)), output_tokens(spec, w))
+    forward = total(model_flops(spec, w)) + (total(mtp_flops(spec, w)) if mtp else 0)
+    return passes * Fraction(forward, output_tokens(spec, w))
 
 
 def delta_pct(x: Fraction, ref: Fraction) -> float:
@@ -180,7 +188,8 @@ def model_line(spec: ModelSpec, seq: int, name: str, attention: Convention,
     """
     m = shape_of(spec)
     w = workload(spec, seq, tgt_seq, attention=attention)
-    ref = 3 * Fraction(total(model_flops(spec, w)), output_tokens(spec, w))
+    ref = 3 * Fraction(total(model_flops(spec, w)) + total(mtp_flops(spec, w)),
+                       output_tokens(spec, w))  # training.exact: MTP modules included
     palm_vs = _relative(palm(m, seq), ref).removesuffix(" of")
     return (f"6ND is {_relative(six_nd(m, seq), ref)} exact, PaLM {palm_vs}; flopcalc "
             f"conventions {name} --seq {seq} adds Kaplan, Megatron and Chinchilla")

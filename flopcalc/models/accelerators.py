@@ -10,6 +10,7 @@ Short names pick a preset: `h100` is the H100 SXM (`ALIASES`).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
@@ -41,10 +42,17 @@ class AcceleratorSpec:
     memory_bandwidth: Size  # bytes/s
     peak_flops: dict[Dtype, Rate]  # dtype → dense FLOP/s
     notes: str = ""
+    # What the device offers a run: the capacity its driver reports (nvidia-smi's total), with
+    # where that figure comes from. Absent: the nominal `memory_bytes` stands in, and says so.
+    usable_memory_bytes: Optional[Size] = None
+    usable_memory_source: str = ""
 
     def __post_init__(self) -> None:
         if not self.peak_flops:
             raise ValueError("peak_flops must map dtypes to FLOP/s")
+        if self.usable_memory_bytes is not None and not self.usable_memory_source:
+            raise ValueError("usable_memory_bytes needs usable_memory_source: where the figure "
+                             "comes from")
 
 
 @dataclass(frozen=True)
@@ -69,9 +77,14 @@ class Hardware:
     count: int
     peak_flops: int
     bandwidth: Optional[int]
-    memory_bytes: Optional[int]
+    memory_bytes: Optional[int]  # per device, what a run may fill: usable x fraction - reserve
     peak_overridden: bool = False
     bandwidth_overridden: bool = False
+    nominal_memory_bytes: Optional[int] = None  # the vendor's "80GB"
+    usable_memory_bytes: Optional[int] = None  # what the driver reports (else the nominal)
+    memory_basis: str = ""  # where the usable figure comes from
+    memory_fraction: Fraction = Fraction(1)  # --memory-fraction
+    reserve_bytes: int = 0  # --reserve, per device
 
     @property
     def total_peak_flops(self) -> int:
@@ -143,13 +156,34 @@ def all_accelerators() -> list[LoadedAccelerator]:
     return [load_accelerator(name) for name in accelerator_names()]
 
 
+def usable_memory(spec: AcceleratorSpec, fraction: Fraction = Fraction(1),
+                  reserve: int = 0) -> tuple[int, int, str]:
+    """(bytes a run may fill per device, the usable capacity, where that comes from): the
+    driver-reported capacity (or the nominal size where no preset figure is known, said so),
+    times `fraction` (a serving engine's memory utilisation, a framework's cap), less
+    `reserve` bytes (the CUDA context, workspaces, another process)."""
+    if spec.usable_memory_bytes is not None:
+        usable, basis = spec.usable_memory_bytes, spec.usable_memory_source
+    else:
+        usable, basis = spec.memory_bytes, ("the nominal size: no driver-reported capacity "
+                                            "is recorded for this device")
+    room = usable * fraction - reserve
+    if room <= 0:
+        raise FlopcalcError(f"--reserve {reserve:,} bytes leaves nothing of the {usable:,} bytes "
+                            f"usable{'' if fraction == 1 else ' x --memory-fraction'}; give a "
+                            "smaller --reserve")
+    return int(room), usable, basis  # whole bytes, rounded down
+
+
 def resolve_hardware(accelerator: Optional[str], dtype: str, count: int,
                      peak: Optional[int] = None, bandwidth: Optional[int] = None,
-                     need_bandwidth: bool = True) -> Optional[Hardware]:
+                     need_bandwidth: bool = True, memory_fraction: Fraction = Fraction(1),
+                     reserve: int = 0) -> Optional[Hardware]:
     """The hardware for a run, or None when no accelerator and no override was given.
 
     `peak` and `bandwidth` (per device) override the preset's figures; without `--accelerator`
-    they describe a custom device and must both be given where the run needs both.
+    they describe a custom device and must both be given where the run needs both. Memory is
+    what a run may fill per device (`usable_memory`).
     """
     if accelerator is None:
         if peak is None and bandwidth is None:
@@ -171,12 +205,15 @@ def resolve_hardware(accelerator: Optional[str], dtype: str, count: int,
         raise FlopcalcError(
             f"{loaded.name} has no {dtype} peak (it lists {', '.join(spec.peak_flops)}); choose "
             f"one of those dtypes or give --peak FLOP/s")
+    room, usable, basis = usable_memory(spec, memory_fraction, reserve)
     return Hardware(
         name=loaded.name, title=spec.title, source=spec.source, dtype=dtype, count=count,
         peak_flops=peak if peak is not None else spec.peak_flops[dtype],
         bandwidth=bandwidth if bandwidth is not None else spec.memory_bandwidth,
-        memory_bytes=spec.memory_bytes, peak_overridden=peak is not None,
-        bandwidth_overridden=bandwidth is not None)
+        memory_bytes=room, peak_overridden=peak is not None,
+        bandwidth_overridden=bandwidth is not None, nominal_memory_bytes=spec.memory_bytes,
+        usable_memory_bytes=usable, memory_basis=basis, memory_fraction=memory_fraction,
+        reserve_bytes=reserve)
 
 
 def preset_row(loaded: LoadedAccelerator) -> dict[str, Any]:

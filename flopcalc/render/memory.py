@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..numbers import counted
 from .data import long_csv
 from .output import conventions_text, heading, new_table
 from .text import Numbers, human, human_bytes, percent
@@ -17,7 +18,7 @@ def memory_tables(report: "MemoryReport", nums: Numbers) -> list[Any]:
     parallel = f"dp {s.dp}, tp {s.tp}, pp {s.pp}" + (f", ep {s.ep}" if s.ep > 1 else "")
     out: list[Any] = [heading(
         report.model.title, f" ({report.model.name})\n"
-        f"seq {s.seq:,}, micro-batch {s.batch}, {parallel} ({s.devices:,} devices), ZeRO-{s.zero}, "
+        f"seq {s.seq:,}, micro-batch {s.batch}, {parallel} ({counted(s.devices, 'device')}), ZeRO-{s.zero}, "
         f"recompute {s.recompute}{', sequence parallel' if s.sequence_parallel else ''}\n")]
     table = new_table("Memory per device (the first pipeline stage)", ["", "bytes", "%"])
     for name, value in (("weights", m.weights), ("gradients", m.gradients),
@@ -26,7 +27,7 @@ def memory_tables(report: "MemoryReport", nums: Numbers) -> list[Any]:
     table.add_row("total", nums.bytes(m.total), "100.0%", style="bold")
     if report.accelerator is not None:
         acc = report.accelerator
-        table.add_row(f"{acc.name} memory", nums.bytes(acc.memory_bytes), "")
+        table.add_row(f"{acc.name} memory a run may fill", nums.bytes(acc.memory_bytes), "")
         headroom = report.headroom_bytes or 0
         table.add_row("headroom" if headroom >= 0 else "short by",
                       nums.bytes(abs(headroom)), "fits" if report.fits else "does NOT fit")

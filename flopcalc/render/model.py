@@ -104,13 +104,13 @@ def model_brief(report: "ModelReport") -> str:
         f"attention {s.attention}",
         f"params        {p.total:,} ({human(p.total)}){active}",
         f"N for 6ND     {t.n:,} ({human(t.n)}; {t.n_is.replace('_', ' ')} params)",
-        f"forward       {f.forward:,} FLOPs ({human(f.forward)}); per token "
-        f"{exact(f.forward_per_token)}",
+        f"forward       {f.forward:,} FLOPs ({human(f.forward)}; attention {s.attention}); per "
+        f"token {exact(f.forward_per_token)}",
         f"  attention   {percent(f.attention_share_pct)} of the forward "
         f"({human(f.attention)} FLOPs)",
         f"training D    {t.tokens:,} tokens ({human(t.tokens)}; {t.tokens_source})",
         f"6ND           {t.six_nd:,} ({human(t.six_nd)})",
-        f"exact         {t.exact:,} ({human(t.exact)}); 6ND is "
+        f"exact         {t.exact:,} ({human(t.exact)}; attention {s.attention}); 6ND is "
         f"{percent(t.six_nd_below_exact_pct)} below",
         f"crossover s*  {crossover_text(report)}"
         + (f" = {x.d_model_multiple:.4g} d_model" if x.d_model_multiple is not None else

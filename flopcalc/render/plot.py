@@ -1,12 +1,12 @@
 """Pictures of the `sweep`, `compare`, `infer` and `memory` reports, for `--plot FILE`.
 
-matplotlib is an optional extra (`pip install 'flopcalc[plot]'`), imported here inside the
-functions, only when a picture is asked for; nothing else imports this module at start-up. The
+matplotlib is an optional extra (`pip install '.[plot]'` from the checkout), imported here inside
+the functions, only when a picture is asked for; nothing else imports this module at start-up. The
 format comes from the file's extension (.svg or .png). Every picture stands on its own: a title
 naming the model, a subtitle with the settings, units on every axis, and the report's counting
-conventions (and warnings) as a footnote. SVG keeps its text as text, and two runs write
-identical bytes. The figures are drawn without pyplot (a bare `Figure` renders with Agg or the
-SVG backend and never opens a window or touches pyplot's global state).
+conventions (and warnings) as a footnote. SVG keeps its text as text, and two runs write identical
+bytes. The figures are drawn without pyplot (a bare `Figure` renders with Agg or the SVG backend
+and never opens a window or touches pyplot's global state).
 
 Drawing only: every number drawn is the report's (the curves of `infer` and `memory` are the
 reports' `curve`, which the command line asks for when it draws).
@@ -114,8 +114,9 @@ def _matplotlib(command: str) -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise FlopcalcError(f"flopcalc {command} --plot needs matplotlib: "
-                            "pip install 'flopcalc[plot]'") from None
+        raise FlopcalcError(f"flopcalc {command} --plot needs matplotlib: pip install "
+                            "matplotlib (or pip install '.[plot]' in flopcalc's checkout)"
+                            ) from None
     return matplotlib
 
 

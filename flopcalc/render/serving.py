@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..numbers import counted
 from .data import long_csv, to_csv
 from .output import block, conventions_text, heading, new_table
 from .text import Numbers, amount, duration, exact, human, human_bytes, percent, rate
@@ -145,13 +146,18 @@ def infer_brief(report: "InferReport") -> str:
              f"{s.attention}",
              f"prefill       {p.flops:,} FLOPs ({human(p.flops)}; attention {s.attention})"]
     if d is not None:
-        lines += [f"decode        {d.flops:,} FLOPs ({human(d.flops)}) over {d.steps:,} steps",
+        lines += [f"decode        {d.flops:,} FLOPs ({human(d.flops)}) over "
+                  f"{counted(d.steps, 'step')}",
                   f"  per token   {exact(d.flops_per_token)} FLOPs (first step "
                   f"{human(d.flops_first)}, last {human(d.flops_last)})",
                   f"  bytes/step  {human_bytes(d.bytes_first)} first, "
                   f"{human_bytes(d.bytes_last)} last"]
-    lines += [f"KV cache      {kv.bytes:,} bytes ({human_bytes(kv.bytes)}); "
-              f"{kv.bytes_per_token:,} per token",
+    held = (f"{kv.bytes_per_token:,} per token" if kv.effective_bytes_per_token ==
+            kv.bytes_per_token else f"{kv.effective_bytes_per_token:,.1f} per token held at this "
+            f"context ({kv.bytes_per_token:,} if every layer kept every token)")
+    if kv.state_bytes:
+        held += f"; fixed state {kv.state_bytes_per_sequence:,} per sequence"
+    lines += [f"KV cache      {kv.bytes:,} bytes ({human_bytes(kv.bytes)}); {held}",
               f"weights       {report.weights.bytes:,} bytes ({human_bytes(report.weights.bytes)})"]
     r = report.roofline
     if r is not None and report.accelerator is not None:
@@ -210,8 +216,9 @@ def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
 def train_brief(report: "TrainReport") -> str:
     s, t, a = report.settings, report.training, report.accelerator
     lines = [f"{report.model.title} ({report.model.name}): D {human(s.tokens)} tokens at seq "
-             f"{s.seq:,}, {a.count:,} x {a.name}, {100 * s.mfu:.4g}% MFU",
-             f"exact         {t.exact:,} FLOPs ({human(t.exact)})",
+             f"{s.seq:,}, {a.count:,} x {a.name}, {s.dtype} peak, {100 * s.mfu:.4g}% MFU, "
+             f"attention {s.attention}" + (", recompute full" if s.recompute == "full" else ""),
+             f"exact         {t.exact:,} FLOPs ({human(t.exact)}; attention {s.attention})",
              f"6ND           {t.six_nd:,} FLOPs ({human(t.six_nd)}), "
              f"{percent(t.six_nd_below_exact_pct)} below",
              f"days          {amount(report.days.exact)} exact, {amount(report.days.six_nd)} 6ND",
@@ -236,10 +243,12 @@ def train_csv(report: "TrainReport") -> str:
 def accelerators_csv(rows: list[dict[str, Any]]) -> str:
     from ..models.accelerators import DTYPES
 
-    header = ["accelerator", "title", "vendor", "memory_bytes", "memory_bandwidth",
-              *(f"peak_flops_{d}" for d in DTYPES), "source"]
-    body = ([r["name"], r["title"], r["vendor"], r["memory_bytes"], r["memory_bandwidth"],
-             *(r["peak_flops"].get(d) for d in DTYPES), r["source"]] for r in rows)
+    header = ["accelerator", "title", "vendor", "memory_bytes", "usable_memory_bytes",
+              "memory_bandwidth", *(f"peak_flops_{d}" for d in DTYPES), "source",
+              "usable_memory_source"]
+    body = ([r["name"], r["title"], r["vendor"], r["memory_bytes"], r["usable_memory_bytes"],
+             r["memory_bandwidth"], *(r["peak_flops"].get(d) for d in DTYPES), r["source"],
+             r["usable_memory_source"]] for r in rows)
     return to_csv(header, body)
 
 
@@ -249,11 +258,15 @@ def accelerators_tables(rows: list[dict[str, Any]], nums: Numbers) -> list[Any]:
         return "-" if value is None else f"{value / 10**12:,.4g}"
 
     table = new_table("Accelerators (--accelerator NAME)",
-                      ["name", "memory", "bandwidth", "bf16", "fp8", "fp32"],
+                      ["name", "memory", "usable", "bandwidth", "bf16", "fp8", "fp32"],
                       caption="Dense peak TFLOP/s per device (no 2:4 sparsity); bandwidth of "
-                      "memory. --format json shows every dtype, the source and the notes.")
+                      "memory; usable: the capacity the driver reports, which runs size "
+                      "against (-: not recorded, the nominal size is used). --format json shows "
+                      "every dtype, the sources and the notes.")
     for r in rows:
+        usable = r["usable_memory_bytes"]
         table.add_row(r["name"], human_bytes(r["memory_bytes"], binary=False),
+                      "-" if usable is None else human_bytes(usable, binary=True).split(" / ")[1],
                       rate(r["memory_bandwidth"], "B/s"), peak(r, "bf16"), peak(r, "fp8"),
                       peak(r, "fp32"))
     sources = block("Sources:", (f"- {r['name']}: {r['source']}" for r in rows))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
 from .output import conventions_text, new_table
-from .text import Numbers, exact, human, percent, with_human
+from .text import Numbers, exact, human, human_bytes, percent, with_human
 
 if TYPE_CHECKING:
     from ..reports.check import CheckReport
@@ -158,25 +158,30 @@ def asdict_rows(report: "CompareReport") -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------- check
 
 _CHECK_COLUMNS = ("model", "command", "key", "bound", "status", "value", "limit", "margin",
-                  "margin_pct", "settings")
+                  "margin_pct", "settings", "unit")
 
 
 def check_csv(report: "CheckReport") -> str:
     return to_csv(_CHECK_COLUMNS, ([getattr(r, k) for k in _CHECK_COLUMNS] for r in report.rows))
 
 
-def fmt_number(v: int | float) -> str:
+def fmt_number(v: int | float, unit: str = "count") -> str:
+    """An exact figure with its rounded form: '8,589,934,592 (8.59 GB / 8 GiB)' for bytes,
+    '8,030,261,248 (8.03B)' for counts."""
+    if unit == "bytes" and isinstance(v, int):
+        return f"{v:,} ({human_bytes(v)})" if abs(v) >= 1000 else f"{v:,} B"
     return with_human(v) if isinstance(v, int) else f"{v:,.6g}"
 
 
 def check_text(report: "CheckReport") -> str:
-    """One unwrapped line per limit (grep-able in CI logs), then a count."""
+    """One line per limit (grep-able in CI logs; wrapped only to a terminal or $COLUMNS), then
+    a count."""
     lines = []
     for r in report.rows:
         share = "" if r.margin_pct is None else f", {r.margin_pct:+.1f}%"
-        lines.append(f"{r.status} {r.model} {r.key} = {fmt_number(r.value)} ({r.bound} "
-                     f"{fmt_number(r.limit)}, margin {fmt_number(r.margin)}{share}; "
-                     f"{r.command} {r.settings})")
+        lines.append(f"{r.status} {r.model} {r.key} = {fmt_number(r.value, r.unit)} ({r.bound} "
+                     f"{fmt_number(r.limit, r.unit)}, margin {fmt_number(r.margin, r.unit)}"
+                     f"{share}; {r.command} {r.settings})")
     failed = sum(r.status == "FAIL" for r in report.rows)
     lines.append(f"{len(report.rows) - failed} within limits, {failed} outside")
     return "\n".join(lines) + "\n"

@@ -55,6 +55,7 @@ class LimitResult:
     margin: Number  # how far inside the limit: negative when it does not hold
     margin_pct: Optional[float]  # margin as a percentage of the limit (None for a 0 limit)
     settings: str  # the resolved settings the value was computed at
+    unit: str = "count"  # the number syntax of the key: count, length or bytes (limit_kind)
 
 
 @dataclass
@@ -95,7 +96,7 @@ def evaluate(model: str, command: str, report: dict[str, Any], limits: dict[str,
             status="PASS" if margin >= 0 else "FAIL", model=model, command=command, key=key,
             bound=bound, value=value, limit=exact_number(limit), margin=exact_number(margin),
             margin_pct=float(100 * margin / limit) if limit else None,
-            settings=describe_settings(report.get("settings", {}))))
+            settings=describe_settings(report.get("settings", {})), unit=limit_kind(key)))
     return results
 
 

@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence, Union
 from ..kinds.base import Published
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
+from ..numbers import counted
 
 SCHEMA_VERSION = 2  # 2: crossover.seq may be null; params.active; every CSV starts with `model`
 TOKENS_PER_PARAM_DEFAULT = 20  # Hoffmann et al. 2022 (Chinchilla): ~20 tokens per parameter
@@ -114,9 +115,9 @@ def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = F
         lines += kind_notes(spec, "notes")
     lines.append("training = 3 x forward (backward = 2 x forward)")
     if spec is not None and spec.mtp_layers:
-        lines.append(f"{spec.mtp_layers} multi-token-prediction module(s): outside params.total "
-                     "and the forward pass (they do not serve), their 3 x forward in "
-                     "training.exact as training.mtp")
+        lines.append(f"{counted(spec.mtp_layers, 'multi-token-prediction module')}: trained, "
+                     "not served: outside params.total and the forward pass, their 3 x forward "
+                     "in training.exact as training.mtp (and in training memory)")
     if spec is not None and spec.is_encoder_decoder:
         lines.append("encoder-decoder: tokens D are target (decoder) tokens; crossover taken "
                      "with target length = source length")
@@ -127,6 +128,8 @@ def kind_notes(spec: ModelSpec, which: str = "notes") -> list[str]:
     """The "how this was counted" lines of the model's kinds (`notes`, or `decode_notes` for
     serving), each once, in the order the kinds first appear."""
     lines: dict[str, None] = {}
+    for kind in spec.frontend:  # an input front end (Whisper's convolutions) first
+        lines.update(dict.fromkeys(getattr(kind, which)()))
     for g in spec.groups():
         for _, kind in g.layer.slots():
             lines.update(dict.fromkeys(getattr(kind, which)()))
@@ -154,3 +157,17 @@ def samples(first: int, last: int, keep: Sequence[int] = ()) -> list[int]:
     span = last - first
     points = {first + span * i // SAMPLES for i in range(SAMPLES + 1)}
     return sorted(points | {first, last} | {k for k in keep if first <= k <= last})
+
+
+def memory_basis_line(hw: Any) -> str:
+    """How a device's memory was sized (a `Hardware`): the usable capacity and its source, the
+    share and reserve taken off it, and the nominal size beside it."""
+    usable, room = hw.usable_memory_bytes, hw.memory_bytes
+    cut = ""
+    if hw.memory_fraction != 1:
+        cut += f" x {float(hw.memory_fraction):g} (--memory-fraction)"
+    if hw.reserve_bytes:
+        cut += f" - {hw.reserve_bytes:,} (--reserve)"
+    return (f"device memory: {usable:,} bytes usable ({hw.memory_basis}; nominal "
+            f"{hw.nominal_memory_bytes:,})" + (f"{cut} = {room:,} a run may fill" if cut else
+                                               "; a run may fill all of it"))

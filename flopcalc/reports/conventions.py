@@ -20,6 +20,7 @@ from ..counting.published import (Shape, chinchilla, delta_pct, exact, kaplan, m
                                   megatron_assumptions, palm, shape_of, six_nd, six_nd_total)
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
+from ..numbers import counted
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, exact_number,
                      first_attention, first_ffn, model_info)
 
@@ -177,6 +178,10 @@ def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False) -> lis
         if window and conv.name in ("kaplan", "palm", "megatron", "chinchilla"):
             notes.append(window)
         broken = megatron_assumptions(spec) if conv.name == "megatron" else []
+        if conv.name == "palm" and m.attn_v_width != m.attn_width:
+            notes.append(f"query/key width {m.attn_width:,} and value width {m.attn_v_width:,} "
+                         "(summed over layers) differ: the attention term is "
+                         "6·L·H·(Q_k + Q_v)·T, PaLM's 12·L·H·Q·T with each matmul's own width")
         value = conv.per_token(spec if conv.on_spec else m, seq)  # type: ignore[arg-type]
         out.append(_row(conv.name, value, tokens, ref, conv.formula, conv.source,
                         broken + notes, violated=bool(broken)))
@@ -184,6 +189,12 @@ def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False) -> lis
     extra = ["--recompute full: one extra forward pass recomputes the activations (the LM head "
              "included), so these are hardware FLOPs (4 × forward), not model FLOPs"] \
         if recompute else []
+    if spec.mtp_layers:
+        served = {a: exact(spec, seq, a, passes, mtp=False) for a in ("full", "causal")}
+        extra.append(f"with {counted(spec.mtp_layers, 'multi-token-prediction module')}, "
+                     f"trained with the model: {exact_number(ref - served['full']):,} per "
+                     f"token; without: {exact_number(served['full']):,} (full), "
+                     f"{exact_number(served['causal']):,} (causal)")
     out.append(_row("exact_full", ref, tokens, ref, f"{passes_text}, full attention (s² pairs)",
                     EXACT_SOURCE, list(extra)))
     out.append(_row("exact_causal", exact(spec, seq, "causal", passes), tokens, ref,

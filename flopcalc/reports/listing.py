@@ -88,6 +88,8 @@ class AcceleratorRow:
     memory_bandwidth: int  # bytes/s
     peak_flops: dict[str, int]  # dtype → dense FLOP/s per device
     notes: str
+    usable_memory_bytes: Optional[int] = None  # what the driver reports (None: not recorded)
+    usable_memory_source: str = ""
 
 
 @dataclass

@@ -14,6 +14,7 @@ from ..counting.model import (model_flops, model_params, mtp_flops, mtp_params, 
 from ..counting.published import model_line
 from ..counting.training import training_cost
 from ..counting.workload import Workload
+from ..errors import FlopcalcError
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
                      default_seq, default_tokens, exact_number, model_info, pct)
@@ -177,6 +178,9 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
                        tokens: Optional[int] = None, attention: p.Convention = "full",
                        elementwise: bool = False) -> ModelReport:
     spec = loaded.spec
+    if tgt_seq is not None and not spec.is_encoder_decoder:
+        raise FlopcalcError(f"--tgt-seq: {loaded.name} is not an encoder-decoder model, so "
+                            "it reads one sequence; give its length as --seq and drop --tgt-seq")
     seq = seq or default_seq(spec)
     w = workload(spec, seq, tgt_seq, batch, attention)
 
@@ -201,7 +205,8 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
 
     x = crossover(spec, attention)
     layer_w, layer_a = layers_weights_attention(spec, w)
-    warnings = context_warning(loaded.name, "--seq", seq, spec.max_seq_len)
+    warnings = context_warning(loaded.name, "--seq", seq,
+                               spec.encoder_max_seq_len or spec.max_seq_len)
     if spec.is_encoder_decoder:
         warnings += context_warning(loaded.name, "--tgt-seq", w.tgt_seq, spec.max_seq_len)
 

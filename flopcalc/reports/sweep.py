@@ -19,7 +19,9 @@ from ..numbers import parse_length
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
                      exact_number, model_info, pct)
 
-MAX_POINTS = 1_000_000
+# The most lengths one sweep counts (a range's --points or a list): each row is a whole model
+# count, so 10,000 rows take about a second and stay small in memory.
+MAX_POINTS = 10_000
 
 
 def parse_seq_spec(spec: str, points: int | None = None) -> list[int]:
@@ -35,7 +37,10 @@ def parse_seq_spec(spec: str, points: int | None = None) -> list[int]:
         return _log_spaced(lo, hi, points)
     if points is not None:
         raise FlopcalcError("--points goes with a range (--seq LOW..HIGH); drop it or give a range")
-    lengths = sorted({parse_length(part, "--seq") for part in spec.split(",") if part.strip()})
+    parts = [part for part in spec.split(",") if part.strip()]
+    if len(parts) > MAX_POINTS:
+        raise FlopcalcError(f"--seq: {len(parts):,} lengths; give at most {MAX_POINTS:,}")
+    lengths = sorted({parse_length(part, "--seq") for part in parts})
     if not lengths:
         raise FlopcalcError(f"--seq '{spec}': no lengths; write e.g. 1k,2k,4k or 1k..1M")
     return lengths
