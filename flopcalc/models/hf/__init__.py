@@ -106,14 +106,6 @@ def from_hf_dict(data: Raw, label: str) -> Raw:
     if not isinstance(model_type, str):
         raise FlopcalcError(f"{label}: model_type must be text, got "
                             f"{'a list' if isinstance(model_type, list) else type(model_type).__name__}")
-    if model_type == "gemma3":
-        # The multimodal Gemma 3 config nests its language model; count that.
-        text = data.get("text_config")
-        if not isinstance(text, dict):
-            raise FlopcalcError(f"{label}: text_config must be a mapping (the language model's "
-                                "config)")
-        data = {"model_type": "gemma3_text", **text, "architectures": data.get("architectures")}
-        model_type = "gemma3_text"
     converters, defaults = _tables()
     refused = _refused().get(model_type)
     if refused is not None:
