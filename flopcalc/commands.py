@@ -109,6 +109,11 @@ ATTENTION = Option("attention", "choice", "full: every (query, key) pair (FlopCo
                    "window, chunked).", "full", CONVENTIONS)
 ELEMENTWISE = Option("elementwise", "flag", "Also count bias adds, norms, activations, softmax, "
                      "residual adds.", False)
+IMAGES = Option("images", "count", "Images per sequence through the model's vision tower (a "
+                "multimodal config.json): adds the tower's FLOPs and the image tokens to the "
+                "text's sequence.", metavar="N")
+IMAGE_SIZE = Option("image_size", "text", "Size of each image, HEIGHTxWIDTH in pixels (448x448, "
+                    "or 448). Default: the tower's trained size.", metavar="HxW")
 SET = Option("set", "texts", "Override a config field (repeatable; dotted keys for nested ones, "
              "e.g. bias.qkv=false).", (), metavar="KEY=VALUE")
 RECOMPUTE_FULL = Option("recompute", "choice", "full: one more forward pass (activation "
@@ -184,11 +189,13 @@ def load(model: str, overrides: Optional[Sequence[str]] = None) -> Any:
     return load_model(model, overrides or ())
 
 
-def _model(model: str, *, seq, tgt_seq, batch, tokens, attention, elementwise, set):  # noqa: A002
+def _model(model: str, *, seq, tgt_seq, batch, tokens, attention, elementwise, set,  # noqa: A002
+           images=None, image_size=None):
     from .reports.model import build_model_report
 
     return build_model_report(load(model, set), seq=seq, tgt_seq=tgt_seq, batch=batch,
-                              tokens=tokens, attention=attention, elementwise=elementwise)
+                              tokens=tokens, attention=attention, elementwise=elementwise,
+                              images=images, image_size=image_size)
 
 
 def _sweep(model: str, *, seq, points, batch, attention, set):  # noqa: A002
@@ -243,10 +250,18 @@ def hardware(accelerator: Optional[str], dtype: str, count: int, peak: Optional[
 
 def _infer(model: str, *, prompt, gen, batch, kv_dtype, state_dtype, weights_dtype,
            compute_dtype, attention, accelerator, count, peak, bandwidth, memory_fraction,
-           reserve, max_batch, set, curve=False):  # noqa: A002
+           reserve, max_batch, set, images=None, image_size=None, curve=False):  # noqa: A002
     from .reports.infer import build_infer_report, largest_batch
 
     loaded = load(model, set)
+    placed: list = []
+    if images or image_size:  # the image tokens join the prompt; the towers run in the prefill
+        from .counting.model import workload
+        from .reports.images import place
+
+        grown, placed = place(loaded.spec, workload(loaded.spec, prompt, None, batch), images,
+                              image_size)
+        prompt = grown.seq
     hw = hardware(accelerator, compute_dtype, count, peak, bandwidth,
                   memory_fraction=memory_fraction, reserve=reserve)
     options = dict(prompt=prompt, gen=gen, attention=attention, kv_dtype=kv_dtype,
@@ -254,11 +269,11 @@ def _infer(model: str, *, prompt, gen, batch, kv_dtype, state_dtype, weights_dty
                    compute_dtype=compute_dtype, hw=hw)
     if max_batch:
         batch = largest_batch(loaded, hw, options)
-    return build_infer_report(loaded, batch=batch, curve=curve, **options)
+    return build_infer_report(loaded, batch=batch, curve=curve, images=placed, **options)
 
 
 def _train(model: str, *, mfu, tokens, seq, attention, recompute, accelerator, count, days,
-           dtype, peak, price, set):  # noqa: A002
+           dtype, peak, price, set, images=None, image_size=None):  # noqa: A002
     from .reports.train import build_train_report
 
     if days is not None and count != 1:
@@ -270,7 +285,7 @@ def _train(model: str, *, mfu, tokens, seq, attention, recompute, accelerator, c
                             "or --peak FLOP/s per device")
     return build_train_report(load(model, set), hw, mfu, seq=seq, tokens=tokens,
                               attention=attention, recompute=recompute == "full", price=price,
-                              days=days)
+                              days=days, images=images, image_size=image_size)
 
 
 def _memory(model: str, *, seq, batch, dp, tp, pp, ep, zero, recompute, sequence_parallel,
@@ -487,7 +502,8 @@ LAYOUT = (
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("model", "Parameters, forward FLOPs by component, training FLOPs and the attention "
-            "crossover.", (SEQ, TGT_SEQ, BATCH, TOKENS, ATTENTION, ELEMENTWISE, SET), _model,
+            "crossover.", (SEQ, TGT_SEQ, BATCH, TOKENS, ATTENTION, ELEMENTWISE, IMAGES,
+                           IMAGE_SIZE, SET), _model,
             presentation=("format", "brief")),
     Command("sweep", "Forward FLOPs over many sequence lengths: where attention's s² term takes "
             "over.", (
@@ -533,7 +549,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 ATTENTION, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION, RESERVE,
                 Option("max_batch", "flag", "Serve the largest batch whose weights and KV cache "
                        "fit the devices (needs --accelerator).", False),
-                SET), _infer, presentation=("format", "brief", "plot"),
+                IMAGES, IMAGE_SIZE, SET), _infer, presentation=("format", "brief", "plot"),
             plotted="decode FLOPs and bytes per step against the context", internal=("curve",)),
     Command("train", "Wall-clock days, accelerator-hours and cost to train on D tokens, for the "
             "exact count and 6ND; or, with --days, the devices needed.", (
@@ -547,7 +563,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 PEAK,
                 Option("price", "amount", "Price per accelerator-hour: adds the cost.",
                        metavar="P"),
-                SET), _train, presentation=("format", "brief")),
+                IMAGES, IMAGE_SIZE, SET), _train, presentation=("format", "brief")),
     Command("memory", "Training memory per device: weights, gradients and optimizer state "
             "(ZeRO), activations (tensor by tensor, with tensor/sequence/pipeline parallelism "
             "and recomputation), and with --accelerator whether it fits and the largest "

@@ -64,9 +64,11 @@ def _embeddings(spec: ModelSpec) -> list[Part]:
     parts.append(Part("embed.tokens", vocab * e, EMBEDDING, (vocab, e), VOCAB, FIRST,
                       lookup=untied))
     if spec.embed_dim is not None:
-        parts.append(Part("embed.project_in.weight", e * d, LAYERS, (e, d), REPLICATED, FIRST))
+        parts.append(Part("embed.project_in.weight", e * d, LAYERS, (e, d), REPLICATED, FIRST,
+                          matmul=True, module="embed.project_in"))
         if spec.embed_proj_bias:
-            parts.append(Part("embed.project_in.bias", d, LAYERS, (d,), REPLICATED, FIRST))
+            parts.append(Part("embed.project_in.bias", d, LAYERS, (d,), REPLICATED, FIRST,
+                              module="embed.project_in"))
     if spec.token_types:
         t = _table_width(spec)
         parts.append(Part("embed.token_types", spec.token_types * t, EMBEDDING,
@@ -132,24 +134,30 @@ def _head_params(spec: ModelSpec) -> list[Part]:
     e = spec.embed_dim or d
     parts = []
     if spec.embed_dim is not None and not _factorised(spec):
-        parts.append(Part("embed.project_out.weight", d * e, LAYERS, (d, e), REPLICATED, LAST))
+        parts.append(Part("embed.project_out.weight", d * e, LAYERS, (d, e), REPLICATED, LAST,
+                          matmul=True))
     if spec.head == "masked-lm":
         t = e if _factorised(spec) else d  # ALBERT's transform is d x E
-        parts.append(Part("head.transform.weight", d * t, HEAD, (d, t), COLUMN, LAST))
+        parts.append(Part("head.transform.weight", d * t, HEAD, (d, t), COLUMN, LAST,
+                          matmul=True, module="head.transform"))
         if spec.head_bias:
-            parts.append(Part("head.transform.bias", t, HEAD, (t,), REPLICATED, LAST))
+            parts.append(Part("head.transform.bias", t, HEAD, (t,), REPLICATED, LAST,
+                              module="head.transform"))
         parts += spec.norm.params(t, "head.norm", HEAD, LAST)
     if not spec.tie_embeddings:
-        parts.append(Part("lm_head.weight", e * vocab, EMBEDDING, (e, vocab), VOCAB, LAST))
+        parts.append(Part("lm_head.weight", e * vocab, EMBEDDING, (e, vocab), VOCAB, LAST,
+                          matmul=True, module="lm_head"))
     if spec.lm_head_bias:
-        parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,), VOCAB, LAST))
+        parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,), VOCAB, LAST,
+                          module="lm_head"))
     if spec.lm_head_bias > 1:  # untied BERT: transformers keeps an unused second copy
         extra = spec.lm_head_bias - 1
         parts.append(Part("lm_head.extra_bias", extra * vocab, EMBEDDING, (extra, vocab), VOCAB,
                           LAST))
     if spec.pooler:
-        parts += [Part("pooler.weight", d * d, HEAD, (d, d), COLUMN, LAST),
-                  Part("pooler.bias", d, HEAD, (d,), REPLICATED, LAST)]
+        parts += [Part("pooler.weight", d * d, HEAD, (d, d), COLUMN, LAST, matmul=True,
+                       module="pooler"),
+                  Part("pooler.bias", d, HEAD, (d,), REPLICATED, LAST, module="pooler")]
     return parts
 
 
@@ -168,15 +176,34 @@ def stack_params(spec: ModelSpec, stack: str, active: bool = False) -> list[Part
 
 
 def model_params(spec: ModelSpec, active: bool = False) -> list[Part]:
-    """Whole-model parameters, by tensor. `active`: of each mixture of experts only the top-k
-    routed experts a token uses (what `params.active` counts)."""
+    """Whole-model parameters, by tensor, towers included. `active`: what a text token uses
+    (`params.active`, and N of 6ND): of each mixture of experts only the top-k routed experts,
+    and no tower (a text token never reads an image encoder's weights)."""
+    return _params(spec, active, towers=not active)
+
+
+def _params(spec: ModelSpec, active: bool, towers: bool) -> list[Part]:
     parts = _embeddings(spec)
     for stack in spec.stacks:
         parts += _stack_inputs(spec, stack)
         parts += stack_params(spec, stack, active)
         if spec.final_norm:
             parts += spec.norm.params(spec.d_model, f"{stack}.final_norm", NORMS, LAST)
-    return parts + _head_params(spec)
+    return parts + (tower_params(spec) if towers else []) + _head_params(spec)
+
+
+def tower_params(spec: ModelSpec) -> list[Part]:
+    """The towers' tensors (image encoders and their projectors): held with the model, read
+    only by a forward over images, never by a text token's."""
+    parts: list[Part] = []
+    for kind in spec.towers:
+        parts += prefixed(kind.slot, kind.params(spec.d_model))
+    return parts
+
+
+def token_params(spec: ModelSpec) -> list[Part]:
+    """The tensors a forward over text tokens reads: the model's without the towers'."""
+    return _params(spec, active=False, towers=False)
 
 
 def non_embedding(parts: list[Part]) -> int:
@@ -192,7 +219,7 @@ def mtp_params(spec: ModelSpec) -> list[Part]:
     embedding and output head are shared with the model."""
     d = spec.d_model
     one = (spec.norm.params(d, "enorm") + spec.norm.params(d, "hnorm")
-           + [Part("eh_proj.weight", 2 * d * d, LAYERS, (2 * d, d), ROW)]
+           + [Part("eh_proj.weight", 2 * d * d, LAYERS, (2 * d, d), ROW, matmul=True)]
            + layer_params(spec.mtp_layer, d) + spec.norm.params(d, "head_norm"))
     return scaled(one, spec.mtp_layers, "mtp") if spec.mtp_layers else []
 
@@ -211,7 +238,7 @@ def trained_params(spec: ModelSpec) -> list[Part]:
 def stack_flops(spec: ModelSpec, stack: str, w: Workload, elementwise: bool) -> list[Part]:
     parts: list[Part] = []
     for g in spec.groups(stack):
-        parts += scaled(layer_flops(g.layer, spec.d_model, w, elementwise), g.count, stack)
+        parts += layer_flops(g.layer, spec.d_model, w, elementwise, g.count, stack)
     return merged(parts)
 
 
@@ -223,13 +250,14 @@ def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
     parts = []
     if spec.head == "masked-lm":  # (T×d)·(d×d), or (T×d)·(d×E) in a factorised embedding
         parts.append(Part("head.transform",
-                          2 * tokens * d * (e if _factorised(spec) else d), WEIGHTS))
+                          2 * tokens * d * (e if _factorised(spec) else d), WEIGHTS, head=True))
     if spec.embed_dim is not None and not _factorised(spec):
         parts.append(Part("embed.project_out", 2 * tokens * d * e, WEIGHTS))  # (T×d)·(d×e)
     if spec.head != "none":
-        parts.append(Part("lm_head", 2 * tokens * e * spec.vocab_size, WEIGHTS))  # (T×e)·(e×V)
+        parts.append(Part("lm_head", 2 * tokens * e * spec.vocab_size, WEIGHTS,
+                          head=True))  # (T×e)·(e×V)
     if spec.pooler:
-        parts.append(Part("pooler", 2 * w.batch * d * d, WEIGHTS))
+        parts.append(Part("pooler", 2 * w.batch * d * d, WEIGHTS, head=True))
     return parts
 
 
@@ -237,6 +265,10 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
     """Whole-model forward FLOPs: every layer (summed over its stack), then the head."""
     parts: list[Part] = []
     per_norm = spec.norm.per_element
+    if w.images:  # the vision towers on every image of the pass, before the text model
+        for kind in spec.towers:
+            parts += prefixed(kind.slot, kind.images_forward(spec.d_model, w.batch * w.images,
+                                                             *w.image_size))
     if spec.embed_dim is not None:  # (T×e)·(e×d)
         parts.append(Part("embed.project_in", 2 * output_tokens(spec, w) * spec.embed_dim
                           * spec.d_model, WEIGHTS))
@@ -276,7 +308,7 @@ def mtp_flops(spec: ModelSpec, w: Workload) -> list[Part]:
     d, tokens = spec.d_model, output_tokens(spec, w)
     one = ([Part("eh_proj", 2 * tokens * 2 * d * d, WEIGHTS)]  # (T×2d)·(2d×d)
            + layer_flops(spec.mtp_layer, d, w)
-           + [Part("lm_head", 2 * tokens * d * spec.vocab_size, WEIGHTS)])
+           + [Part("lm_head", 2 * tokens * d * spec.vocab_size, WEIGHTS, head=True)])
     return scaled(one, spec.mtp_layers, "mtp")
 
 
@@ -321,5 +353,5 @@ def decode_flops(spec: ModelSpec, first: int, last: int, batch: int) -> list[Par
     if spec.embed_dim is not None:  # (B×e)·(e×d) in, (B×d)·(d×e) out, per step
         parts = [Part("embed.project_in", 2 * t * e * d, WEIGHTS)] + merged(parts) + [
             Part("embed.project_out", 2 * t * d * e, WEIGHTS)]
-        return parts + [Part("lm_head", 2 * t * e * spec.vocab_size, WEIGHTS)]
-    return merged(parts) + [Part("lm_head", 2 * t * d * spec.vocab_size, WEIGHTS)]
+        return parts + [Part("lm_head", 2 * t * e * spec.vocab_size, WEIGHTS, head=True)]
+    return merged(parts) + [Part("lm_head", 2 * t * d * spec.vocab_size, WEIGHTS, head=True)]

@@ -23,7 +23,7 @@ from fractions import Fraction
 from ..kinds.base import Part, merged, total
 from ..models.spec import ModelSpec
 from ..tables import DTYPE_BITS
-from .model import model_params
+from .model import model_params, token_params
 
 BYTES = "bytes"
 
@@ -94,7 +94,7 @@ class WeightReads:
 def weight_reads(spec: ModelSpec, tokens: int) -> WeightReads:
     """Parameters read by a forward over `tokens` new tokens (see the module docstring)."""
     fixed = sum(min(tokens, p.shape[0]) * p.shape[1] if p.lookup else p.value
-                for p in model_params(spec))
+                for p in token_params(spec))  # a vision tower's run only on images
     least = most = fixed
     expected, exact = Fraction(fixed), True
     for g in spec.groups():

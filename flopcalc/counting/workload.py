@@ -12,12 +12,15 @@ class Workload:
     """What one forward pass processes: `batch` sequences of `seq` tokens (the encoder's
     source length of an encoder-decoder model, whose decoder reads `tgt_seq`), with attention
     counted under `attention` (`full`: every pair; `causal`: the pairs each layer's mask lets
-    through)."""
+    through). `images` per sequence of `image_size` (height, width) run through the model's
+    vision towers first; their tokens are already in `seq` (`counting.images`)."""
 
     seq: int
     tgt_seq: int
     batch: int = 1
     attention: Convention = "full"
+    images: int = 0
+    image_size: tuple[int, int] = (0, 0)
 
     def length(self, stack: str) -> int:
         """Tokens per sequence a layer of `stack` processes."""

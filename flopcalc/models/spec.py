@@ -154,7 +154,9 @@ class ModelSpec:
     `unused_token_tables` are V × d tables transformers holds but never reads (an untied BART's
     `shared`); `relative_bias_per_layer`: T5's bias in every self-attention layer (UMT5).
     `frontend` holds the kinds that turn the raw input into the encoder's sequence (Whisper's
-    convolutions over mel frames), counted before the encoder's layers. `mtp_layers` are DeepSeek-V3's
+    convolutions over mel frames), counted before the encoder's layers. `towers` are image
+    encoders with their projectors (`kinds.vision`): their tensors count with the model, their
+    forward only on the images a command is given. `mtp_layers` are DeepSeek-V3's
     multi-token-prediction modules, each a copy of the last layer's kind plus two norms and a
     2d → d projection; they train with the model but do not serve.
     """
@@ -182,6 +184,7 @@ class ModelSpec:
     unused_token_tables: int = 0
     relative_bias_per_layer: bool = False
     frontend: tuple[Any, ...] = ()
+    towers: tuple[Any, ...] = ()  # image encoders and their projectors (kinds.vision)
     relative_buckets: Optional[int] = None
     relative_heads: int = 0
     token_types: int = 0
@@ -249,6 +252,8 @@ class ModelSpec:
                              "share_encoder_embeddings: false")
         if self.relative_bias_per_layer and self.positions != "relative":
             raise ValueError("relative_bias_per_layer applies to positions: relative only")
+        if self.towers and self.architecture != "decoder-only":
+            raise ValueError("a vision tower feeds a decoder-only model's sequence")
         if self.frontend and self.architecture != "encoder-decoder":
             raise ValueError("an input front end (audio_frontend) feeds an encoder-decoder's "
                              "encoder")
@@ -368,6 +373,7 @@ def _mixers(cfg: Any, name: str) -> tuple[Any, ...]:
 
 def build_spec(cfg: Any) -> ModelSpec:
     """The `ModelSpec` of a validated model config (`models.config`). Raises ValueError."""
+    present = [name for name in registry.block_names() if getattr(cfg, name, None) is not None]
     arch = cfg.architecture
     n_dec, n_enc = cfg.n_layers, cfg.n_encoder_layers
     for name, n in (("n_layers", n_dec), ("n_encoder_layers", n_enc)):
@@ -416,7 +422,8 @@ def build_spec(cfg: Any) -> ModelSpec:
         encoder_vocab_size=cfg.encoder_vocab_size,
         unused_token_tables=cfg.unused_token_tables,
         relative_bias_per_layer=cfg.relative_bias_per_layer,
-        frontend=tuple(f for build in registry.frontends() if (f := build(cfg)) is not None),
+        frontend=tuple(f for make in registry.frontends(present) if (f := make(cfg)) is not None),
+        towers=tuple(t for make in registry.towers(present) if (t := make(cfg)) is not None),
         lm_head_bias=(cfg.lm_head_bias if cfg.lm_head_bias is not None
                       else 1 if cfg.head == "masked-lm" else 0),
         multipliers=model_scales(cfg),

@@ -128,7 +128,7 @@ def kind_notes(spec: ModelSpec, which: str = "notes") -> list[str]:
     """The "how this was counted" lines of the model's kinds (`notes`, or `decode_notes` for
     serving), each once, in the order the kinds first appear."""
     lines: dict[str, None] = {}
-    for kind in spec.frontend:  # an input front end (Whisper's convolutions) first
+    for kind in spec.frontend + spec.towers:  # input front ends and vision towers first
         lines.update(dict.fromkeys(getattr(kind, which)()))
     for g in spec.groups():
         for _, kind in g.layer.slots():

@@ -15,7 +15,7 @@ from typing import Callable, ClassVar, Optional, Union
 
 from ..kinds import base as p
 from ..counting.roofline import Bound, bound, decode_time
-from ..counting.serving import DecodeSteps, affine_segments, prefill_parts
+from ..counting.serving import DecodeSteps, affine_segments
 from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts,
                                 state_bytes_per_sequence, storage_bytes, weight_params,
                                 weight_reads)
@@ -26,6 +26,7 @@ from ..tables import SCALED_FORMATS
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
+from .images import ImagesInfo, image_lines, prefill_flops, tower_bytes
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
                      exact_number, first_attention, kind_notes, memory_basis_line, model_info,
                      samples)
@@ -54,6 +55,8 @@ class InferSettings:
     weights_bits_per_element: int
     compute_dtype: str
     context: Optional[int]
+    # images per sequence through the vision towers (--images); `prompt` counts their tokens
+    images: list[ImagesInfo] = field(default_factory=list)
 
 
 @dataclass
@@ -377,27 +380,33 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
                        attention: p.Convention = "full", kv_dtype: str = "bf16",
                        weights_dtype: str = "bf16", compute_dtype: str = "bf16",
                        hw: Optional[Hardware] = None, curve: bool = False,
-                       state_dtype: str = "fp32") -> InferReport:
+                       state_dtype: str = "fp32", images: Optional[list[ImagesInfo]] = None
+                       ) -> InferReport:
     """Prefill, decode, KV cache and weights of `batch` sequences of `prompt` + `gen` tokens,
-    and the roofline on `hw` when given; with `curve`, decode steps sampled for a picture."""
+    and the roofline on `hw` when given; with `curve`, decode steps sampled for a picture.
+    `images` (`reports.images.place`): the images whose tokens `prompt` already counts, run
+    through the vision towers in the prefill."""
     spec = loaded.spec
     check_decoder_only(spec, loaded.name)
     kv_b, state_b = DTYPE_BITS[kv_dtype] // 8, DTYPE_BITS[state_dtype] // 8
     settings = InferSettings(prompt, gen, batch, attention, kv_dtype, kv_b, state_dtype, state_b,
                              weights_dtype, bits_per_value(weights_dtype), compute_dtype,
-                             spec.max_seq_len)
+                             spec.max_seq_len, list(images or ()))
     params = weight_params(spec)
     weights_bytes = p.ceil_fraction(stored_bytes(spec, params, weights_dtype))
     st = DecodeSteps(spec, batch, kv_b, weights_dtype, state_b)
-    pre = prefill_parts(spec, prompt, batch, attention)
+    pre = prefill_flops(spec, prompt, batch, attention, settings.images)
     prefill_reads = weight_reads(spec, batch * prompt).expected
     prefill_bytes = read_bytes(spec, batch * prompt, weights_dtype, prefill_reads) + p.total(
         kv_cache_parts(spec, prompt, batch, kv_b, state_nbytes=state_b))
+    if settings.images:  # the towers' weights, read once for the images
+        prefill_bytes += tower_bytes(spec, weights_dtype)
     kv = _kv_cache(spec, prompt + gen, batch, kv_b, state_b)
     decode = _decode(spec, st, prompt, gen, weights_dtype) if gen else None
     report = InferReport(
         schema_version=SCHEMA_VERSION, command="infer", model=model_info(loaded),
-        settings=settings, conventions=infer_conventions(spec, settings, hw),
+        settings=settings, conventions=infer_conventions(spec, settings, hw)
+        + image_lines(spec, settings.images),
         prefill=Prefill(
             tokens=batch * prompt, flops=p.total(pre), weights=p.total(pre, p.WEIGHTS),
             attention=p.total(pre, p.ATTENTION),
@@ -414,7 +423,8 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
         report.curve = decode_curve(st, decode.context_first, decode.context_last)
     if hw is not None:
         report.accelerator = accelerator_info(hw)
-        masked = pre if attention == "causal" else prefill_parts(spec, prompt, batch, "causal")
+        masked = pre if attention == "causal" else prefill_flops(spec, prompt, batch, "causal",
+                                                                 settings.images)
         report.roofline = _roofline(report, hw, st, prefill_bytes, p.total(masked))
         memory = report.roofline.memory
         if memory is not None and not memory.fits:

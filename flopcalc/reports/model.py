@@ -18,6 +18,7 @@ from ..errors import FlopcalcError
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
                      default_seq, default_tokens, exact_number, model_info, pct)
+from .images import ImagesInfo, image_lines, place
 
 
 @dataclass
@@ -32,6 +33,8 @@ class Settings:
     context: Optional[int]
     flops_per_multiply_add: int = 2
     lm_head_counted: bool = True
+    # images per sequence through the vision towers (--images); `seq` then counts their tokens
+    images: list[ImagesInfo] = field(default_factory=list)
 
 
 @dataclass
@@ -176,13 +179,15 @@ def _layer_groups(loaded: LoadedModel, w: Workload, elementwise: bool) -> list[L
 def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
                        tgt_seq: Optional[int] = None, batch: int = 1,
                        tokens: Optional[int] = None, attention: p.Convention = "full",
-                       elementwise: bool = False) -> ModelReport:
+                       elementwise: bool = False, images: Optional[int] = None,
+                       image_size: Optional[str] = None) -> ModelReport:
     spec = loaded.spec
     if tgt_seq is not None and not spec.is_encoder_decoder:
         raise FlopcalcError(f"--tgt-seq: {loaded.name} is not an encoder-decoder model, so "
                             "it reads one sequence; give its length as --seq and drop --tgt-seq")
     seq = seq or default_seq(spec)
-    w = workload(spec, seq, tgt_seq, batch, attention)
+    w, placed = place(spec, workload(spec, seq, tgt_seq, batch, attention), images, image_size)
+    seq = w.seq  # text + image tokens: the length the text model runs
 
     param_parts, active_parts = model_params(spec), model_params(spec, active=True)
     total_params, active = p.total(param_parts), p.total(active_parts)
@@ -216,8 +221,8 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
         settings=Settings(seq=seq, tgt_seq=w.tgt_seq if spec.is_encoder_decoder else None,
                           batch=batch, tokens=tokens, tokens_source=tokens_source,
                           attention=attention, elementwise=elementwise,
-                          context=spec.max_seq_len),
-        conventions=conventions(spec, attention, elementwise, n),
+                          context=spec.max_seq_len, images=placed),
+        conventions=conventions(spec, attention, elementwise, n) + image_lines(spec, placed),
         layers=_layer_groups(loaded, w, elementwise),
         params=Params(total=total_params, active=active, embedding=total_params - n_all,
                       non_embedding=n_all, active_non_embedding=n,

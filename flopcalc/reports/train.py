@@ -22,6 +22,7 @@ from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_seq,
                      default_tokens, model_info, pct)
+from .images import ImagesInfo, image_lines, place
 from .infer import AcceleratorInfo, accelerator_info, devices
 
 SECONDS_PER_DAY, SECONDS_PER_HOUR = 86_400, 3_600
@@ -39,6 +40,8 @@ class TrainSettings:
     mfu: float
     price: Optional[float]  # per accelerator-hour
     days: Optional[float]  # the deadline the device count was solved for
+    # images per sequence through the vision towers (--images); `seq` then counts their tokens
+    images: list[ImagesInfo] = field(default_factory=list)
 
 
 @dataclass
@@ -85,11 +88,13 @@ def devices_for(flops: int, days: Fraction, peak: int, mfu: Fraction) -> int:
 def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                        seq: Optional[int] = None, tokens: Optional[int] = None,
                        attention: p.Convention = "full", recompute: bool = False,
-                       price: Optional[Fraction] = None, days: Optional[Fraction] = None
+                       price: Optional[Fraction] = None, days: Optional[Fraction] = None,
+                       images: Optional[int] = None, image_size: Optional[str] = None
                        ) -> TrainReport:
     spec = loaded.spec
     seq = seq or default_seq(spec)
-    w = workload(spec, seq, None, 1, attention)
+    w, placed = place(spec, workload(spec, seq, None, 1, attention), images, image_size)
+    seq = w.seq  # text + image tokens: the length the text model runs; D counts them too
     params = model_params(spec)
     n = non_embedding(model_params(spec, active=True))
     if tokens is None:
@@ -125,12 +130,13 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                            f"{float(days):g} days (rounded up)")
     if price is not None:
         conventions.append(f"cost = accelerator-hours x {float(price):g} per accelerator-hour")
+    conventions += image_lines(spec, placed)
     return TrainReport(
         schema_version=SCHEMA_VERSION, command="train", model=model_info(loaded),
         settings=TrainSettings(seq, tokens, source, attention, "full" if recompute else "none",
                                hw.dtype, hw.count, float(mfu),
                                None if price is None else float(price),
-                               None if days is None else float(days)),
+                               None if days is None else float(days), placed),
         conventions=conventions,
         training=TrainFlops(tokens, n, cost.six_nd, cost.exact, cost.passes, cost.mtp,
                             pct(cost.exact - cost.six_nd, cost.exact), cost.rounded),

@@ -55,6 +55,10 @@ class Case:
     # the forward's inputs for (config, batch, seq) where token ids are not them (Whisper's mel
     # frames); None: input_ids (and decoder_input_ids for seq2seq) of seq tokens
     inputs: Optional[Callable[[Any, int, int], dict[str, Any]]] = None
+    # "text": flopcalc counts a multimodal wrapper's language model only (its tower is not
+    # read): parameters against the wrapper's language model and LM head, FLOPs against the
+    # text model alone (`auto` builds it from the text config)
+    count: str = "model"
 
 
 def cases() -> list[Case]:
@@ -73,8 +77,9 @@ def config_of(model_type: str, keys: dict[str, Any], text_config: Optional[str] 
     from transformers import AutoConfig
 
     keys = json.loads(json.dumps(keys))
-    if text_config is not None:
-        return AutoConfig.for_model(model_type, **{text_config: keys})
+    if text_config is not None:  # "top": the wrapper's own keys (vision_config, tying, ...)
+        top = keys.pop("top", {})
+        return AutoConfig.for_model(model_type, **top, **{text_config: keys})
     return AutoConfig.for_model(model_type, **keys)
 
 
@@ -90,7 +95,7 @@ def saved(config: Any) -> dict[str, Any]:
 _AUTO = {"causal_lm": "AutoModelForCausalLM", "masked_lm": "AutoModelForMaskedLM",
          "seq2seq": "AutoModelForSeq2SeqLM", "base": "AutoModel",
          "speech_seq2seq": "AutoModelForSpeechSeq2Seq",
-         "image_text": "AutoModelForImageTextToText"}
+         "image_text": "AutoModelForImageTextToText", "multimodal_lm": "AutoModelForMultimodalLM"}
 
 
 def build(case: Case, config: Any, device: str) -> Any:
@@ -110,8 +115,26 @@ def build(case: Case, config: Any, device: str) -> Any:
 
 
 def hf_params(case: Case, config: Any) -> int:
+    if case.count == "text":
+        return text_params(build(Case(case.model_type, auto="multimodal_lm"), config, "meta"))
     model = build(case, config, "meta")
     return sum(p.numel() for p in model.parameters())
+
+
+def text_params(model: Any) -> int:
+    """A wrapper's language model and LM head (a tied head once)."""
+    lm = next(m for path in ("model.language_model", "language_model", "model.text_model")
+              if (m := _attr(model, path)) is not None)
+    seen = {id(p): p.numel() for p in lm.parameters()}
+    head = model.get_output_embeddings()
+    seen.update({id(p): p.numel() for p in (head.parameters() if head is not None else ())})
+    return sum(seen.values())
+
+
+def _attr(obj: Any, path: str) -> Any:
+    for name in path.split("."):
+        obj = getattr(obj, name, None)
+    return obj
 
 
 def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
@@ -119,7 +142,15 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    model = build(case, config, "cpu").train()
+    if case.count == "text":  # the language model alone
+        text = config.get_text_config()
+        try:
+            model = build(case, text, "cpu").train()
+        except ValueError:  # no causal-LM class takes this text config: the wrapper (shrunk)
+            model = build(Case(case.model_type, auto="multimodal_lm"), config, "cpu").train()
+        config = text
+    else:
+        model = build(case, config, "cpu").train()
     vocab = getattr(config, "vocab_size", None) or config.get_text_config().vocab_size
     torch.manual_seed(1)
     ids = torch.randint(0, vocab, (batch, seq))
@@ -129,17 +160,28 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
     if case.inputs is not None:
         inputs = case.inputs(config, batch, seq)
     try:
-        model(**inputs, use_cache=False)  # warm any lazy initialisation up
+        _forward(model, inputs, use_cache=False)  # warm any lazy initialisation up
     except TypeError:
         pass
     with FlopCounterMode(display=False) as counter, warnings.catch_warnings(), \
             contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
         try:
-            model(**inputs, use_cache=False)
+            _forward(model, inputs, use_cache=False)
         except TypeError:
-            model(**inputs)
+            _forward(model, inputs)
     return counter.get_total_flops()
+
+
+def _forward(model: Any, inputs: dict[str, Any], **kw: Any) -> None:
+    try:
+        model(**inputs, **kw)
+    except AttributeError as exc:
+        # transformers 5.24's Llama4ForConditionalGeneration.forward builds its output with
+        # `outputs.image_outputs`, which the language model's output lacks: it raises after the
+        # whole forward has run (every FLOP counted)
+        if "image_outputs" not in str(exc):
+            raise
 
 
 def cache_bytes(cache: Any) -> int:

@@ -105,7 +105,8 @@ def _llama4_text(c: Config) -> Raw:
 
 def _llama4(c: Config) -> Raw:
     """Llama4ForConditionalGeneration: its language model (`text_config`, read as
-    `llama4_text`); the vision tower and projector are not counted."""
+    `llama4_text`), and its vision tower and projector (`vision_config`, models/hf/multimodal.py
+    `llama4_vision`)."""
     text = c("text_config")
     if not isinstance(text, dict):
         raise FlopcalcError(f"{c.label}: text_config must be a mapping (the language model)")
@@ -113,9 +114,9 @@ def _llama4(c: Config) -> Raw:
     if "tie_word_embeddings" not in data and c.has("tie_word_embeddings"):
         data["tie_word_embeddings"] = c("tie_word_embeddings")
     raw = _llama4_text(Config(data, c.label, "llama4_text"))
-    raw["notes"] = ("The language model of a Llama4ForConditionalGeneration config (text_config); "
-                    "the vision tower and its projector are separate and not counted.")
-    return raw
+    from .multimodal import LLAMA4, attach_tower  # the vision tower and its projector
+
+    return attach_tower(c, raw, LLAMA4.tower, LLAMA4)
 
 
 # transformers' attribute_map and back-compatible keywords of the config classes.

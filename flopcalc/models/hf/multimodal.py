@@ -1,0 +1,428 @@
+"""Multimodal wrappers (transformers 5.24 `*ForConditionalGeneration` with a nested language
+model): one table, `WRAPPERS`, says for each wrapper `model_type` where its text model's config
+is (`text_config`, or the wrapper's own keys in a flat file), the text type when the mapping
+does not name one, which flag ties its LM head, and which vision tower it has. The text mapping
+is imported by its own converter (`from_hf_dict`, so its defaults, aliases and checks apply);
+the tower, where flopcalc reads it, becomes the `vision:` block (`kinds.vision`).
+
+Tying, as measured on the meta device for every wrapper (save_pretrained writes the wrapper's
+flag at the top level): `top`: the wrapper's `tie_word_embeddings` decides (its class default
+when the file leaves it out; `or_text`: also true when the text config's is, as LlavaConfig's
+`__post_init__` forwards it); `text`: the language model's own flag (BLIP-2, InstructBLIP and
+Llama 4 hold a whole `*ForCausalLM`); `never`: the head is never tied (Qwen2-Audio, Voxtral,
+the speech wrappers: their `_tied_weights_keys` is empty).
+
+Towers (sources under transformers/models/): CLIP `clip/modeling_clip.py` (llava,
+`llava/modeling_llava.py` LlavaMultiModalProjector), SigLIP `siglip/modeling_siglip.py`
+(PaliGemma `paligemma/modeling_paligemma.py`, Gemma 3 `gemma3/modeling_gemma3.py`
+Gemma3MultiModalProjector), Idefics3 / SmolVLM `idefics3/modeling_idefics3.py` (connector),
+Pixtral `pixtral/modeling_pixtral.py` (Mistral 3 `mistral3/modeling_mistral3.py`, its patch
+merger), Qwen2-VL `qwen2_vl/modeling_qwen2_vl.py`, Qwen2.5-VL `qwen2_5_vl/modeling_qwen2_5_vl.py`,
+Llama 4 `llama4/modeling_llama4.py` (vision adapter, projector), InternVL
+`internvl/modeling_internvl.py`. The closed forms are checked against the meta-device models
+and FlopCounterMode (tests/sweep/cases_multimodal.py, tests/test_torch_vision.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from ...errors import FlopcalcError
+from .common import Config, Raw
+
+Tower = Callable[[Config, Raw, Raw], Raw]  # (wrapper config, vision mapping, text preset) → block
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """One wrapper type: its text model's default type and key, how its head ties, its tower
+    builder (None: not read, the language model is counted alone) and the default vision type."""
+
+    text_type: str
+    tie: str = "top"  # "top" | "text" | "never"
+    tied: bool = False  # the wrapper's class default of tie_word_embeddings
+    or_text: bool = False  # tied also when the text config's flag is true
+    tower: Optional[Tower] = None
+    vision_type: str = ""
+    vision_default: Optional[Raw] = None  # the vision config when the file has none
+    key: str = "text_config"
+    flat: bool = False  # a file without text_config holds the text keys at its top level
+
+
+# Text types whose counts are another type's (their transformers classes build the same
+# tensors and run the same forward; the model-zoo sweep checks each, tests/sweep/).
+SUBTYPES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text": "qwen3",
+            "glm_ocr_text": "qwen2", "granite_docling_text": "llama",
+            "qwen3_vl_moe_text": "qwen3_moe"}
+
+# The vision config classes' defaults (configuration_*.py), for keys a file leaves out.
+VISION_DEFAULTS: dict[str, Raw] = {
+    "clip_vision_model": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                              num_attention_heads=12, num_channels=3, image_size=224,
+                              patch_size=32),
+    "siglip_vision_model": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                                num_attention_heads=12, num_channels=3, image_size=224,
+                                patch_size=16, vision_use_head=True),
+    "pixtral": dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
+                    num_attention_heads=16, num_channels=3, image_size=1024, patch_size=16),
+    "idefics3_vision": dict(hidden_size=1152, intermediate_size=3072, num_hidden_layers=12,
+                            num_attention_heads=16, num_channels=3, image_size=224,
+                            patch_size=32),
+    "qwen2_vl_vision": dict(depth=32, embed_dim=1280, hidden_size=3584, mlp_ratio=4,
+                            num_heads=16, in_channels=3, patch_size=14, spatial_merge_size=2,
+                            temporal_patch_size=2),
+    "qwen2_5_vl_vision": dict(depth=32, hidden_size=3584, intermediate_size=3420, num_heads=16,
+                              in_channels=3, patch_size=14, spatial_merge_size=2,
+                              temporal_patch_size=2, window_size=112, out_hidden_size=3584,
+                              fullatt_block_indexes=[7, 15, 23, 31]),
+    "llama4_vision_model": dict(hidden_size=768, num_hidden_layers=34, num_attention_heads=16,
+                                num_channels=3, intermediate_size=5632, vision_output_dim=7680,
+                                image_size=448, patch_size=14, pixel_shuffle_ratio=0.5,
+                                projector_input_dim=4096, projector_output_dim=4096),
+    "internvl_vision": dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                            attention_bias=False, use_qk_norm=False, intermediate_size=4096,
+                            norm_type="layer_norm", image_size=[448, 448], patch_size=[14, 14],
+                            num_channels=3, use_mask_token=False,
+                            use_absolute_position_embeddings=True, use_mean_pooling=True),
+}
+VISION_DEFAULTS["smolvlm_vision"] = VISION_DEFAULTS["idefics3_vision"]
+
+
+def _square(v: Config, key: str) -> int:
+    value = v(key)
+    if isinstance(value, list):
+        if len(value) != 2 or value[0] != value[1]:
+            raise FlopcalcError(f"{v.label}: {key} {value} is not square; flopcalc reads square "
+                                "images and patches only")
+        value = value[0]
+    if type(value) is not int:
+        raise v.wrong(key, value, int)
+    return value
+
+
+def _features(c: Config) -> tuple[int, bool]:
+    """llava's vision_feature_layer (how many layers are concatenated) and whether the
+    `default` strategy drops the first token."""
+    layer = c("vision_feature_layer", -2)
+    layers = len(layer) if isinstance(layer, list) else 1
+    strategy = c("vision_feature_select_strategy", "default")
+    if strategy not in ("default", "full"):
+        raise FlopcalcError(f"{c.label}: vision_feature_select_strategy must be 'default' or "
+                            f"'full', got {strategy!r}")
+    return layers, strategy == "default"
+
+
+def _vit(v: Config, **keys: Any) -> Raw:
+    """The CLIP / SigLIP / Idefics3 ViT: LayerNorms, biases everywhere, a plain MLP."""
+    return {"d_model": v("hidden_size"), "n_layers": v("num_hidden_layers"),
+            "n_heads": v("num_attention_heads"), "d_ff": v("intermediate_size"),
+            "patch": _square(v, "patch_size"), "image_size": _square(v, "image_size"),
+            "channels": v("num_channels", 3), **keys}
+
+
+def _clip(v: Config) -> Raw:
+    # CLIPVisionEmbeddings: conv without bias, class embedding, N + 1 positions; pre/post LN
+    return _vit(v, name="CLIP", cls_token=True, pre_norm="layernorm", post_norm="layernorm")
+
+
+def _siglip(v: Config) -> Raw:
+    # SiglipVisionEmbeddings: conv with bias, N positions; post LN; the pooling head by default
+    return _vit(v, name="SigLIP", patch_bias=True, post_norm="layernorm",
+                head=bool(v("vision_use_head", True)))
+
+
+def _pixtral(v: Config, merge: int = 1) -> Raw:
+    # PixtralVisionModel: conv without bias, ln_pre RMSNorm, RMSNorms, no biases, gated MLP,
+    # 2D RoPE (no position table), all images in one sequence
+    return {"name": "Pixtral", "d_model": v("hidden_size"), "n_layers": v("num_hidden_layers"),
+            "n_heads": v("num_attention_heads"), "d_ff": v("intermediate_size"),
+            "patch": v("patch_size"), "image_size": v("image_size"),
+            "channels": v("num_channels", 3), "mlp": "gated", "norm": "rmsnorm",
+            "qkv_bias": False, "out_bias": False, "mlp_bias": False, "position_table": False,
+            "pre_norm": "rmsnorm", "attention": "batch", "merge": merge,
+            "processor": "pixtral"}
+
+
+def _llava(c: Config, v: Config, text: Raw) -> Raw:
+    """LlavaForConditionalGeneration: CLIP, SigLIP or Pixtral, then linear_1 (d·layers → D) and
+    linear_2 (D → D), biased when `multimodal_projector_bias`."""
+    kind = v.model_type
+    layers, drop = _features(c)
+    bias, d_text = bool(c("multimodal_projector_bias", True)), text["d_model"]
+    if kind == "clip_vision_model":
+        block = _clip(v)
+    elif kind == "siglip_vision_model":
+        block = _siglip(v)
+    else:  # pixtral-12b: the Pixtral processor, no spatial merge
+        block = _pixtral(v)
+    block.update(drop_first=drop, feature_layers=layers,
+                 projector=[{"op": "linear", "out": d_text, "bias": bias},
+                            {"op": "linear", "out": d_text, "bias": bias}])
+    return block
+
+
+def _paligemma(c: Config, v: Config, text: Raw) -> Raw:
+    # PaliGemmaMultiModalProjector: Linear(d, projection_dim) with a bias
+    return {**_siglip(v), "projector": [{"op": "linear", "out": c("projection_dim", 2048),
+                                         "bias": True}]}
+
+
+def _gemma3(c: Config, v: Config, text: Raw) -> Raw:
+    # Gemma3MultiModalProjector: AvgPool2d to mm_tokens_per_image, RMSNorm, d x D (no bias);
+    # <start_of_image> and <end_of_image> around the image tokens
+    return {**_siglip(v), "markers": 2,
+            "projector": [{"op": "pool", "tokens": c("mm_tokens_per_image", 256)},
+                          {"op": "norm", "norm": "rmsnorm"},
+                          {"op": "linear", "out": text["d_model"]}]}
+
+
+def _idefics3(c: Config, v: Config, text: Raw) -> Raw:
+    # Idefics3Connector: pixel shuffle by scale_factor, Linear(d·s², D) without bias; tiles
+    name = "SmolVLM" if c.model_type == "smolvlm" else "Idefics3"
+    s = c("scale_factor", 2)
+    return {**_vit(v, name=name, patch_bias=True, post_norm="layernorm"), "processor": "tiles",
+            "markers": 3, "projector": [{"op": "shuffle", "factor": s},
+                                        {"op": "linear", "out": text["d_model"]}]}
+
+
+def _mistral3(c: Config, v: Config, text: Raw) -> Raw:
+    """Mistral3MultiModalProjector: RMSNorm(d), the patch merger (m x m patches concatenated,
+    Linear(d·m², d) without bias), linear_1 (d·layers → D) and linear_2 (D → D)."""
+    layers, _ = _features(Config({"vision_feature_layer": -1, **c.data}, c.label, c.model_type))
+    m = c("spatial_merge_size", 2)
+    bias, d, d_text = bool(c("multimodal_projector_bias", False)), v("hidden_size"), text["d_model"]
+    first: Raw = {"op": "linear", "out": d_text, "bias": bias}
+    if layers > 1:  # the norm and merger are d wide: such a config builds but cannot run
+        first["input"] = d * layers
+    return {**_pixtral(v, merge=m),
+            "projector": [{"op": "norm", "norm": "rmsnorm"}, {"op": "shuffle", "factor": m},
+                          {"op": "linear", "out": d}, first,
+                          {"op": "linear", "out": d_text, "bias": bias}]}
+
+
+def _qwen2_vl(c: Config, v: Config, text: Raw) -> Raw:
+    """Qwen2VisionTransformerPretrainedModel: Conv3d (temporal_patch frames) without bias,
+    LayerNorms, q/k/v and proj with biases, a plain MLP of embed_dim·mlp_ratio; the merger:
+    LayerNorm, m x m patches concatenated, Linear(E·m², E·m²) and Linear(E·m², hidden_size),
+    biased. `hidden_size` is the merger's output (the text width), `embed_dim` the tower's."""
+    e, m = v("embed_dim"), v("spatial_merge_size", 2)
+    return {"name": "Qwen2-VL", "d_model": e, "n_layers": v("depth"), "n_heads": v("num_heads"),
+            "d_ff": int(e * v("mlp_ratio", 4)), "patch": v("patch_size"),
+            "channels": v("in_channels", 3), "temporal_patch": v("temporal_patch_size", 2),
+            "position_table": False, "merge": m, "processor": "qwen", "markers": 2,
+            "projector": [{"op": "norm"}, {"op": "shuffle", "factor": m},
+                          {"op": "linear", "out": e * m * m, "bias": True},
+                          {"op": "linear", "out": v("hidden_size"), "bias": True}]}
+
+
+def _qwen2_5_vl(c: Config, v: Config, text: Raw) -> Raw:
+    """Qwen2_5_VisionTransformerPretrainedModel: as Qwen2-VL with RMSNorms, a gated MLP with
+    biases, window attention (window_size pixels) but in fullatt_block_indexes, and the merger
+    to out_hidden_size."""
+    e, m = v("hidden_size"), v("spatial_merge_size", 2)
+    return {"name": "Qwen2.5-VL", "d_model": e, "n_layers": v("depth"),
+            "n_heads": v("num_heads"), "d_ff": v("intermediate_size"), "patch": v("patch_size"),
+            "channels": v("in_channels", 3), "temporal_patch": v("temporal_patch_size", 2),
+            "mlp": "gated", "norm": "rmsnorm", "position_table": False, "merge": m,
+            "attention": "window", "window": v("window_size", 112),
+            "full_blocks": list(v.ints("fullatt_block_indexes", [7, 15, 23, 31])),
+            "processor": "qwen", "markers": 2,
+            "projector": [{"op": "norm", "norm": "rmsnorm"}, {"op": "shuffle", "factor": m},
+                          {"op": "linear", "out": e * m * m, "bias": True},
+                          {"op": "linear", "out": v("out_hidden_size"), "bias": True}]}
+
+
+def llama4_vision(c: Config, v: Config, text: Raw) -> Raw:
+    """Llama4VisionModel: unfold + Linear (no bias), a class token appended, N + 1 positions,
+    LayerNorms before and after, biased ViT layers; the vision adapter (pixel shuffle by
+    1/pixel_shuffle_ratio, fc1: intermediate_size → projector_input_dim, fc2:
+    projector_output_dim → itself, no biases) and the projector vision_output_dim → D (no bias);
+    <|image_start|>, <|image|> and <|image_end|> around the tiles."""
+    ratio = v("pixel_shuffle_ratio", 0.5)
+    s = round(1 / ratio) if ratio else 0
+    if s < 1 or abs(s * ratio - 1) > 1e-9:
+        raise FlopcalcError(f"{v.label}: pixel_shuffle_ratio {ratio} is not 1/s for a whole s")
+    pin, pout = v("projector_input_dim", 4096), v("projector_output_dim", 4096)
+    return {**_vit(v, name="Llama 4", cls_token=True, drop_first=True, pre_norm="layernorm",
+                   post_norm="layernorm"),
+            "processor": "llama4", "markers": 3,
+            "projector": [{"op": "shuffle", "factor": s},
+                          {"op": "linear", "out": pin, "input": v("intermediate_size")},
+                          {"op": "linear", "out": pout, "input": pout},
+                          {"op": "linear", "out": text["d_model"],
+                           "input": v("vision_output_dim", 7680)}]}
+
+
+def _internvl(c: Config, v: Config, text: Raw) -> Raw:
+    """InternVLVisionModel: conv with bias, a class token, N + 1 positions
+    (use_absolute_position_embeddings), layer norms of norm_type, q/k/v biased by
+    attention_bias, a biased output, QK-norms over the full width (use_qk_norm), layer scales,
+    a final LayerNorm unless use_mean_pooling; the projector: pixel shuffle by
+    1/downsample_ratio, LayerNorm, Linear(d·s², D) and Linear(D, D), biased; <img> and </img>
+    around the tiles."""
+    ratio = c("downsample_ratio", 0.5)
+    s = round(1 / ratio) if ratio else 0
+    if s < 1 or abs(s * ratio - 1) > 1e-9:
+        raise FlopcalcError(f"{c.label}: downsample_ratio {ratio} is not 1/s for a whole s")
+    _, drop = _features(Config({"vision_feature_layer": -1, **c.data}, c.label, c.model_type))
+    norm = "rmsnorm" if v("norm_type", "layer_norm") == "rms_norm" else "layernorm"
+    d_text = text["d_model"]
+    return {"name": "InternViT", "d_model": v("hidden_size"),
+            "n_layers": v("num_hidden_layers"), "n_heads": v("num_attention_heads"),
+            "d_ff": v("intermediate_size"), "patch": _square(v, "patch_size"),
+            "image_size": _square(v, "image_size"), "channels": v("num_channels", 3),
+            "norm": norm, "qkv_bias": bool(v("attention_bias", False)),
+            "qk_norm": bool(v("use_qk_norm", False)), "layer_scale": True, "patch_bias": True,
+            "cls_token": True, "drop_first": drop, "mask_token": bool(v("use_mask_token", False)),
+            "position_table": bool(v("use_absolute_position_embeddings", True)),
+            "post_norm": None if v("use_mean_pooling", True) else "layernorm",
+            "processor": "internvl", "markers": 2,
+            "projector": [{"op": "shuffle", "factor": s}, {"op": "norm"},
+                          {"op": "linear", "out": d_text, "bias": True},
+                          {"op": "linear", "out": d_text, "bias": True}]}
+
+
+_CLIP_L = dict(model_type="clip_vision_model", hidden_size=1024, intermediate_size=4096,
+               num_hidden_layers=24, num_attention_heads=16, image_size=336, patch_size=14)
+_T, _F = True, False
+WRAPPERS: dict[str, Wrapper] = {
+    # with a tower flopcalc reads
+    "llava": Wrapper("llama", or_text=_T, tower=_llava, vision_type="clip_vision_model",
+                     vision_default=_CLIP_L),
+    "paligemma": Wrapper("gemma", tied=_T, tower=_paligemma, vision_type="siglip_vision_model",
+                         vision_default=dict(model_type="siglip_vision_model", hidden_size=1152,
+                                             intermediate_size=4096, num_hidden_layers=27,
+                                             num_attention_heads=16, image_size=224,
+                                             patch_size=14, vision_use_head=False)),
+    "gemma3": Wrapper("gemma3_text", tied=_T, tower=_gemma3, vision_type="siglip_vision_model"),
+    "shieldgemma2": Wrapper("gemma3_text", or_text=_T, tower=_gemma3,
+                            vision_type="siglip_vision_model"),
+    "idefics3": Wrapper("llama", tower=_idefics3, vision_type="idefics3_vision"),
+    "smolvlm": Wrapper("llama", tower=_idefics3, vision_type="smolvlm_vision"),
+    "mistral3": Wrapper("mistral", tied=_T, tower=_mistral3, vision_type="pixtral",
+                        vision_default=dict(model_type="pixtral", hidden_size=1024,
+                                            intermediate_size=4096, num_hidden_layers=24,
+                                            num_attention_heads=16, image_size=1540,
+                                            patch_size=14)),
+    "qwen2_vl": Wrapper("qwen2_vl_text", or_text=_T, tower=_qwen2_vl,
+                        vision_type="qwen2_vl_vision", flat=True),
+    "qwen2_5_vl": Wrapper("qwen2_5_vl_text", or_text=_T, tower=_qwen2_5_vl,
+                          vision_type="qwen2_5_vl_vision", flat=True),
+    "internvl": Wrapper("qwen2", tied=_T, tower=_internvl, vision_type="internvl_vision"),
+    # the language model alone (their towers are not read)
+    "aya_vision": Wrapper("cohere2", tied=_T), "blip-2": Wrapper("opt", tie="text"),
+    "cohere2_vision": Wrapper("cohere2", tied=_T), "cosmos3_omni": Wrapper("qwen3_vl_text"),
+    "deepseek_vl": Wrapper("llama", tied=_T), "deepseek_vl_hybrid": Wrapper("llama", tied=_T),
+    "exaone4_5": Wrapper("exaone4"), "fast_vlm": Wrapper("qwen2", or_text=_T),
+"fun_asr_nano": Wrapper("qwen3", tied=_T),
+    "fuyu": Wrapper("persimmon"), "glm_ocr": Wrapper("glm_ocr_text", or_text=_T),
+    "glmasr": Wrapper("llama", tied=_T), "got_ocr2": Wrapper("qwen2", tied=_T),
+    "granite_docling": Wrapper("granite_docling_text", tied=_T),
+    "granite_speech": Wrapper("granite", tied=_T),
+    "granite_speech_plus": Wrapper("granite", tied=_T),
+    "hyperclovax_vision_v2": Wrapper("hyperclovax", tied=_T), "idefics2": Wrapper("mistral"),
+    "instructblip": Wrapper("opt", tie="text"), "instructblipvideo": Wrapper("opt", tie="text"),
+    "janus": Wrapper("llama", tied=_T), "kimi_k25": Wrapper("deepseek_v3", tied=_T),
+    "lfm2_vl": Wrapper("lfm2", tied=_T), "lighton_ocr": Wrapper("qwen3", tied=_T),
+    "llava_next": Wrapper("llama"), "llava_next_video": Wrapper("llama", or_text=_T),
+    "llava_onevision": Wrapper("qwen2", or_text=_T), "minicpm_ocr": Wrapper("qwen3_5_text",
+                                                                           tied=_T),
+    "minicpmv4_6": Wrapper("qwen3_5_text"), "minicpmv4_7": Wrapper("qwen3_5_text"),
+    "moss_transcribe_diarize": Wrapper("qwen3", tied=_T),
+    "nemo_speechlm": Wrapper("nemotron_h", tie="never"),
+    "nemotron_h_omni": Wrapper("nemotron_h", tie="never"),
+    "omniasr": Wrapper("llama", tie="never"), "ovis2": Wrapper("qwen2", tied=_T),
+    "perception_lm": Wrapper("llama"), "pp_chart2table": Wrapper("qwen2", tied=_T),
+    "qianfan_ocr": Wrapper("qwen3"), "qwen2_audio": Wrapper("qwen2", tie="never"),
+    "qwen3_asr": Wrapper("qwen3", tied=_T), "qwen3_vl": Wrapper("qwen3_vl_text"),
+    "qwen3_vl_moe": Wrapper("qwen3_vl_moe_text"),
+    "vibevoice_asr": Wrapper("qwen2", tie="never"),
+    "video_llama_3": Wrapper("qwen2", or_text=_T), "video_llava": Wrapper("llama"),
+    "vipllava": Wrapper("llama"), "voxtral": Wrapper("llama", tie="never"),
+}
+
+
+def tied(c: Config, entry: Wrapper, text: Raw) -> bool:
+    """Whether transformers ties the wrapper's LM head (see the module docstring)."""
+    own = bool(text.get("tie_word_embeddings", False))
+    if entry.tie == "never":
+        return False
+    if entry.tie == "text":
+        return own
+    top = c("tie_word_embeddings", entry.tied, bool)
+    return top or (entry.or_text and own)
+
+
+def text_mapping(c: Config, entry: Wrapper) -> Raw:
+    """The language model's config.json mapping, with its model_type."""
+    text = c.data.get(entry.key)
+    if text is None and entry.flat:  # Qwen2-VL's hub files: the text keys at the top level
+        text = {k: v for k, v in c.data.items()
+                if k not in ("model_type", "vision_config", "architectures")}
+    if text is None:
+        raise FlopcalcError(f"{c.label}: missing '{entry.key}' (the language model's config, "
+                            f"needed for model_type {c.model_type})")
+    if not isinstance(text, dict):
+        raise c.wrong(entry.key, text, dict)
+    return {"model_type": entry.text_type, **{k: v for k, v in text.items() if v is not None}}
+
+
+def vision_config(c: Config, entry: Wrapper) -> Optional[Config]:
+    """The vision config with its class's defaults (None: the file has none and the wrapper no
+    default, so the tower is not counted)."""
+    raw = c.data.get("vision_config")
+    if raw is None:
+        if entry.vision_default is None and entry.vision_type not in VISION_DEFAULTS:
+            return None
+        raw = entry.vision_default or {"model_type": entry.vision_type}
+    if not isinstance(raw, dict):
+        raise c.wrong("vision_config", raw, dict)
+    kind = raw.get("model_type") or entry.vision_type
+    if kind not in VISION_DEFAULTS:
+        return None
+    data = {**VISION_DEFAULTS[kind], **{k: v for k, v in raw.items() if v is not None}}
+    return Config(data, f"{c.label} vision_config", kind)
+
+
+def unwrap(c: Config) -> Raw:
+    """The preset mapping of a wrapper config: its language model, and its tower's `vision`
+    block where flopcalc reads it."""
+    from . import from_hf_dict
+
+    entry = WRAPPERS[c.model_type]
+    data = text_mapping(c, entry)
+    kind = SUBTYPES.get(data["model_type"], data["model_type"])
+    data = {**data, "model_type": kind, "tie_word_embeddings": tied(c, entry, data)}
+    raw = from_hf_dict(data, f"{c.label} {entry.key}")
+    for key in ("_name", "title", "source"):
+        raw.pop(key, None)
+    return attach_tower(c, raw, entry.tower, entry)
+
+
+def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) -> Raw:
+    """`raw` (the language model's preset mapping) with the wrapper's `vision` block where
+    flopcalc reads its tower, and notes saying what was counted."""
+    v = vision_config(c, entry) if build is not None else None
+    cls = c.data.get("architectures")
+    name = cls[0] if isinstance(cls, list) and cls and isinstance(cls[0], str) else c.model_type
+    if v is not None and build is not None:
+        if raw.get("architecture", "decoder-only") != "decoder-only":
+            raise FlopcalcError(f"{c.label}: a vision tower feeds a decoder-only text model")
+        raw["vision"] = build(c, v, raw)
+        raw["notes"] = (f"{name}: the language model ({entry.key}), the {raw['vision']['name']} "
+                        "vision tower and its projector (vision_config), all in params.total; "
+                        "the tower's FLOPs are counted for the images given with --images")
+    else:
+        seen = c.data.get("vision_config") or c.data.get("audio_config") or {}
+        what = seen.get("model_type", "") if isinstance(seen, dict) else ""
+        raw["notes"] = (f"{name}: the language model ({entry.key}) only; the "
+                        f"{what + ' ' if what else ''}encoder and projector of this wrapper are "
+                        "not read by flopcalc and not counted")
+    return raw
+
+
+CONVERTERS = {name: unwrap for name in WRAPPERS}
+
+# Llama 4's importer is models/hf/sparse.py (its text model); it takes the tower from here.
+LLAMA4 = Wrapper("llama4_text", tie="text", tower=llama4_vision, vision_type="llama4_vision_model")
