@@ -8,9 +8,9 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "flopcalc"
 # Lower ranks never import higher ones.
-RANK = {"errors": 0, "numbers": 0, "version": 0, "declare": 0, "tables": 0, "kinds": 1, "models": 2,
-        "counting": 3, "reports": 4, "render": 5, "commands": 6, "api": 6, "cli": 7, "__init__": 8,
-        "__main__": 8}
+RANK = {"errors": 0, "cachedir": 0, "numbers": 0, "version": 0, "declare": 0, "tables": 0,
+        "kinds": 1, "models": 2, "counting": 3, "reports": 4, "render": 5, "commands": 6,
+        "api": 6, "cli": 7, "__init__": 8, "__main__": 8}
 
 
 def module_name(path: Path) -> str:
@@ -83,3 +83,84 @@ def test_the_graph_sees_deferred_imports():
     # `flopcalc/__init__.py` imports the API only on first use; the walk still sees it.
     assert "flopcalc.api" in GRAPH["flopcalc"]
     assert "flopcalc.models.hf" in GRAPH["flopcalc.models.registry"]
+
+
+# ------------------------------------------------- no tensor name parsed in counting/
+
+# What a part is (a matmul weight, a module's tensor, a GEMM's shape, the head, a sublayer's
+# input) counting reads from `kinds.base.Part`'s fields, never from its name; names are for
+# reports, and formatting them into new names (`f"layers.{p.name}"`) is fine. `.name` of
+# things that are not parts is allowed where listed, by the exact source of the decision.
+NOT_PARTS = {
+    "engine.py": {"x.name in layers"},  # a vLLM layer spec's unique name: the stage holds it
+    "plans.py": {'hw.name != "custom"',  # the accelerator preset the user named
+                 "DEFAULT_NETWORK.get(hw.name)"},
+}
+LOOKUPS = {"get", "pop", "setdefault", "index", "count"}
+
+
+def _is_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "name"
+
+
+def _reads_name(node: ast.AST) -> bool:
+    return any(_is_name(n) for n in ast.walk(node))
+
+
+def name_decisions(source: str, allowed: frozenset[str] = frozenset()) -> list[str]:
+    """Where `source` decides by a `.name`: compares it (==, in, ...), calls a method on it
+    (.endswith, .rsplit, ...), slices it, tests it, or looks something up by it."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        hit = False
+        if isinstance(node, ast.Compare):
+            hit = any(_reads_name(e) for e in [node.left, *node.comparators])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            hit = _is_name(node.func.value) or (
+                node.func.attr in LOOKUPS and bool(node.args) and _reads_name(node.args[0]))
+        elif isinstance(node, ast.Subscript):
+            hit = _is_name(node.value) or _reads_name(node.slice)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)):
+            tests = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
+            hit = any(_is_name(t) or (isinstance(t, ast.UnaryOp) and _is_name(t.operand))
+                      for t in tests)
+        if hit:
+            text = ast.get_source_segment(source, node) or ""
+            if text not in allowed:
+                found.append(f"line {node.lineno}: {text}")
+    return found
+
+
+def test_counting_reads_no_part_name():
+    wrong = [f"{path.name} {hit}" for path in sorted((PACKAGE / "counting").glob("*.py"))
+             for hit in name_decisions(path.read_text(), frozenset(NOT_PARTS.get(path.name, ())))]
+    assert not wrong, "decided by a part's name (declare a Part field instead):\n" + \
+        "\n".join(wrong)
+
+
+def test_the_name_check_sees_what_it_forbids():
+    for bad in ('ok = p.name.endswith("weight")',
+                'key = p.name.rsplit(".", 1)[0]',
+                'w = params.get(f"{p.name}.weight")',
+                'head = [p for p in parts if p.name in ("lm_head", "pooler")]',
+                'keep = [p for p in parts if p.name not in idle]',
+                'if p.name == "embed.tokens":\n    pass',
+                'first = p.name[:6]'):
+        assert name_decisions(bad), bad
+    for fine in ('parts.append(Part(f"layers.{p.name}", 1, "bytes"))',
+                 'q = replace(p, name=f"{stack}.{p.name}")',
+                 'rows = [(p.name, p.value) for p in parts]'):
+        assert not name_decisions(fine), fine
+
+
+def test_part_keeps_no_post_init():
+    """kinds.base._updated copies a Part's fields without running __init__: it is only right
+    while a Part has nothing to check or derive after construction."""
+    from dataclasses import fields
+
+    from flopcalc.kinds.base import Part, _updated
+
+    assert not hasattr(Part, "__post_init__")
+    p = Part("a", 1, "weights", (2, 3), matmul=True)
+    assert _updated(p, value=5) == Part("a", 5, "weights", (2, 3), matmul=True)
+    assert set(Part.__slots__) == {f.name for f in fields(Part)}

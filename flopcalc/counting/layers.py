@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from ..kinds.base import ELEMENTWISE, Keeping, Part, prefixed
+from ..kinds.base import ELEMENTWISE, Keeping, Part, prefixed, scaled
 from ..models.spec import Layer
 from .workload import Workload
 
@@ -36,13 +36,16 @@ def layer_params(layer: Layer, d: int, active: bool = False) -> list[Part]:
     return parts
 
 
-def layer_flops(layer: Layer, d: int, w: Workload, elementwise: bool = False) -> list[Part]:
-    """Forward FLOPs of one layer of its stack for workload `w` (batch included)."""
+def layer_flops(layer: Layer, d: int, w: Workload, elementwise: bool = False,
+                layers: int = 1, prefix: str = "") -> list[Part]:
+    """Forward FLOPs of one layer of its stack for workload `w` (batch included); of `layers`
+    such layers, named under `prefix`, when given (one renaming pass: a sweep makes many)."""
     parts: list[Part] = []
     for name, kind in layer.slots():
-        parts += prefixed(name, kind.forward(d, w.span(layer.stack, name)))
+        parts += scaled(kind.forward(d, w.span(layer.stack, name)), layers,
+                        f"{prefix}.{name}" if prefix else name)
     if elementwise:
-        parts += layer_elementwise(layer, d, w)
+        parts += scaled(layer_elementwise(layer, d, w), layers, prefix)
     return parts
 
 
@@ -84,12 +87,15 @@ def layer_activations(layer: Layer, d: int, k: Keeping) -> list[Part]:
     if k.recompute == "full":
         return [Part("layer_input", ceil_fraction(2 * sbh * sp), "bytes")]
     norms = sum(layer.norm_count().values()) if layer.norm.present else 0
-    parts: list[tuple[str, Fraction]] = [("norm_inputs", 2 * sbh * norms * sp)]
+    # (name, bytes, whether it is a sublayer's input: what its first projections read)
+    parts: list[tuple[str, Fraction, bool]] = [("norm_inputs", 2 * sbh * norms * sp, False)]
     for sub, slots in layer.sublayers():
         if not layer.shares_input(sub):
-            parts.append((f"{sub}.input", 2 * sbh * sp))
+            parts.append((f"{sub}.input", 2 * sbh * sp, True))
         for name, kind in slots:
-            parts += [(f"{name}.{tensor}", value) for tensor, value in kind.activations(d, k)]
+            parts += [(f"{name}.{tensor}", value, False)
+                      for tensor, value in kind.activations(d, k)]
         if k.dropout:
-            parts.append((f"{sub}.dropout_mask", sbh * sp))
-    return [Part(name, ceil_fraction(value), "bytes") for name, value in parts]
+            parts.append((f"{sub}.dropout_mask", sbh * sp, False))
+    return [Part(name, ceil_fraction(value), "bytes", gemm_input=gemm_input)
+            for name, value, gemm_input in parts]

@@ -161,7 +161,8 @@ def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     for g in spec.groups():
         fraction = Fraction(g.count, layers) * stage_layers(spec, setup) * in_flight
         for p in layer_activations(g.layer, d, setup):
-            parts.append(Part(f"layers.{p.name}", ceil_fraction(p.value * fraction), BYTES))
+            parts.append(Part(f"layers.{p.name}", ceil_fraction(p.value * fraction), BYTES,
+                              gemm_input=p.gemm_input))
     sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
     if setup.dropout:
         parts.append(Part("embedding.dropout_mask", ceil_fraction(s * b * d * in_flight * sp),

@@ -28,7 +28,7 @@ class FastMemory:
         self.layers = spec.n_layers()
         self._held: dict[tuple, tuple[Fraction, Fraction]] = {}
         self._largest: dict[tuple, Fraction] = {}
-        self._acts: dict[tuple, list[list[tuple[str, Fraction]]]] = {}
+        self._acts: dict[tuple, list[list[tuple[str, Fraction, bool]]]] = {}
         self._valid: dict[tuple, Optional[str]] = {}
 
     def _stage(self, pp: int) -> int:
@@ -74,14 +74,15 @@ class FastMemory:
             total += ceil(self.largest(setup.tp, setup.pp, setup.ep) * (w + g))
         return total
 
-    def layer_parts(self, setup: Setup, seq: int) -> list[list[tuple[str, Fraction]]]:
+    def layer_parts(self, setup: Setup, seq: int) -> list[list[tuple[str, Fraction, bool]]]:
+        """Each group's saved tensors per layer: (name, bytes, `Part.gemm_input`)."""
         key = (seq, setup.batch, setup.tp, setup.sequence_parallel, setup.recompute,
                setup.dropout, setup.flash)
         if key not in self._acts:
             k = Setup(seq=seq, batch=setup.batch, tp=setup.tp,
                       sequence_parallel=setup.sequence_parallel, recompute=setup.recompute,
                       dropout=setup.dropout, flash=setup.flash)
-            self._acts[key] = [[(p.name, Fraction(p.value)) for p in
+            self._acts[key] = [[(p.name, Fraction(p.value), p.gemm_input) for p in
                                 layer_activations(g.layer, self.spec.d_model, k)]
                                for g in self.spec.groups()]
         return self._acts[key]
@@ -91,12 +92,14 @@ class FastMemory:
         seq = setup.seq // setup.cp if setup.extended else setup.seq
         s, b, t, d = seq, setup.batch, setup.tp, spec.d_model
         in_flight = setup.pp
-        named: dict[str, int] = {}
+        named: dict[str, int] = {}  # summed by name, as counting.memory merges them
+        inputs: dict[str, bool] = {}  # a merged part is a sublayer input if its first is
         for g, parts in zip(spec.groups(), self.layer_parts(setup, seq)):
             fraction = Fraction(g.count, self.layers) * self._stage(setup.pp) * in_flight
-            for name, value in parts:
+            for name, value, gemm_input in parts:
                 key = f"layers.{name}"
                 named[key] = named.get(key, 0) + ceil(value * fraction)
+                inputs.setdefault(key, gemm_input)
         sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
         extra = 0
         if setup.dropout:
@@ -104,8 +107,7 @@ class FastMemory:
         if setup.pp == 1:
             extra += sum(p.value for p in output_activation_parts(spec, replace(setup, seq=seq)))
         if setup.extended and setup.fp8:
-            named = {k: (ceil(Fraction(v, 2)) if k.endswith(".input") else v)
-                     for k, v in named.items()}
+            named = {k: (ceil(Fraction(v, 2)) if inputs[k] else v) for k, v in named.items()}
         if setup.extended and setup.lora_rank:
             raise NotImplementedError("LoRA layouts go through counting.memory")
         return sum(named.values()) + extra

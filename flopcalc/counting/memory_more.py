@@ -57,9 +57,9 @@ def _plain(setup):  # type: ignore[no-untyped-def]
 
 
 def is_matrix(p: Part) -> bool:
-    """A projection's weight matrix inside the layers (what LoRA adapts and fp8 runs)."""
-    return p.kind == LAYERS and len(p.shape) >= 2 and p.role in ADAPTED and \
-        p.name.endswith("weight")
+    """A projection's weight matrix inside the layers (what LoRA adapts and fp8 runs): a
+    `matmul` weight of the layers, split by tensor or expert parallelism."""
+    return p.kind == LAYERS and p.matmul and len(p.shape) >= 2 and p.role in ADAPTED
 
 
 def matrices(p: Part) -> int:
@@ -145,18 +145,27 @@ def host_bytes(spec: ModelSpec, setup, share: Share,  # type: ignore[no-untyped-
 def largest_module(spec: ModelSpec, setup, share: Share) -> Fraction:  # type: ignore
     """Parameters of the largest single module on the device (a weight with its bias), its
     tensor- and expert-parallel share: DeepSpeed's `largest_layer_params` (the most
-    parameters any one module holds directly)."""
-    modules: dict[str, Fraction] = {}
+    parameters any one module holds directly: the tensors of one `Part.module`, each layer's
+    its own; a tensor without one is alone in its module)."""
+    modules: dict[tuple[object, ...], Fraction] = {}
+    alone: list[Fraction] = []
+
+    def add(scope: tuple[object, ...], p: Part) -> None:
+        value = p.value * share(p, setup)
+        if p.module is None:
+            alone.append(value)
+        else:
+            key = scope + (p.module,)
+            modules[key] = modules.get(key, Fraction(0)) + value
+
     for g in spec.groups():
         for p in layer_params(g.layer, spec.d_model):
-            key = f"{g.stack}.{g.first}.{p.name.rsplit('.', 1)[0]}"
-            modules[key] = modules.get(key, Fraction(0)) + p.value * share(p, setup)
+            add((g.stack, g.first), p)
     for p in trained_params(spec):
         if p.stage == SPREAD or (p.stage == LAST and setup.pp > 1):
             continue
-        key = p.name.rsplit(".", 1)[0]
-        modules[key] = modules.get(key, Fraction(0)) + p.value * share(p, setup)
-    return max(modules.values(), default=Fraction(0))
+        add((), p)
+    return max([*modules.values(), *alone], default=Fraction(0))
 
 
 def extended_activation_parts(spec: ModelSpec, setup,  # type: ignore[no-untyped-def]
@@ -165,8 +174,7 @@ def extended_activation_parts(spec: ModelSpec, setup,  # type: ignore[no-untyped
     plain = replace(_plain(setup), seq=setup.seq // setup.cp)
     parts = activation_parts(spec, plain)
     if setup.fp8:
-        parts = [replace(p, value=ceil_fraction(Fraction(p.value, 2)))
-                 if p.name.startswith("layers.") and p.name.endswith(".input") else p
+        parts = [replace(p, value=ceil_fraction(Fraction(p.value, 2))) if p.gemm_input else p
                  for p in parts]
     if setup.lora_rank and setup.recompute != "full":
         layers = spec.n_layers()

@@ -29,7 +29,7 @@ from typing import Optional
 from ..kinds.base import COLUMN, EXPERT, LAYERS, ROW, Part
 from ..models.spec import ModelSpec
 from ..tables import DTYPE_BITS, SCALED_FORMATS
-from .model import model_params
+from .model import model_params, token_params
 
 UNQUANTISED = "bf16"  # what a scaled format leaves unquantised
 FORMATS = tuple(DTYPE_BITS) + tuple(SCALED_FORMATS)
@@ -41,8 +41,8 @@ def cdiv(a: int, b: int) -> int:
 
 def quantised(p: Part) -> bool:
     """Whether a scaled format quantises this tensor: a layer's matmul weight (2-D, split by
-    tensor parallelism) or a routed expert's stacked matrices."""
-    if p.kind != LAYERS or p.lookup or not p.name.endswith("weight"):
+    tensor parallelism) or a routed expert's stacked matrices (`Part.matmul`)."""
+    if p.kind != LAYERS or p.lookup or not p.matmul:
         return False
     if p.role in (COLUMN, ROW):
         return len(p.shape) == 2
@@ -106,7 +106,7 @@ def read_bytes(spec: ModelSpec, tokens: int, fmt: str, experts: Optional[str] = 
     table the rows its tokens use), of a mixture of experts the experts routed to (as
     `traffic.weight_reads`, in bytes)."""
     fixed = Fraction(0)
-    for p in model_params(spec):
+    for p in token_params(spec):  # a vision tower's run only on images
         if p.lookup:
             fixed += part_bytes(p, fmt, experts) * min(tokens, p.shape[0]) / p.shape[0]
         else:

@@ -220,25 +220,21 @@ class Profile:
     forward_causal: int
 
 
-def _params_by_name(params: list[Part]) -> dict[str, Part]:
-    return {p.name: p for p in params}
-
-
-def _gemms(parts: list[Part], params: dict[str, Part]) -> tuple[list[Gemm], int]:
-    """The weight parts of a layer as matmuls where a weight of their name gives the shape."""
+def _gemms(parts: list[Part]) -> tuple[list[Gemm], int]:
+    """The weight parts of a layer as matmuls where the part gives its weight's shape
+    (`Part.weight_shape`, with the weight's role): a matrix, or routed experts' stack."""
     gemms, loose = [], 0
     for p in parts:
         if p.kind != WEIGHTS:
             continue
-        w = params.get(f"{p.name}.weight")
+        w = p.weight_shape
         ok = False
-        if w is not None and ((len(w.shape) == 2 and w.role != EXPERT)
-                              or (len(w.shape) == 3 and w.role == EXPERT)):
-            n_in, n_out = w.shape[-2:]
+        if (len(w) == 2 and p.role != EXPERT) or (len(w) == 3 and p.role == EXPERT):
+            n_in, n_out = w[-2:]
             tokens, rest = divmod(p.value, 2 * n_in * n_out)
             if rest == 0 and tokens > 0:
-                copies = w.shape[0] if len(w.shape) == 3 else 1
-                gemms.append(Gemm(p.name, tokens, n_in, n_out, w.role, copies, p.value))
+                copies = w[0] if len(w) == 3 else 1
+                gemms.append(Gemm(p.name, tokens, n_in, n_out, p.role, copies, p.value))
                 ok = True
         if not ok:
             loose += p.value
@@ -264,7 +260,7 @@ def profile(spec: ModelSpec, seq: int) -> Profile:
         fwd = layer_flops(g.layer, d, full)
         cau = layer_flops(g.layer, d, causal)
         params = layer_params(g.layer, d)
-        gemms, loose = _gemms(fwd, _params_by_name(params))
+        gemms, loose = _gemms(fwd)
         heads = []
         for name, kind in g.layer.slots():
             pub = kind.published(d)

@@ -119,8 +119,7 @@ def hardware(spec: ModelSpec, s: int, convention: str, recompute: str) -> Fracti
     parts = model_flops(spec, w)
     tokens = output_tokens(spec, w)
     forward = Fraction(total(parts), tokens)
-    head = Fraction(sum(p.value for p in parts if p.name in ("lm_head", "head.transform",
-                                                                 "pooler")), tokens)
+    head = Fraction(sum(p.value for p in parts if p.head), tokens)
     extra = Fraction(0)
     if recompute == "full":
         extra = forward - head

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterator, Optional
 
-from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, WEIGHTS, Cache,
-                   EngineCache, Keeping, Kind, Part, Published, Span, linear)
+from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, Cache,
+                   EngineCache, Keeping, Kind, Part, Published, Span, gemm, linear)
 from .masks import Mask
 from .norm import Norm
 
@@ -99,21 +99,25 @@ class Attention(Kind):
         if q_width:
             parts += self.norm.params(q_width, "q_norm") + self.norm.params(k_width, "k_norm")
         if self.sinks:
-            parts.append(Part("sinks", self.heads, LAYERS, (self.heads,), REPLICATED))
+            parts.append(Part("sinks", self.heads, LAYERS, (self.heads,), REPLICATED,
+                              module=""))  # the attention module's own
         if self.gate:  # Hugging Face's q_proj holds it, interleaved per head with the queries
             parts += linear("q_gate", d, self.d_o, self.qkv_bias)
         return parts
 
     def projection_params(self, d: int) -> list[Part]:
-        parts = [Part("q.weight", d * self.d_q, LAYERS, (d, self.d_q), COLUMN),
-                 Part("k.weight", d * self.d_k, LAYERS, (d, self.d_k), COLUMN),
-                 Part("v.weight", d * self.d_v, LAYERS, (d, self.d_v), COLUMN)]
+        parts = [Part("q.weight", d * self.d_q, LAYERS, (d, self.d_q), COLUMN, matmul=True,
+                      module="q"),
+                 Part("k.weight", d * self.d_k, LAYERS, (d, self.d_k), COLUMN, matmul=True,
+                      module="k"),
+                 Part("v.weight", d * self.d_v, LAYERS, (d, self.d_v), COLUMN, matmul=True,
+                      module="v")]
         if self.qkv_bias:
-            parts.append(Part("q.bias", self.d_q, LAYERS, (self.d_q,), COLUMN))
+            parts.append(Part("q.bias", self.d_q, LAYERS, (self.d_q,), COLUMN, module="q"))
         if self.has_k_bias:
-            parts.append(Part("k.bias", self.d_k, LAYERS, (self.d_k,), COLUMN))
+            parts.append(Part("k.bias", self.d_k, LAYERS, (self.d_k,), COLUMN, module="k"))
         if self.qkv_bias:
-            parts.append(Part("v.bias", self.d_v, LAYERS, (self.d_v,), COLUMN))
+            parts.append(Part("v.bias", self.d_v, LAYERS, (self.d_v,), COLUMN, module="v"))
         return parts + linear("o", self.d_o, d, self.out_bias, ROW)
 
     @property
@@ -145,14 +149,14 @@ class Attention(Kind):
         return self.flops(d, x.tokens, x.source_tokens, self.pairs(x))
 
     def flops(self, d: int, t_q: int, t_k: int, pairs: int) -> list[Part]:
-        gate = [Part("q_gate", 2 * t_q * d * self.d_o, WEIGHTS)] if self.gate else []
+        gate = [gemm("q_gate", t_q, d, self.d_o)] if self.gate else []
         return [
-            Part("q", 2 * t_q * d * self.d_q, WEIGHTS),  # (T_q×d)·(d×h·d_qk)
+            gemm("q", t_q, d, self.d_q),  # (T_q×d)·(d×h·d_qk)
             *gate,  # (T_q×d)·(d×h·d_v): the gate half of a gated q_proj
-            Part("k", 2 * t_k * d * self.d_k, WEIGHTS),  # (T_k×d)·(d×h_kv·d_qk)
-            Part("v", 2 * t_k * d * self.d_v, WEIGHTS),  # (T_k×d)·(d×h_kv·d_v)
+            gemm("k", t_k, d, self.d_k),  # (T_k×d)·(d×h_kv·d_qk)
+            gemm("v", t_k, d, self.d_v),  # (T_k×d)·(d×h_kv·d_v)
             *self.pair_flops(pairs),
-            Part("o", 2 * t_q * self.d_o * d, WEIGHTS),  # (T_q×h·d_v)·(h·d_v×d)
+            gemm("o", t_q, self.d_o, d, ROW),  # (T_q×h·d_v)·(h·d_v×d)
         ]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:

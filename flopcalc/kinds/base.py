@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from math import ceil
-from typing import Iterable, Iterator, Literal, Optional, Protocol
+from typing import Any, Iterable, Iterator, Literal, Optional, Protocol
 
 Convention = Literal["full", "causal"]
 
@@ -53,7 +53,23 @@ class Part:
     is only ever read row by row (position tables, an untied input embedding), never in a
     matmul. `tied` names a tensor several layers share (ALBERT's one set of layer weights,
     Zamba2's shared attention block): the parts of one `tied` name are one tensor, counted
-    once however many layers use it."""
+    once however many layers use it.
+
+    What a part is, the counting reads from these fields, never from its name (which is for
+    reports; tests/test_layout.py enforces it). On a tensor, `matmul` marks a weight its input
+    is multiplied by in a matmul or a convolution (a linear layer's matrix, stacked experts'
+    matrices, a convolution kernel: what LoRA adapts, fp8 copies and a scaled format
+    quantises), not a bias, a norm's gain or a state-space parameter; `module` names the module
+    that holds the tensor directly (a linear layer's weight and bias, a norm's gain and bias:
+    what ZeRO-3 gathers at once), relative to the list the part is in, as its name is ("": the
+    kind's own module, its slot once the layer prefixes it: Mamba's A_log and D), None for a
+    tensor alone in its module. On a FLOP part of the `weights` family, `weight_shape` is the
+    shape of the weight it multiplies by ((n_in, n_out); stacked experts (E, n_in, n_out)), with
+    that weight's `role` (see `gemm`; empty where the time model is to take it as a matmul of
+    unknown shape: convolutions, low-rank adapters, a mixture of attention heads' experts);
+    `head` marks the output head's FLOPs (the LM head, a masked-LM transform, a pooler). On an
+    activation, `gemm_input` marks a sublayer's input, which its first projections read
+    (Transformer Engine's fp8 keeps it in 8 bits)."""
 
     name: str
     value: int
@@ -63,6 +79,11 @@ class Part:
     stage: str = SPREAD
     lookup: bool = False
     tied: str = ""
+    matmul: bool = False
+    module: Optional[str] = None
+    weight_shape: tuple[int, ...] = ()
+    head: bool = False
+    gemm_input: bool = False
 
 
 def total(parts: Iterable[Part], kind: str | None = None) -> int:
@@ -82,22 +103,52 @@ def families(parts: Iterable[Part]) -> dict[str, int]:
 def scaled(parts: Iterable[Part], factor: int, prefix: str = "") -> list[Part]:
     """The parts times `factor` (e.g. a layer's parts for `factor` identical layers), renamed
     `prefix.name`."""
-    return [replace(p, name=f"{prefix}.{p.name}" if prefix else p.name, value=factor * p.value)
-            for p in parts]
+    return [_updated(p, name=f"{prefix}.{p.name}" if prefix else p.name,
+                     value=factor * p.value, module=_within(prefix, p.module)) for p in parts]
 
 
 def merged(parts: Iterable[Part]) -> list[Part]:
     """Parts of the same name summed into one, in order of first appearance (the groups of a
-    stack each add their layers' `attn.q.weight` to the stack's one)."""
+    stack each add their layers' `attn.q.weight` to the stack's one); FLOPs against weights of
+    different shapes keep no `weight_shape`."""
     out: dict[str, Part] = {}
     for p in parts:
         seen = out.get(p.name)
-        out[p.name] = p if seen is None else replace(seen, value=seen.value + p.value)
+        if seen is None:
+            out[p.name] = p
+        elif seen.weight_shape == p.weight_shape:
+            out[p.name] = _updated(seen, value=seen.value + p.value)
+        else:
+            out[p.name] = _updated(seen, value=seen.value + p.value, weight_shape=())
     return list(out.values())
 
 
 def prefixed(prefix: str, parts: Iterable[Part]) -> list[Part]:
-    return [replace(p, name=f"{prefix}.{p.name}") for p in parts]
+    """The parts renamed `prefix.name` (their modules `prefix.module`)."""
+    return [_updated(p, name=f"{prefix}.{p.name}", module=_within(prefix, p.module))
+            for p in parts]
+
+
+def _updated(p: Part, **changes: Any) -> Part:
+    """`dataclasses.replace` for the hot paths (a sweep renames and scales tens of thousands of
+    parts): a copy of `p` with `changes`, set field by field as the generated __init__ would,
+    without its per-call introspection (a Part has no __post_init__ to skip)."""
+    q = _new_part(Part)
+    for name, get in _PART_FIELDS:
+        _set(q, name, changes[name] if name in changes else get(p))
+    return q
+
+
+_new_part, _set = object.__new__, object.__setattr__
+_PART_FIELDS = tuple((name, getattr(Part, name).__get__) for name in Part.__slots__)
+
+
+def _within(prefix: str, module: Optional[str]) -> Optional[str]:
+    """A module's name inside `prefix` ("": the module `prefix` itself; a tensor alone in its
+    module stays so)."""
+    if module is None or not prefix:
+        return module
+    return f"{prefix}.{module}" if module else prefix
 
 
 def ceil_fraction(x: Fraction) -> int:
@@ -351,10 +402,21 @@ class Kind:
 
 
 def linear(name: str, n_in: int, n_out: int, bias: bool, role: str = COLUMN) -> list[Part]:
-    """A linear layer's weight (n_in x n_out) and, if it has one, its bias (n_out). A
-    column-parallel layer's bias is split with it; a row-parallel layer's is replicated."""
-    parts = [Part(f"{name}.weight", n_in * n_out, LAYERS, (n_in, n_out), role)]
+    """A linear layer's weight (n_in x n_out) and, if it has one, its bias (n_out), one module
+    `name`. A column-parallel layer's bias is split with it; a row-parallel layer's is
+    replicated."""
+    parts = [Part(f"{name}.weight", n_in * n_out, LAYERS, (n_in, n_out), role, matmul=True,
+                  module=name)]
     if bias:
         parts.append(Part(f"{name}.bias", n_out, LAYERS, (n_out,),
-                          COLUMN if role == COLUMN else REPLICATED))
+                          COLUMN if role == COLUMN else REPLICATED, module=name))
     return parts
+
+
+def gemm(name: str, tokens: int, n_in: int, n_out: int, role: str = COLUMN,
+         lead: tuple[int, ...] = ()) -> Part:
+    """The FLOPs of `tokens` rows times a weight, (T×n_in)·(n_in×n_out) → 2·T·n_in·n_out, with
+    the weight's shape (`lead` + (n_in, n_out): (E,) for stacked experts, whose T counts every
+    routed token) and tensor-parallel `role`."""
+    return Part(name, 2 * tokens * n_in * n_out, WEIGHTS, role=role,
+                weight_shape=lead + (n_in, n_out))

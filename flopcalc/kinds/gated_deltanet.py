@@ -47,7 +47,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache, Keeping,
-                   Kind, Part, Published, Span, State, linear)
+                   Kind, Part, Published, Span, State, gemm, linear)
 from .registry import Entry
 
 SIGMOID = 4  # negate, exp, add, divide
@@ -112,8 +112,9 @@ class GatedDeltaNet(Kind):
         H, C, K = self.value_heads, self.conv_channels, self.conv
         parts = linear("in_proj_qkvz", d, self.qkvz_width, False)
         parts += linear("in_proj_ba", d, 2 * H, False)
-        parts.append(Part("conv.weight", C * K, LAYERS, (C, 1, K), COLUMN))
-        parts += [Part(name, H, LAYERS, (H,), COLUMN) for name in ("dt_bias", "A_log")]
+        parts.append(Part("conv.weight", C * K, LAYERS, (C, 1, K), COLUMN, matmul=True))
+        parts += [Part(name, H, LAYERS, (H,), COLUMN, module="")  # the mixer's own
+                  for name in ("dt_bias", "A_log")]
         parts.append(Part("norm.weight", self.value_dim, LAYERS, (self.value_dim,), REPLICATED))
         return parts + linear("out_proj", self.v_width, d, False, ROW)
 
@@ -125,8 +126,8 @@ class GatedDeltaNet(Kind):
         nc = ceil(Fraction(n, Q))
         rows = b * H * nc * Q  # B·H_v·Lp: every (sequence, value head, padded position)
         parts = [
-            Part("in_proj_qkvz", 2 * T * d * self.qkvz_width, WEIGHTS),  # (T×d)·(d×(2Hk·dk+2Hv·dv))
-            Part("in_proj_ba", 2 * T * d * 2 * H, WEIGHTS),  # (T×d)·(d×2Hv)
+            gemm("in_proj_qkvz", T, d, self.qkvz_width),  # (T×d)·(d×(2Hk·dk+2Hv·dv))
+            gemm("in_proj_ba", T, d, 2 * H),  # (T×d)·(d×2Hv)
             # depthwise, padding K−1: L+K−1 output columns of K taps per channel
             Part("conv", 2 * b * self.conv_channels * K * (n + K - 1), WEIGHTS),
             Part("scan.kkt", 2 * rows * Q * dk, SCAN),  # k_β·kᵀ: (Q×dk)·(dk×Q) per chunk
@@ -143,7 +144,7 @@ class GatedDeltaNet(Kind):
             Part("scan.state_q", 2 * rows * dk * dv, SCAN),  # q·S: (Q×dk)·(dk×dv)
             Part("scan.intra_v", 2 * rows * Q * dv, SCAN),  # attn·v_new: (Q×Q)·(Q×dv)
             Part("scan.state_update", 2 * rows * dk * dv, SCAN),  # kᵀ·v_new: (dk×Q)·(Q×dv)
-            Part("out_proj", 2 * T * self.v_width * d, WEIGHTS),  # (T×Hv·dv)·(Hv·dv×d)
+            gemm("out_proj", T, self.v_width, d, ROW),  # (T×Hv·dv)·(Hv·dv×d)
         ]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
@@ -151,15 +152,15 @@ class GatedDeltaNet(Kind):
         t = batch * (last - first + 1)
         S = self.state_values
         return [
-            Part("in_proj_qkvz", 2 * t * d * self.qkvz_width, WEIGHTS),
-            Part("in_proj_ba", 2 * t * d * 2 * self.value_heads, WEIGHTS),
+            gemm("in_proj_qkvz", t, d, self.qkvz_width),
+            gemm("in_proj_ba", t, d, 2 * self.value_heads),
             Part("conv", 2 * t * self.conv_channels * self.conv, WEIGHTS),  # K taps per channel
             Part("scan.decay", t * S, SCAN),  # S·exp(g)
             Part("scan.retrieve", 2 * t * S, SCAN),  # Sᵀk: dk multiply-adds per value channel
             Part("scan.delta", 2 * t * self.v_width, SCAN),  # δ = β·(v − Sᵀk)
             Part("scan.update", 2 * t * S, SCAN),  # S + k⊗δ
             Part("scan.readout", 2 * t * S, SCAN),  # Sᵀq
-            Part("out_proj", 2 * t * self.v_width * d, WEIGHTS),
+            gemm("out_proj", t, self.v_width, d, ROW),
         ]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:

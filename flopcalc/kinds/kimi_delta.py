@@ -45,7 +45,7 @@ from typing import Annotated, Any
 
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache, Keeping,
-                   Kind, Part, Published, Span, State, linear)
+                   Kind, Part, Published, Span, State, gemm, linear)
 from .mlp import ACTIVATION_FLOPS
 from .registry import Entry
 
@@ -90,10 +90,11 @@ class KimiDelta(Kind):
     def params(self, d: int, active: bool = False) -> list[Part]:
         H, D, HD, C = self.heads, self.head_dim, self.inner, self.conv_channels
         parts = linear("q", d, HD, False) + linear("k", d, HD, False) + linear("v", d, HD, False)
-        parts.append(Part("conv.weight", C * self.conv, LAYERS, (C, 1, self.conv), COLUMN))
+        parts.append(Part("conv.weight", C * self.conv, LAYERS, (C, 1, self.conv), COLUMN,
+                          matmul=True))
         parts += linear("f_a", d, D, False, REPLICATED) + linear("f_b", D, HD, False)
-        parts += [Part("dt_bias", HD, LAYERS, (HD,), COLUMN),
-                  Part("A_log", H, LAYERS, (1, 1, H, 1), COLUMN)]
+        parts += [Part("dt_bias", HD, LAYERS, (HD,), COLUMN, module=""),  # the mixer's own
+                  Part("A_log", H, LAYERS, (1, 1, H, 1), COLUMN, module="")]
         parts += linear("b", d, H, False)
         parts += linear("g_a", d, D, False, REPLICATED) + linear("g_b", D, HD, False)
         parts.append(Part("o_norm.weight", D, LAYERS, (D,), REPLICATED))
@@ -104,15 +105,15 @@ class KimiDelta(Kind):
     def _weights(self, d: int, t: int) -> list[Part]:
         H, D, HD = self.heads, self.head_dim, self.inner
         return [
-            Part("q", 2 * t * d * HD, WEIGHTS),  # (T×d)·(d×HD)
-            Part("k", 2 * t * d * HD, WEIGHTS),
-            Part("v", 2 * t * d * HD, WEIGHTS),
-            Part("f_a", 2 * t * d * D, WEIGHTS),  # (T×d)·(d×D)
-            Part("f_b", 2 * t * D * HD, WEIGHTS),  # (T×D)·(D×HD)
-            Part("b", 2 * t * d * H, WEIGHTS),  # (T×d)·(d×H)
-            Part("g_a", 2 * t * d * D, WEIGHTS),
-            Part("g_b", 2 * t * D * HD, WEIGHTS),
-            Part("o", 2 * t * HD * d, WEIGHTS),  # (T×HD)·(HD×d)
+            gemm("q", t, d, HD),  # (T×d)·(d×HD)
+            gemm("k", t, d, HD),
+            gemm("v", t, d, HD),
+            gemm("f_a", t, d, D, REPLICATED),  # (T×d)·(d×D)
+            gemm("f_b", t, D, HD),  # (T×D)·(D×HD)
+            gemm("b", t, d, H),  # (T×d)·(d×H)
+            gemm("g_a", t, d, D, REPLICATED),
+            gemm("g_b", t, D, HD),
+            gemm("o", t, HD, d, ROW),  # (T×HD)·(HD×d)
         ]
 
     def padded(self, n: int) -> int:

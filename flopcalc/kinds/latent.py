@@ -16,7 +16,8 @@ from typing import Annotated, Optional
 
 from ..declare import Min
 from .attention import Attention
-from .base import ATTENTION, COLUMN, ROW, WEIGHTS, Cache, EngineCache, Part, Published, linear
+from .base import (ATTENTION, COLUMN, ROW, WEIGHTS, Cache, EngineCache, Part, Published, gemm,
+                   linear)
 from .norm import RMS
 from .registry import Entry
 
@@ -58,20 +59,19 @@ class LatentAttention(Attention):
 
     def _q_path(self, d: int, t: int) -> list[Part]:
         if self.q_rank is None:
-            return [Part("q", 2 * t * d * self.d_q, WEIGHTS)]  # (T×d)·(d×h·d_qk)
-        return [Part("q_a", 2 * t * d * self.q_rank, WEIGHTS),  # (T×d)·(d×r_q)
-                Part("q_b", 2 * t * self.q_rank * self.d_q, WEIGHTS)]  # (T×r_q)·(r_q×h·d_qk)
+            return [gemm("q", t, d, self.d_q)]  # (T×d)·(d×h·d_qk)
+        return [gemm("q_a", t, d, self.q_rank),  # (T×d)·(d×r_q)
+                gemm("q_b", t, self.q_rank, self.d_q)]  # (T×r_q)·(r_q×h·d_qk)
 
     def flops(self, d: int, t_q: int, t_k: int, pairs: int) -> list[Part]:
         """Keys and values decompressed per head from the latent (compressed from the `t_k` key
         tokens: the encoder's, for cross-attention)."""
         return self._q_path(d, t_q) + [
-            Part("kv_a", 2 * t_k * d * (self.kv_rank + self.rope_dim), WEIGHTS),
+            gemm("kv_a", t_k, d, self.kv_rank + self.rope_dim),  # (T_k×d)·(d×(r_kv + d_rope))
             # (T_k×r_kv)·(r_kv×h·(d_nope + d_v)): the per-head keys (without rope) and values
-            Part("kv_b", 2 * t_k * self.kv_rank * self.heads * (self.nope + self.v_dim),
-                 WEIGHTS),
+            gemm("kv_b", t_k, self.kv_rank, self.heads * (self.nope + self.v_dim)),
             *self.pair_flops(pairs),
-            Part("o", 2 * t_q * self.d_o * d, WEIGHTS),
+            gemm("o", t_q, self.d_o, d, ROW),  # (T_q×h·d_v)·(h·d_v×d)
         ]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
@@ -80,14 +80,14 @@ class LatentAttention(Attention):
         t = batch * (last - first + 1)
         pairs, h = batch * self.mask.visible_keys(first, last), self.heads
         return self._q_path(d, t) + [
-            Part("kv_a", 2 * t * d * (self.kv_rank + self.rope_dim), WEIGHTS),
+            gemm("kv_a", t, d, self.kv_rank + self.rope_dim),
             # Per head, the no-rope query (1×d_nope) times W_UK (d_nope×r_kv).
             Part("q_absorb", 2 * t * h * self.nope * self.kv_rank, WEIGHTS),
             Part("scores", 2 * h * pairs * (self.kv_rank + self.rope_dim), ATTENTION),
             Part("av", 2 * h * pairs * self.kv_rank, ATTENTION),
             # Per head, the latent-space output (1×r_kv) times W_UV (r_kv×d_v).
             Part("v_up", 2 * t * h * self.kv_rank * self.v_dim, WEIGHTS),
-            Part("o", 2 * t * self.d_o * d, WEIGHTS),
+            gemm("o", t, self.d_o, d, ROW),
         ]
 
     def bias_adds(self, d: int, t_q: int, t_k: int) -> int:

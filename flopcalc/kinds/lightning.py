@@ -34,8 +34,8 @@ from fractions import Fraction
 from typing import Annotated, Any, Optional
 
 from ..declare import Min
-from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, WEIGHTS, Cache, Keeping, Kind, Part,
-                   Published, Span, State, linear)
+from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, Cache, Keeping, Kind, Part, Published,
+                   Span, State, gemm, linear)
 from .mlp import ACTIVATION_FLOPS
 from .registry import Entry
 
@@ -81,13 +81,13 @@ class Lightning(Kind):
         pairs = b * H * squares  # (query, key) pairs inside blocks, over the batch and heads
         rows = b * H * n
         return [
-            Part("qkv", 2 * T * d * 3 * HD, WEIGHTS),  # (T×d)·(d×3HD)
-            Part("output_gate", 2 * T * d * HD, WEIGHTS),  # (T×d)·(d×HD)
+            gemm("qkv", T, d, 3 * HD),  # (T×d)·(d×3HD)
+            gemm("output_gate", T, d, HD),  # (T×d)·(d×HD)
             Part("blocks.scores", 2 * pairs * D, SCAN),  # Q·Kᵀ, (s×D)·(D×s) per block
             Part("blocks.values", 2 * pairs * D, SCAN),  # (s×s)·(s×D)
             Part("blocks.state_read", 2 * rows * D * D, SCAN),  # (s×D)·(D×D)
             Part("blocks.state_update", 2 * rows * D * D, SCAN),  # (D×s)·(s×D)
-            Part("out", 2 * T * HD * d, WEIGHTS),  # (T×HD)·(HD×d)
+            gemm("out", T, HD, d, ROW),  # (T×HD)·(HD×d)
         ]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
@@ -95,11 +95,11 @@ class Lightning(Kind):
         t = batch * (last - first + 1)
         HD, state = self.inner, self.heads * self.head_dim * self.head_dim
         return [
-            Part("qkv", 2 * t * d * 3 * HD, WEIGHTS),
-            Part("output_gate", 2 * t * d * HD, WEIGHTS),
+            gemm("qkv", t, d, 3 * HD),
+            gemm("output_gate", t, d, HD),
             Part("scan.update", 3 * t * state, SCAN),  # λ·S + k⊗v
             Part("scan.readout", 2 * t * state, SCAN),  # q·S: D multiply-adds per value channel
-            Part("out", 2 * t * HD * d, WEIGHTS),
+            gemm("out", t, HD, d, ROW),
         ]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:

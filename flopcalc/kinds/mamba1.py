@@ -39,7 +39,8 @@ from typing import Annotated, Any, Literal, Optional
 
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache,
-                   EngineCache, EngineState, Keeping, Kind, Part, Published, Span, State, linear)
+                   EngineCache, EngineState, Keeping, Kind, Part, Published, Span, State, gemm,
+                   linear)
 from .registry import Entry
 
 SOFTPLUS = 3  # exp, log1p and the threshold compare
@@ -78,13 +79,14 @@ class Mamba1(Kind):
     def params(self, d: int, active: bool = False) -> list[Part]:
         E, N, K, R = self.inner, self.state, self.conv, self.dt_rank
         parts = linear("in_proj", d, 2 * E, self.bias)  # (d, 2E): x and z
-        parts.append(Part("conv.weight", E * K, LAYERS, (E, 1, K), COLUMN))
+        parts.append(Part("conv.weight", E * K, LAYERS, (E, 1, K), COLUMN, matmul=True,
+                          module="conv"))
         if self.conv_bias:
-            parts.append(Part("conv.bias", E, LAYERS, (E,), COLUMN))
+            parts.append(Part("conv.bias", E, LAYERS, (E,), COLUMN, module="conv"))
         parts += linear("x_proj", E, self.x_width, False, ROW)  # (E, R+2N): dt, B, C
         parts += linear("dt_proj", R, E, True)  # (R, E), its bias always
-        parts += [Part("A_log", E * N, LAYERS, (E, N), COLUMN),
-                  Part("D", E, LAYERS, (E,), COLUMN)]
+        parts += [Part("A_log", E * N, LAYERS, (E, N), COLUMN, module=""),  # the mixer's own
+                  Part("D", E, LAYERS, (E,), COLUMN, module="")]
         if self.dt_norms == "weighted":  # Jamba: RMSNorm gains over dt (R), B (N) and C (N)
             parts += [Part("dt_norm.weight", R, LAYERS, (R,), REPLICATED),
                       Part("b_norm.weight", N, LAYERS, (N,), REPLICATED),
@@ -97,13 +99,13 @@ class Mamba1(Kind):
         b, n, T = x.batch, x.n, x.tokens
         E, N, K, R = self.inner, self.state, self.conv, self.dt_rank
         return [
-            Part("in_proj", 2 * T * d * 2 * E, WEIGHTS),  # (T×d)·(d×2E)
+            gemm("in_proj", T, d, 2 * E),  # (T×d)·(d×2E)
             # depthwise, padding K−1: L+K−1 output columns of K taps per channel
             Part("conv", 2 * b * E * K * (n + K - 1), WEIGHTS),
-            Part("x_proj", 2 * T * E * self.x_width, WEIGHTS),  # (T×E)·(E×(R+2N))
-            Part("dt_proj", 2 * T * R * E, WEIGHTS),  # (E×R)·(R×T): weight @ dt
+            gemm("x_proj", T, E, self.x_width, ROW),  # (T×E)·(E×(R+2N))
+            gemm("dt_proj", T, R, E),  # (E×R)·(R×T): weight @ dt
             Part("scan.readout", 2 * T * E * N, SCAN),  # per step (B,E,N)·(B,N,1)
-            Part("out_proj", 2 * T * E * d, WEIGHTS),  # (T×E)·(E×d)
+            gemm("out_proj", T, E, d, ROW),  # (T×E)·(E×d)
         ]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
@@ -112,14 +114,14 @@ class Mamba1(Kind):
         E, R = self.inner, self.dt_rank
         values = E * self.state  # the state, E·N
         return [
-            Part("in_proj", 2 * t * d * 2 * E, WEIGHTS),
+            gemm("in_proj", t, d, 2 * E),
             Part("conv", 2 * t * E * self.conv, WEIGHTS),  # K taps per channel
-            Part("x_proj", 2 * t * E * self.x_width, WEIGHTS),
-            Part("dt_proj", 2 * t * R * E, WEIGHTS),
+            gemm("x_proj", t, E, self.x_width, ROW),
+            gemm("dt_proj", t, R, E),
             Part("scan.decay", 2 * t * values, SCAN),  # exp(dt·A): A is (E, N)
             Part("scan.update", 3 * t * values, SCAN),  # h·dA + (dt·x)·B
             Part("scan.readout", 2 * t * values, SCAN),  # y = C·h: N multiply-adds a channel
-            Part("out_proj", 2 * t * E * d, WEIGHTS),
+            gemm("out_proj", t, E, d, ROW),
         ]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:

@@ -36,7 +36,7 @@ from typing import Annotated, Any, Optional
 
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, WEIGHTS, Cache, EngineCache,
-                   EngineState, Keeping, Kind, Part, Published, Span, State, linear)
+                   EngineState, Keeping, Kind, Part, Published, Span, State, gemm, linear)
 from .multipliers import scales
 from .registry import Entry
 
@@ -89,10 +89,12 @@ class Mamba2(Kind):
     def params(self, d: int, active: bool = False) -> list[Part]:
         E, H, C = self.inner, self.heads, self.conv_channels
         parts = linear("in_proj", d, self.in_width, self.in_bias)
-        parts.append(Part("conv.weight", C * self.conv, LAYERS, (C, 1, self.conv), COLUMN))
+        parts.append(Part("conv.weight", C * self.conv, LAYERS, (C, 1, self.conv), COLUMN,
+                          matmul=True, module="conv"))
         if self.conv_bias:
-            parts.append(Part("conv.bias", C, LAYERS, (C,), COLUMN))
-        parts += [Part(name, H, LAYERS, (H,), COLUMN) for name in ("dt_bias", "A_log", "D")]
+            parts.append(Part("conv.bias", C, LAYERS, (C,), COLUMN, module="conv"))
+        parts += [Part(name, H, LAYERS, (H,), COLUMN, module="")  # the mixer's own
+                  for name in ("dt_bias", "A_log", "D")]
         if self.gated_norm:
             parts.append(Part("norm.weight", E, LAYERS, (E,), COLUMN))
         return parts + linear("out_proj", E, d, self.out_bias, ROW)
@@ -104,7 +106,7 @@ class Mamba2(Kind):
         E, H, P, N, Q = self.inner, self.heads, self.head_dim, self.state, self.chunk
         nc = ceil(Fraction(n, Q))
         return [
-            Part("in_proj", 2 * T * d * self.in_width, WEIGHTS),  # (T×d)·(d×(2E+2GN+H))
+            gemm("in_proj", T, d, self.in_width),  # (T×d)·(d×(2E+2GN+H))
             # depthwise, padding K−1: L+K−1 output columns of K taps per channel
             Part("conv", 2 * b * self.conv_channels * self.conv * (n + self.conv - 1), WEIGHTS),
             Part("ssd.cb", 2 * b * nc * Q * Q * H * N, SCAN),  # (Q×N)·(N×Q) per chunk and head
@@ -113,7 +115,7 @@ class Mamba2(Kind):
             # (nc+1 × nc+1)·(nc+1 × P·N) per head: states carried from chunk to chunk
             Part("ssd.passing", 2 * b * (nc + 1) ** 2 * H * P * N, SCAN),
             Part("ssd.readout", 2 * b * nc * Q * H * N * P, SCAN),  # (Q×N)·(N×P) per chunk
-            Part("out_proj", 2 * T * E * d, WEIGHTS),  # (T×E)·(E×d)
+            gemm("out_proj", T, E, d, ROW),  # (T×E)·(E×d)
         ]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
@@ -121,11 +123,11 @@ class Mamba2(Kind):
         t = batch * (last - first + 1)
         values = self.heads * self.head_dim * self.state  # the state, H·P·N
         return [
-            Part("in_proj", 2 * t * d * self.in_width, WEIGHTS),
+            gemm("in_proj", t, d, self.in_width),
             Part("conv", 2 * t * self.conv_channels * self.conv, WEIGHTS),  # K taps per channel
             Part("scan.update", 3 * t * values, SCAN),  # h·exp(dt·A) + (dt·x)·B
             Part("scan.readout", 2 * t * values, SCAN),  # y = C·h: N multiply-adds per channel
-            Part("out_proj", 2 * t * self.inner * d, WEIGHTS),
+            gemm("out_proj", t, self.inner, d, ROW),
         ]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:

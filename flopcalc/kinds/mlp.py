@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
-from .base import (COLUMN, ELEMENTWISE, EXPERT, LAYERS, REPLICATED, ROW, WEIGHTS, Keeping, Kind,
-                   Part, Published, Span)
+from .base import (COLUMN, ELEMENTWISE, EXPERT, LAYERS, REPLICATED, ROW, Keeping, Kind, Part,
+                   Published, Span, gemm)
 
 # ReLU a compare (1); GELU in its tanh form 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): 9;
 # SiLU x·sigmoid(x) = x / (1 + exp(−x)): negate, exp, add, divide (4). ReLU² (So et al. 2021,
@@ -46,23 +46,32 @@ class Mlp(Kind):
         parts = []
         lead = (copies,) if copies > 1 else ()
         for name, n_in, n_out in self.matrices(d):
-            role = EXPERT if expert else ROW if name == "down" else COLUMN
+            role = self.role(name, expert)
             parts.append(Part(f"{name}.weight", copies * n_in * n_out, LAYERS,
-                              lead + (n_in, n_out), role))
+                              lead + (n_in, n_out), role, matmul=True, module=name))
             if self.bias:
                 bias_role = REPLICATED if role == ROW else role
                 parts.append(Part(f"{name}.bias", copies * n_out, LAYERS, lead + (n_out,),
-                                  bias_role))
+                                  bias_role, module=name))
         for name in ACTIVATION_PARAMS.get(self.activation, ()):
-            parts.append(Part(f"act.{name}", copies, LAYERS, lead + (1,), REPLICATED))
+            parts.append(Part(f"act.{name}", copies, LAYERS, lead + (1,), REPLICATED,
+                              module="act"))
         return parts
+
+    @staticmethod
+    def role(name: str, expert: bool = False) -> str:
+        """A matrix's tensor-parallel role: down is row-parallel, gate and up column-parallel;
+        routed experts' are split over the expert-parallel group."""
+        return EXPERT if expert else ROW if name == "down" else COLUMN
 
     def forward(self, d: int, x: Span) -> list[Part]:
         return self.flops(d, x.tokens)
 
-    def flops(self, d: int, tokens: int) -> list[Part]:
-        """Each matrix (T×in)·(in×out) → 2·T·in·out."""
-        return [Part(name, 2 * tokens * n_in * n_out, WEIGHTS)
+    def flops(self, d: int, tokens: int, copies: int = 1, expert: bool = False) -> list[Part]:
+        """Each matrix (T×in)·(in×out) → 2·T·in·out (`copies`, `expert`: the weights are
+        stacked, as in `params`, and T counts every token routed to them)."""
+        lead = (copies,) if copies > 1 else ()
+        return [gemm(name, tokens, n_in, n_out, self.role(name, expert), lead)
                 for name, n_in, n_out in self.matrices(d)]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:

@@ -14,8 +14,8 @@ from fractions import Fraction
 from typing import Annotated, Any, Optional
 
 from ..declare import Min
-from .base import (ELEMENTWISE, EXPERT, LAYERS, REPLICATED, WEIGHTS, Keeping, Kind, Part,
-                   Published, Span, linear, prefixed)
+from .base import (ELEMENTWISE, EXPERT, LAYERS, REPLICATED, Keeping, Kind, Part, Published,
+                   Span, gemm, linear, prefixed)
 from .mlp import Mlp
 from .registry import Entry
 
@@ -108,9 +108,10 @@ class Moe(Kind):
         `active`), shared experts and their gate, the output bias; with zero experts their
         unused gate/up rows when transformers allocates them (not `active`)."""
         n = self.choices
-        parts = [Part("router.weight", d * n, LAYERS, (d, n), REPLICATED)]
+        parts = [Part("router.weight", d * n, LAYERS, (d, n), REPLICATED, matmul=True,
+                      module="router")]
         if self.router_bias:
-            parts.append(Part("router.bias", n, LAYERS, (n,), REPLICATED))
+            parts.append(Part("router.bias", n, LAYERS, (n,), REPLICATED, module="router"))
         if self.latent:  # small; kept whole on every tensor-parallel rank
             parts += linear("latent_in", d, self.latent, self.latent_bias, REPLICATED)
             parts += linear("latent_out", self.latent, d, self.latent_bias, REPLICATED)
@@ -120,13 +121,13 @@ class Moe(Kind):
             z, width = self.zero_experts, self.width(d)
             rows = sum(n_out for name, _, n_out in self.expert.matrices(width) if name != "down")
             parts.append(Part("zero_experts.gate_up.weight", z * rows * width, LAYERS,
-                              (z, rows, width), EXPERT))
+                              (z, rows, width), EXPERT, matmul=True))
         if self.shared is not None:
             parts += prefixed("shared", self.shared.params(d))
         if self.shared_gate:
-            parts.append(Part("shared_gate.weight", d, LAYERS, (d, 1), REPLICATED))
-        if self.output_bias:
-            parts.append(Part("output_bias", d, LAYERS, (d,), REPLICATED))
+            parts.append(Part("shared_gate.weight", d, LAYERS, (d, 1), REPLICATED, matmul=True))
+        if self.output_bias:  # held by the block itself
+            parts.append(Part("output_bias", d, LAYERS, (d,), REPLICATED, module=""))
         return parts
 
     def forward(self, d: int, x: Span) -> list[Part]:
@@ -135,15 +136,16 @@ class Moe(Kind):
     def flops(self, d: int, tokens: int) -> list[Part]:
         """Router (T×d)·(d×(E + Z)); each token's k routed experts (k·E/(E + Z) with zero
         experts); the shared experts and their gate (T×d)·(d×1) on every token."""
-        parts = [Part("router", 2 * tokens * d * self.choices, WEIGHTS)]
+        parts = [gemm("router", tokens, d, self.choices, REPLICATED)]
         if self.latent:  # (T×d)·(d×r) before the experts, (T×r)·(r×d) after
-            parts += [Part("latent_in", 2 * tokens * d * self.latent, WEIGHTS),
-                      Part("latent_out", 2 * tokens * self.latent * d, WEIGHTS)]
-        parts += prefixed("experts", self.expert.flops(self.width(d), tokens * self.computing))
+            parts += [gemm("latent_in", tokens, d, self.latent, REPLICATED),
+                      gemm("latent_out", tokens, self.latent, d, REPLICATED)]
+        parts += prefixed("experts", self.expert.flops(self.width(d), tokens * self.computing,
+                                                       self.experts, expert=True))
         if self.shared is not None:
             parts += prefixed("shared", self.shared.flops(d, tokens))
         if self.shared_gate:  # (T×d)·(d×1)
-            parts.append(Part("shared_gate", 2 * tokens * d, WEIGHTS))
+            parts.append(gemm("shared_gate", tokens, d, 1, REPLICATED))
         return parts
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:

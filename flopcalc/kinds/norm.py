@@ -26,9 +26,10 @@ class Norm:
         """The norm's tensors over `width` features: gain (+ bias), or nothing."""
         if not self.present or not self.affine:
             return []
-        parts = [Part(f"{name}.weight", width, kind, (width,), REPLICATED, stage)]
+        parts = [Part(f"{name}.weight", width, kind, (width,), REPLICATED, stage, module=name)]
         if self.kind == "layernorm" and self.bias:
-            parts.append(Part(f"{name}.bias", width, kind, (width,), REPLICATED, stage))
+            parts.append(Part(f"{name}.bias", width, kind, (width,), REPLICATED, stage,
+                              module=name))
         return parts
 
     @property

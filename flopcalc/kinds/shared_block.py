@@ -37,7 +37,7 @@ from typing import Annotated, Any, Iterator, Optional
 from ..declare import Min
 from .attention import SOFTMAX_PER_SCORE, Attention
 from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, WEIGHTS, Cache,
-                   EngineCache, Keeping, Kind, Part, Published, Span, linear)
+                   EngineCache, Keeping, Kind, Part, Published, Span, gemm, linear)
 from .masks import Mask
 from .mlp import ACTIVATION_FLOPS
 from .norm import RMS, Norm
@@ -96,18 +96,24 @@ class SharedBlock(Kind):
         """A LoRA adapter n_in → r → n_out, `adapter_copies` times (no biases)."""
         c, r = self.adapter_copies, self.rank
         lead = (c,) if c > 1 else ()
-        return [Part(f"{name}.down.weight", c * n_in * r, LAYERS, lead + (n_in, r), REPLICATED),
-                Part(f"{name}.up.weight", c * r * n_out, LAYERS, lead + (r, n_out), COLUMN)]
+        return [Part(f"{name}.down.weight", c * n_in * r, LAYERS, lead + (n_in, r), REPLICATED,
+                     matmul=True),
+                Part(f"{name}.up.weight", c * r * n_out, LAYERS, lead + (r, n_out), COLUMN,
+                     matmul=True)]
 
     def params(self, d: int, active: bool = False) -> list[Part]:
         """The block's norms, attention and MLP (tied per block when `tied`), each layer's
         adapters and its linear d → d."""
         D, f = 2 * d, self.d_ff
         block = (self.norm.params(D, "input_norm")
-                 + [Part("attn.q.weight", D * self.d_q, LAYERS, (D, self.d_q), COLUMN),
-                    Part("attn.k.weight", D * self.d_kv, LAYERS, (D, self.d_kv), COLUMN),
-                    Part("attn.v.weight", D * self.d_kv, LAYERS, (D, self.d_kv), COLUMN),
-                    Part("attn.o.weight", self.d_q * d, LAYERS, (self.d_q, d), ROW)]
+                 + [Part("attn.q.weight", D * self.d_q, LAYERS, (D, self.d_q), COLUMN,
+                         matmul=True),
+                    Part("attn.k.weight", D * self.d_kv, LAYERS, (D, self.d_kv), COLUMN,
+                         matmul=True),
+                    Part("attn.v.weight", D * self.d_kv, LAYERS, (D, self.d_kv), COLUMN,
+                         matmul=True),
+                    Part("attn.o.weight", self.d_q * d, LAYERS, (self.d_q, d), ROW,
+                         matmul=True)]
                  + self.norm.params(d, "mlp_norm")
                  + linear("mlp.gate_up", d, 2 * f, self.bias)
                  + linear("mlp.down", f, d, self.bias, ROW))
@@ -118,7 +124,7 @@ class SharedBlock(Kind):
             for name in ("q", "k", "v"):
                 own += self._adapter(f"attn.{name}_adapter", D, D)
         own += self._adapter("mlp.adapter", d, 2 * f)
-        own.append(Part("linear.weight", d * d, LAYERS, (d, d), REPLICATED))
+        own.append(Part("linear.weight", d * d, LAYERS, (d, d), REPLICATED, matmul=True))
         return block + own
 
     # -------------------------------------------------------------------------------- FLOPs
@@ -126,20 +132,20 @@ class SharedBlock(Kind):
     def flops(self, d: int, tokens: int, pairs: int) -> list[Part]:
         D, f, r, T = 2 * d, self.d_ff, self.rank, tokens
         parts = [
-            Part("attn.q", 2 * T * D * self.d_q, WEIGHTS),  # (T×2d)·(2d×h·d_h)
-            Part("attn.k", 2 * T * D * self.d_kv, WEIGHTS),  # (T×2d)·(2d×h_kv·d_h)
-            Part("attn.v", 2 * T * D * self.d_kv, WEIGHTS),
+            gemm("attn.q", T, D, self.d_q),  # (T×2d)·(2d×h·d_h)
+            gemm("attn.k", T, D, self.d_kv),  # (T×2d)·(2d×h_kv·d_h)
+            gemm("attn.v", T, D, self.d_kv),
             Part("attn.scores", 2 * self.heads * pairs * self.head_dim, ATTENTION),
             Part("attn.av", 2 * self.heads * pairs * self.head_dim, ATTENTION),
-            Part("attn.o", 2 * T * self.d_q * d, WEIGHTS),  # (T×h·d_h)·(h·d_h×d)
+            gemm("attn.o", T, self.d_q, d, ROW),  # (T×h·d_h)·(h·d_h×d)
         ]
         if self.attention_adapters:  # (T×2d)·(2d×r), (T×r)·(r×2d) for each of q, k, v
             parts.append(Part("attn.adapters", 3 * (2 * T * D * r + 2 * T * r * D), WEIGHTS))
         parts += [
-            Part("mlp.gate_up", 2 * T * d * 2 * f, WEIGHTS),  # (T×d)·(d×2f)
+            gemm("mlp.gate_up", T, d, 2 * f),  # (T×d)·(d×2f)
             Part("mlp.adapter", 2 * T * d * r + 2 * T * r * 2 * f, WEIGHTS),  # d → r → 2f
-            Part("mlp.down", 2 * T * f * d, WEIGHTS),  # (T×f)·(f×d)
-            Part("linear", 2 * T * d * d, WEIGHTS),  # (T×d)·(d×d)
+            gemm("mlp.down", T, f, d, ROW),  # (T×f)·(f×d)
+            gemm("linear", T, d, d, REPLICATED),  # (T×d)·(d×d)
         ]
         return parts
 

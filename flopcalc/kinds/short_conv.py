@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, WEIGHTS, Cache, Keeping, Kind, Part,
-                   Published, Span, State, linear)
+                   Published, Span, State, gemm, linear)
 from .registry import Entry
 
 
@@ -44,9 +44,10 @@ class ShortConv(Kind):
     def params(self, d: int, active: bool = False) -> list[Part]:
         c = self.channels
         parts = linear("in_proj", d, 3 * c, self.bias)
-        parts.append(Part("conv.weight", c * self.conv, LAYERS, (c, 1, self.conv), COLUMN))
+        parts.append(Part("conv.weight", c * self.conv, LAYERS, (c, 1, self.conv), COLUMN,
+                          matmul=True, module="conv"))
         if self.bias:
-            parts.append(Part("conv.bias", c, LAYERS, (c,), COLUMN))
+            parts.append(Part("conv.bias", c, LAYERS, (c,), COLUMN, module="conv"))
         return parts + linear("out_proj", c, d, self.bias, ROW)
 
     # -------------------------------------------------------------------------------- FLOPs
@@ -54,18 +55,18 @@ class ShortConv(Kind):
     def forward(self, d: int, x: Span) -> list[Part]:
         b, n, T, c = x.batch, x.n, x.tokens, self.channels
         return [
-            Part("in_proj", 2 * T * d * 3 * c, WEIGHTS),  # (T×d)·(d×3d)
+            gemm("in_proj", T, d, 3 * c),  # (T×d)·(d×3d)
             # depthwise, padding K−1: L+K−1 output columns of K taps per channel
             Part("conv", 2 * b * c * self.conv * (n + self.conv - 1), WEIGHTS),
-            Part("out_proj", 2 * T * c * d, WEIGHTS),  # (T×d)·(d×d)
+            gemm("out_proj", T, c, d, ROW),  # (T×d)·(d×d)
         ]
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
         """The same for every position: the projections and K taps per channel."""
         t, c = batch * (last - first + 1), self.channels
-        return [Part("in_proj", 2 * t * d * 3 * c, WEIGHTS),
+        return [gemm("in_proj", t, d, 3 * c),
                 Part("conv", 2 * t * c * self.conv, WEIGHTS),
-                Part("out_proj", 2 * t * c * d, WEIGHTS)]
+                gemm("out_proj", t, c, d, ROW)]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
         """The gates B·x and C·conv (1 each per token and channel) and, with `bias`, the bias

@@ -33,8 +33,8 @@ from fractions import Fraction
 from typing import Annotated, Any, Optional
 
 from ..declare import Min
-from .base import (ATTENTION, ELEMENTWISE, REPLICATED, WEIGHTS, Cache, EngineCache, Part, Published,
-                   Span, linear)
+from .base import (ATTENTION, ELEMENTWISE, REPLICATED, Cache, EngineCache, Part, Published, Span,
+                   gemm, linear)
 from .latent import LatentAttention
 from .masks import Mask
 from .norm import Norm
@@ -107,9 +107,9 @@ class SparseLatentAttention(LatentAttention):
         hi, di = self.index_heads, self.index_dim
         return [
             # (T×r_q)·(r_q×HI·DI): the indexer's queries from the query latent
-            Part("indexer.wq_b", 2 * tokens * self.q_rank * hi * di, WEIGHTS),
-            Part("indexer.wk", 2 * tokens * d * di, WEIGHTS),  # (T×d)·(d×DI)
-            Part("indexer.weights_proj", 2 * tokens * d * hi, WEIGHTS),  # (T×d)·(d×HI)
+            gemm("indexer.wq_b", tokens, self.q_rank, hi * di, REPLICATED),
+            gemm("indexer.wk", tokens, d, di, REPLICATED),  # (T×d)·(d×DI)
+            gemm("indexer.weights_proj", tokens, d, hi, REPLICATED),  # (T×d)·(d×HI)
             # per query, (HI×DI)·(DI×T): every head's score against every key it sees
             Part("indexer.scores", 2 * hi * di * pairs, ATTENTION),
             # per query, (1×HI)·(HI×T): the ReLU'd scores weighted and summed over heads

@@ -572,7 +572,7 @@ def _body_flops(spec: ModelSpec, n: int) -> int:
     if n == 0:
         return 0
     parts = model_flops(spec, workload(spec, n, None, 1, "causal"))
-    return p.total(parts) - sum(x.value for x in parts if x.name == "lm_head")
+    return p.total(parts) - sum(x.value for x in parts if x.head)
 
 
 def _head_flops(spec: ModelSpec, tokens: int) -> int:
@@ -692,8 +692,10 @@ def _mtp_step(spec: ModelSpec, costs: DeviceCosts, c: int, batch: int, layout: L
     flops = (2 * batch * 2 * d * d  # (B×2d)·(2d×d)
              + p.total(layer_decode(spec.mtp_layer, d, batch, c, c))
              + _head_flops(spec, batch))  # (B×d)·(d×V)
-    head = next((q for q in model_params(spec) if q.name.startswith("lm_head")), None) or \
-        next(q for q in model_params(spec) if q.name == "embed.tokens")
+    # the output head's matrix: an untied head on the last stage, else the tied token table
+    # (split by vocabulary, read by the matmul rather than looked up)
+    vocab = [q for q in model_params(spec) if q.role == p.VOCAB and not q.lookup]
+    head = next((q for q in vocab if q.stage == p.LAST), None) or vocab[0]
     weights = sum((part_bytes(q, fmt, experts) * share(q, layout) for q in mtp_params(spec)
                    if q.role != EXPERT), Fraction(0)) / spec.mtp_layers
     weights += part_bytes(head, fmt, experts) * share(head, layout)
