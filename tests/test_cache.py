@@ -160,3 +160,53 @@ def test_json_path_never_imports_pydantic_once_cached(cache_dir):
     second = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                             text=True, check=True)
     assert second.stderr.split()[-2:] == ["False", "False"]
+
+
+KIND_PROBE = ("import sys; from flopcalc.cli import main; main(sys.argv[1:]);"
+              "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules"
+              " if m.startswith('flopcalc.kinds.')), file=sys.stderr)")
+
+
+def kinds_imported(cache_dir: Path, *args: str) -> list[str]:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FLOPCALC_CACHE_DIR": str(cache_dir)}
+    r = subprocess.run([sys.executable, "-c", KIND_PROBE, *args], env=env,
+                       capture_output=True, text=True, check=True)
+    return eval(r.stderr.strip().splitlines()[-1])  # the probe's own printed list
+
+
+def test_a_run_imports_only_the_kinds_its_model_names(cache_dir):
+    """With the kinds listing remembered, gpt3 imports no state-space or linear-attention
+    module, and a Mamba-2 model imports its own and nothing else new."""
+    kinds_imported(cache_dir, "model", "gpt3", "-f", "json")  # writes the listing
+    assert (cache_dir / "kinds.json").exists()
+    plain = kinds_imported(cache_dir, "model", "gpt3", "-f", "json")
+    assert "mamba2" not in plain and "gated_deltanet" not in plain and "vision" not in plain
+    first = kinds_imported(cache_dir, "model", "mamba2-2.7b", "-f", "json")  # validated anew
+    again = kinds_imported(cache_dir, "model", "mamba2-2.7b", "-f", "json")  # remembered
+    assert set(first) - set(plain) == set(again) - set(plain) == {"mamba2"}
+
+
+@pytest.mark.parametrize("listing", [
+    '{"files": "%s", "modules": {"attention_layers": {"layer_types": ["mamba2"], '
+    '"blocks": ["mamba2"]}}}',  # forged: points mamba2 at the wrong module
+    '{"files": "%s", "modules": {"no_such_module": {"layer_types": [], "blocks": []}}}',
+    '{"files": "%s", "modules": []}',
+    "not json",
+])
+def test_a_wrong_kinds_listing_costs_a_full_import_never_a_wrong_count(cache_dir, cli, listing):
+    from flopcalc.kinds import registry as kinds
+
+    expected = cli("model", "mamba2-2.7b", "-f", "json").json()["params"]["total"]
+    text = listing % kinds._fingerprint() if "%s" in listing else listing
+    (cache_dir / "kinds.json").write_text(text)
+    kinds._listing.cache_clear()
+    try:
+        assert cli("model", "mamba2-2.7b", "-f", "json").json()["params"]["total"] == expected
+        r = cli("model", "gpt3", "-f", "json")
+        assert r.code == 0, r.err
+        assert r.json()["params"]["total"] == 174_604_259_328
+    finally:
+        kinds._listing.cache_clear()

@@ -7,6 +7,7 @@ downwards (options → runtime → commands → app) and never back. Only the CL
 
 from __future__ import annotations
 
+import functools
 import sys
 from contextlib import contextmanager
 from typing import Annotated, Any, Iterator, List, Optional
@@ -83,7 +84,17 @@ def build(names: tuple[str, ...] = NAMES) -> typer.Typer:
     return built
 
 
-app = build()
+def __getattr__(name: str) -> Any:
+    """`app`, the Typer app with every command, built when asked for (a run builds only the
+    command it invokes: building all of them costs milliseconds at every start)."""
+    if name == "app":
+        return _whole()
+    raise AttributeError(name)
+
+
+@functools.lru_cache(maxsize=1)
+def _whole() -> typer.Typer:
+    return build()
 
 
 def _invoked(argv: List[str]) -> Optional[str]:
@@ -102,7 +113,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     exit code (see `runtime`)."""
     args = sys.argv[1:] if argv is None else argv
     name = _invoked(args)
-    command = typer.main.get_command(build((name,)) if name else app)
+    command = typer.main.get_command(build((name,)) if name else _whole())
     try:
         command.main(args=args, prog_name="flopcalc", standalone_mode=True)
     except SystemExit as exc:

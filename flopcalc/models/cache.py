@@ -24,6 +24,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..cachedir import cache_directory
 from ..version import __version__
 
 MAX_ENTRIES = 256
@@ -31,18 +32,7 @@ MAX_BYTES = 64 * 1024  # 256 digests of 32 characters, with room to spare
 
 
 def _directory() -> Optional[Path]:
-    if os.environ.get("FLOPCALC_NO_CACHE"):
-        return None
-    explicit = os.environ.get("FLOPCALC_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg) / "flopcalc"
-    home = os.path.expanduser("~")
-    if home == "~" or not os.path.isdir(home):
-        return None  # no home: no cache, and never create one
-    return Path(home) / ".cache" / "flopcalc"
+    return cache_directory()
 
 
 def key(raw: Any) -> Optional[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Iterable, Literal, Optional
 
 from ..declare import Min, optional_fields
 from ..kinds import registry
@@ -123,13 +123,24 @@ class BaseConfig:
     training_tokens_source: str = ""
 
 
-def model_config() -> type:
-    """The whole format: the base keys and every kind's block (rebuilt when a kind is
-    registered)."""
-    return _with_blocks(registry.generation())
+def model_config(keys: Optional[Iterable[str]] = None) -> type:
+    """The format: the base keys and every kind's block (rebuilt when a kind is registered);
+    with `keys`, only the blocks among them, so that reading a file imports only the kinds it
+    names. A block left out reads as None, as an absent block does."""
+    wanted = None if keys is None else frozenset(keys) & frozenset(registry.block_names())
+    return _with_blocks(registry.generation(), wanted)
 
 
-@functools.lru_cache(maxsize=4)
-def _with_blocks(generation: int) -> type:
-    return dataclasses.make_dataclass("ModelConfig", optional_fields(registry.blocks()),
-                                      bases=(BaseConfig,), frozen=True, kw_only=True)
+@functools.lru_cache(maxsize=16)
+def _with_blocks(generation: int, wanted: Optional[frozenset[str]]) -> type:
+    blocks = registry.blocks(wanted)
+    absent = frozenset(registry.block_names()) - frozenset(blocks)
+
+    def __getattr__(self: Any, name: str) -> Any:  # a block this reading left out
+        if name in absent:
+            return None
+        raise AttributeError(name)
+
+    return dataclasses.make_dataclass("ModelConfig", optional_fields(blocks),
+                                      bases=(BaseConfig,), frozen=True, kw_only=True,
+                                      namespace={"__getattr__": __getattr__})

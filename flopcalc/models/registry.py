@@ -112,7 +112,7 @@ def validated(raw: dict[str, Any], label: str) -> ModelSpec:
     cache_key = key(raw)
     if store.seen(cache_key):
         try:
-            return build_spec(structure(model_config(), raw))
+            return build_spec(structure(model_config(raw), raw))
         except ValueError:
             pass  # validate from scratch below, for pydantic's message
     from .validation import validate_model

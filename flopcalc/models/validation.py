@@ -196,8 +196,22 @@ def validate_model(raw: Any, label: str) -> tuple[Any, Any]:
     from .config import model_config
     from .spec import build_spec
 
-    config = validate_declared(model_config(), raw, label)
+    config = validate_declared(model_config(_keys(raw)), raw, label)
     return config, resolve(config, label, build_spec)
+
+
+def _keys(raw: Any) -> Any:
+    """The blocks to validate `raw` with: those it names, unless it holds a key that is no
+    block or base key (then every block, so that the error can suggest the nearest)."""
+    import dataclasses
+
+    from ..kinds import registry
+    from .config import BaseConfig
+
+    if not isinstance(raw, dict):
+        return None
+    known = {f.name for f in dataclasses.fields(BaseConfig)} | set(registry.block_names())
+    return raw.keys() if all(isinstance(k, str) and k in known for k in raw) else None
 
 
 def resolve(config: Any, label: str, build: Any) -> Any:
