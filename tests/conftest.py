@@ -45,3 +45,10 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory):
 
     os.environ["FLOPCALC_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     yield
+
+
+def run(cli, *args: Any) -> Any:
+    """The JSON report of a command that must succeed: run(cli, "model", path, "--seq", 5)."""
+    r = cli(*map(str, args), "-f", "json")
+    assert r.code == 0, r.err
+    return r.json()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 BASE = """n_layers: 1
 d_model: 4
 n_heads: 2
@@ -31,12 +33,6 @@ def models(tmp_path):
     plain.write_text(BASE)
     gated.write_text(BASE + "attention_gate: true\n")
     return str(plain), str(gated)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, models):

@@ -17,7 +17,7 @@ import pytest
 from flopcalc.kinds.base import Span, total
 from flopcalc.kinds.gated_deltanet import GatedDeltaNet
 
-from .conftest import DATA
+from .conftest import DATA, run
 
 GDN = """n_layers: 1
 d_model: 4
@@ -36,12 +36,6 @@ def model(tmp_path):
     path = tmp_path / "gdn.yaml"
     path.write_text(GDN)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 MAMBA = "mamba2: {n_heads: 2, head_dim: 2, d_state: 2, d_conv: 3, chunk_size: 4"
 
 PARALLEL = f"""n_layers: 1
@@ -84,12 +86,6 @@ def ffn_only(tmp_path):
 @pytest.fixture
 def shared(tmp_path):
     return write(tmp_path, "shared", SHARED)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 # ------------------------------------------------------ attention and Mamba-2 side by side

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 KDA = """n_layers: 1
 d_model: 4
 norm: rmsnorm
@@ -26,12 +28,6 @@ def model(tmp_path):
     path = tmp_path / "kda.yaml"
     path.write_text(KDA)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 LIGHTNING = """n_layers: 1
 d_model: 4
 n_heads: 2
@@ -27,12 +29,6 @@ def model(tmp_path):
     path = tmp_path / "lightning.yaml"
     path.write_text(LIGHTNING)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -12,6 +12,8 @@ import json
 
 import pytest
 
+from .conftest import run
+
 LLAMA4 = """n_layers: 4
 d_model: 8
 n_heads: 2
@@ -35,12 +37,6 @@ def model(tmp_path):
     path = tmp_path / "llama4.yaml"
     path.write_text(LLAMA4)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

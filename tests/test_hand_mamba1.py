@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 MAMBA1 = """n_layers: 1
 d_model: 4
 norm: rmsnorm
@@ -40,12 +42,6 @@ def jamba_mixer(tmp_path):
 @pytest.fixture
 def falcon_mixer(tmp_path):
     return write(tmp_path, "falcon_mixer", ", dt_norms: weightless")
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

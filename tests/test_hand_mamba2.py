@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 MAMBA2 = """n_layers: 1
 d_model: 4
 norm: rmsnorm
@@ -25,12 +27,6 @@ def model(tmp_path):
     path = tmp_path / "mamba2.yaml"
     path.write_text(MAMBA2)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

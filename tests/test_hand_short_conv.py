@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 LFM2 = """n_layers: 2
 d_model: 4
 n_heads: 2
@@ -30,12 +32,6 @@ def model(tmp_path):
     path = tmp_path / "lfm2.yaml"
     path.write_text(LFM2)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import run
+
 DSA = """n_layers: 1
 d_model: 8
 n_heads: 2
@@ -32,12 +34,6 @@ def model(tmp_path):
     path = tmp_path / "dsa.yaml"
     path.write_text(DSA)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -4,7 +4,8 @@ A log prints memory as round(bytes / 2³⁰, 2) GiB (vLLM `utils/mem_utils.py`),
 "6.51 GiB" is any byte count within ±0.005 GiB of it: the logged block count must lie among
 the counts flopcalc gives over that range, and from that count flopcalc must print the logged
 concurrency and cache size. Most logs come from releases before 0.33; where 0.33 prints
-something else the test says so (/work/notes/vllm/REPORT.md §4 found them).
+something else the test says so (the logs come from GitHub issues and pull requests, each
+cited by its test, and are reproduced from the available memory they log).
 """
 
 from __future__ import annotations

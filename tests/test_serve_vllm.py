@@ -2,8 +2,8 @@
 
 `tests/data/serve/vllm_0_33.json` holds what vLLM 0.33.0's planning code computed (its
 `VllmConfig`, layer specs, `get_kv_cache_groups`, `get_kv_cache_configs` and
-`update_kv_cache_capacity`, run on CPU by /work/notes/vllm/reference.py and dumped by
-/work/notes/serve/dump_golden.py) for 39 cases: dense, all-sliding and interleaved windows,
+`update_kv_cache_capacity`, run on CPU by tools/vllm_reference/reference.py and dumped by
+tools/vllm_reference/dump.py) for 39 cases: dense, all-sliding and interleaved windows,
 chunked local attention, latent attention in bf16 and fp8, DeepSeek-V3.2's sparse MLA with its
 indexer keys, MTP drafter layers, hybrid Mamba-2 and Gated DeltaNet models, tensor parallelism
 1 to 8, prefix caching and async scheduling on and off, the hybrid manager off, and two

@@ -19,6 +19,8 @@ from flopcalc.declare import Min
 from flopcalc.kinds import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache,
                             Entry, Kind, Part, Span, State, register, unregister)
 
+from .conftest import run
+
 
 @dataclass(frozen=True)
 class ToyConfig:
@@ -100,12 +102,6 @@ def toy(tmp_path):
     path.write_text(TOY)
     yield str(path)
     unregister(ENTRY)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_model(cli, toy):
