@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from ..version import __version__
-from . import budget, core, declared
+from . import core, declared
 from .options import DebugOpt, OneLine
 
 
@@ -67,8 +67,12 @@ def _root(
 
 
 def _function(name: str) -> Any:
+    if name == "check":  # its module is imported only when a run checks a budget
+        from . import budget
+
+        return budget.check_command
     special = {"list": core.list_, "show": core.show, "schema": core.schema,
-               "check": budget.check_command, "accelerators": core.accelerators}
+               "accelerators": core.accelerators}
     return special[name] if name in special else declared.make(name)
 
 

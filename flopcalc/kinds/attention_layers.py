@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from .attention import Attention
-from .latent import LatentAttention
 from .masks import Mask
 from .multipliers import scales
 from .norm import Norm
@@ -39,6 +38,8 @@ def build(cfg: Any, name: str) -> Attention:
         raise ValueError("multipliers.attention on latent_attention scales its output only "
                          "(MiniCPM3's residual scale); input and key apply to softmax attention")
     if mla is not None:
+        from .latent import LatentAttention  # imported only by models that have it
+
         return LatentAttention(heads=heads, kv_heads=heads,
                                qk_dim=mla.qk_nope_head_dim + mla.qk_rope_head_dim,
                                v_dim=mla.v_head_dim, q_rank=mla.q_lora_rank,

@@ -122,25 +122,27 @@ class BaseConfig:
     training_tokens: Optional[Positive] = None
     training_tokens_source: str = ""
 
+    def __getattr__(self, name: str) -> Any:
+        """A kind's block this reading left out (see `model_config`) reads as None, as an
+        absent block does (a name the kinds listing lacks is looked for in every kind before
+        it is called unknown); anything else is an AttributeError."""
+        if not name.startswith("_") and (name in registry.block_names()
+                                         or name in registry.blocks()):
+            return None
+        raise AttributeError(name)
+
 
 def model_config(keys: Optional[Iterable[str]] = None) -> type:
     """The format: the base keys and every kind's block (rebuilt when a kind is registered);
     with `keys`, only the blocks among them, so that reading a file imports only the kinds it
     names. A block left out reads as None, as an absent block does."""
     wanted = None if keys is None else frozenset(keys) & frozenset(registry.block_names())
+    if wanted == frozenset():
+        return BaseConfig  # no block named: the base keys are the whole format for it
     return _with_blocks(registry.generation(), wanted)
 
 
 @functools.lru_cache(maxsize=16)
 def _with_blocks(generation: int, wanted: Optional[frozenset[str]]) -> type:
-    blocks = registry.blocks(wanted)
-    absent = frozenset(registry.block_names()) - frozenset(blocks)
-
-    def __getattr__(self: Any, name: str) -> Any:  # a block this reading left out
-        if name in absent:
-            return None
-        raise AttributeError(name)
-
-    return dataclasses.make_dataclass("ModelConfig", optional_fields(blocks),
-                                      bases=(BaseConfig,), frozen=True, kw_only=True,
-                                      namespace={"__getattr__": __getattr__})
+    return dataclasses.make_dataclass("ModelConfig", optional_fields(registry.blocks(wanted)),
+                                      bases=(BaseConfig,), frozen=True, kw_only=True)

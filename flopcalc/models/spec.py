@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..kinds import attention_layers as attention
-from ..kinds import mlp, moe, registry
+from ..kinds import mlp, registry
 from ..kinds.multipliers import model_scales
 from ..kinds.norm import Norm
 
@@ -371,6 +371,13 @@ def _mixers(cfg: Any, name: str) -> tuple[Any, ...]:
     return tuple(built)
 
 
+def _moe() -> Any:
+    """The mixture-of-experts kind, imported only by models that have one."""
+    from ..kinds import moe
+
+    return moe
+
+
 def build_spec(cfg: Any) -> ModelSpec:
     """The `ModelSpec` of a validated model config (`models.config`). Raises ValueError."""
     present = [name for name in registry.block_names() if getattr(cfg, name, None) is not None]
@@ -489,14 +496,14 @@ def _decoder(cfg: Any, n: int, dense: Optional[Any], norm: Norm, layout: dict) -
     """The decoder's layers, one shared object per kind of layer."""
     names = layer_names(cfg, n)
     moe_cfg = getattr(cfg, "moe", None)
-    routed_ffn = moe.from_config(cfg) if moe_cfg is not None else None
+    routed_ffn = _moe().from_config(cfg) if moe_cfg is not None else None
     separate = any(name in FFN_ONLY for name in names)  # mixers and FFNs in layers of their own
     if separate:
         routed = [name == "moe" for name in names]
         if any(routed) and routed_ffn is None:
             raise ValueError("moe layers need a moe block (experts, top_k, d_ff)")
     else:
-        routed = moe.routed_layers(moe_cfg, n) if routed_ffn is not None else [False] * n
+        routed = _moe().routed_layers(moe_cfg, n) if routed_ffn is not None else [False] * n
     cross = attention.build(cfg, "bidirectional") if cfg.architecture == "encoder-decoder" \
         else None
     made: dict[tuple[str, bool], Layer] = {}

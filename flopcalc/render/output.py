@@ -12,8 +12,6 @@ a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII
 from __future__ import annotations
 
 import os
-import re
-import textwrap
 from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
 
 from .text import Numbers
@@ -132,6 +130,8 @@ def _lay_out(items: list[Any], limit: int) -> None:
 def _as_records(table: Any, width: int) -> Any:
     """A table too wide for any column layout, laid out as one record per row instead:
     'name: header value, header value, ...', wrapped between fields, never inside one."""
+    import textwrap
+
     from rich.text import Text
 
     headers = [str(c.header).strip() for c in table.columns]
@@ -197,10 +197,11 @@ def styled(stream: TextIO) -> bool:
         os.environ.get("TERM") != "dumb"
 
 
-_VALUE_COLUMN = re.compile(r"^(\s*\S.*?\s{2,})\S")  # "label   value": where the value starts
-# A number and its unit stay on one line: '305.7 GB', '1.2 ms', '4,096 tokens'.
-_UNIT_SPACE = re.compile(r"(?<=\d) (?=(?:[kKMGTPE]i?)?B\b|FLOP|tokens?\b|steps?\b|[mµn]?s\b|"
-                         r"min\b|h\b|days?\b|years?\b)")
+# "label   value": where the value starts; a number and its unit stay on one line ('305.7 GB',
+# '1.2 ms', '4,096 tokens'). Compiled on first use: only plain-line output needs them.
+_VALUE_COLUMN = r"^(\s*\S.*?\s{2,})\S"
+_UNIT_SPACE = (r"(?<=\d) (?=(?:[kKMGTPE]i?)?B\b|FLOP|tokens?\b|steps?\b|[mµn]?s\b|min\b|h\b|"
+               r"days?\b|years?\b)")
 
 
 def wrapped(text: str, stream: TextIO) -> str:
@@ -210,15 +211,18 @@ def wrapped(text: str, stream: TextIO) -> str:
     limit = _target_width(stream)
     if limit is None:
         return text
+    import re
+    import textwrap
+
     out = []
     for line in text.splitlines():
         if len(line) <= limit:
             out.append(line)
             continue
-        column = _VALUE_COLUMN.match(line)
+        column = re.match(_VALUE_COLUMN, line)
         indent = " " * (len(column.group(1)) if column and len(column.group(1)) < limit // 2
                         else 2)
-        glued = _UNIT_SPACE.sub("\0", line)
+        glued = re.sub(_UNIT_SPACE, "\0", line)
         out += [part.replace("\0", " ") for part in textwrap.wrap(
             glued, limit, subsequent_indent=indent, break_long_words=False,
             break_on_hyphens=False)] or [line]
