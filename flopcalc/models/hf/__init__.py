@@ -114,7 +114,9 @@ def from_hf_dict(data: Raw, label: str) -> Raw:
         raise FlopcalcError(f"{label}: model_type '{model_type[:60]}' is not supported; "
                             f"supported: {', '.join(sorted(converters))} (or describe the model "
                             "in a YAML file: flopcalc show gpt2 prints an example)")
-    data = {**defaults.get(model_type, {}), **{k: v for k, v in data.items() if v is not None}}
+    # A class default fills a key the file leaves out; a key written as null stays null (as
+    # transformers passes it to the config class: DeepSeek-V3's q_lora_rank null is no rank).
+    data = {**defaults.get(model_type, {}), **data}
     data = with_aliases(data, model_type)
     config = Config(data, label, model_type)
     try:

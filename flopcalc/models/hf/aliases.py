@@ -232,6 +232,8 @@ ALIASES: dict[str, dict[str, str]] = {
     "flex_olmo": {"num_local_experts": "num_experts"},
     "deepseek_v3": {"num_local_experts": "n_routed_experts",
                     "num_mtp_layers": "num_nextn_predict_layers"},
+    "kimi_k2": {"num_local_experts": "n_routed_experts",
+                "num_mtp_layers": "num_nextn_predict_layers"},
     "mistral4": {"num_local_experts": "n_routed_experts"},
     "sarvam_mla": {"num_local_experts": "n_routed_experts",
                    "num_mtp_layers": "num_nextn_predict_layers",

@@ -54,11 +54,14 @@ def _deepseek_v3(c: Config) -> Raw:
         "qk_nope_head_dim": c("qk_nope_head_dim"), "qk_rope_head_dim": c("qk_rope_head_dim"),
         "v_head_dim": c("v_head_dim")}
     shared = c("n_shared_experts", 0)
-    raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
-                  "d_ff": c("moe_intermediate_size"), "shared_experts": shared,
-                  "first_dense": c("first_k_dense_replace", 0)}
+    first, n = c("first_k_dense_replace", 0), raw["n_layers"]
     # No `every`: DeepseekV3DecoderLayer puts routed experts on every layer from
-    # first_k_dense_replace on; a `moe_layer_freq` key is stored but never read.
+    # first_k_dense_replace on; a `moe_layer_freq` key is stored but never read. From
+    # num_hidden_layers on, every layer is a dense MLP of intermediate_size: no moe block.
+    if not (type(first) is int and type(n) is int and first >= n):
+        raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"), "shared_experts": shared,
+                      "first_dense": first}
     if c("num_nextn_predict_layers", 0):
         raw["mtp_layers"] = c("num_nextn_predict_layers")
     return raw
@@ -77,4 +80,21 @@ def _gpt_oss(c: Config) -> Raw:
 CONVERTERS = {
     "mixtral": _mixtral, "qwen2_moe": _qwen2_moe, "qwen3_moe": _qwen3_moe, "olmoe": _olmoe,
     "deepseek_v3": _deepseek_v3, "gpt_oss": _gpt_oss,
+    # Moonshot's Kimi K2 checkpoints name a type transformers 5.24 has no class for: their
+    # remote code (moonshotai/Kimi-K2-Instruct, configuration_deepseek.py) is DeepSeek-V3's
+    # config class and model under model_type kimi_k2, so they read as deepseek_v3.
+    "kimi_k2": _deepseek_v3,
 }
+
+# DeepseekV3Config's own defaults (transformers 5.24) for the keys that size the model, so a
+# hand-written file that leaves one out counts what transformers builds from it.
+DEFAULTS: dict[str, Raw] = {
+    "deepseek_v3": {"vocab_size": 129_280, "hidden_size": 7168, "intermediate_size": 18_432,
+                    "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+                    "num_attention_heads": 128, "num_key_value_heads": 128,
+                    "n_shared_experts": 1, "n_routed_experts": 256, "num_experts_per_tok": 8,
+                    "first_k_dense_replace": 3, "q_lora_rank": 1536, "kv_lora_rank": 512,
+                    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                    "tie_word_embeddings": False, "max_position_embeddings": 4096},
+}
+DEFAULTS["kimi_k2"] = DEFAULTS["deepseek_v3"]

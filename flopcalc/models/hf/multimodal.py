@@ -8,9 +8,10 @@ the tower, where flopcalc reads it, becomes the `vision:` block (`kinds.vision`)
 Tying, as measured on the meta device for every wrapper (save_pretrained writes the wrapper's
 flag at the top level): `top`: the wrapper's `tie_word_embeddings` decides (its class default
 when the file leaves it out; `or_text`: also true when the text config's is, as LlavaConfig's
-`__post_init__` forwards it); `text`: the language model's own flag (BLIP-2, InstructBLIP and
-Llama 4 hold a whole `*ForCausalLM`); `never`: the head is never tied (Qwen2-Audio, Voxtral,
-the speech wrappers: their `_tied_weights_keys` is empty).
+`__post_init__` forwards it; `tied=None`: the text config's flag when the wrapper's is left
+out or null, as PerceptionLMConfig's `__post_init__` fills it); `text`: the language model's
+own flag (BLIP-2, InstructBLIP and Llama 4 hold a whole `*ForCausalLM`); `never`: the head is
+never tied (Qwen2-Audio, Voxtral, the speech wrappers: their `_tied_weights_keys` is empty).
 
 Towers (sources under transformers/models/): CLIP `clip/modeling_clip.py` (llava,
 `llava/modeling_llava.py` LlavaMultiModalProjector), SigLIP `siglip/modeling_siglip.py`
@@ -41,7 +42,7 @@ class Wrapper:
 
     text_type: str
     tie: str = "top"  # "top" | "text" | "never"
-    tied: bool = False  # the wrapper's class default of tie_word_embeddings
+    tied: Optional[bool] = False  # the wrapper's class default (None: the text config's flag)
     or_text: bool = False  # tied also when the text config's flag is true
     tower: Optional[Tower] = None
     vision_type: str = ""
@@ -333,7 +334,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "nemo_speechlm": Wrapper("nemotron_h", tie="never"),
     "nemotron_h_omni": Wrapper("nemotron_h", tie="never"),
     "omniasr": Wrapper("llama", tie="never"), "ovis2": Wrapper("qwen2", tied=_T),
-    "perception_lm": Wrapper("llama"), "pp_chart2table": Wrapper("qwen2", tied=_T),
+    "perception_lm": Wrapper("llama", tied=None), "pp_chart2table": Wrapper("qwen2", tied=_T),
     "qianfan_ocr": Wrapper("qwen3"), "qwen2_audio": Wrapper("qwen2", tie="never"),
     "qwen3_asr": Wrapper("qwen3", tied=_T), "qwen3_vl": Wrapper("qwen3_vl_text"),
     "qwen3_vl_moe": Wrapper("qwen3_vl_moe_text"),
@@ -350,7 +351,7 @@ def tied(c: Config, entry: Wrapper, text: Raw) -> bool:
         return False
     if entry.tie == "text":
         return own
-    top = c("tie_word_embeddings", entry.tied, bool)
+    top = c("tie_word_embeddings", own if entry.tied is None else entry.tied, bool)
     return top or (entry.or_text and own)
 
 
