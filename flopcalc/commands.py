@@ -21,6 +21,7 @@ from .tables import COMPUTE_DTYPES as DTYPES
 from .tables import DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, SCALED_FORMATS, ZERO_STAGES
 
 CONVENTIONS = ("full", "causal")
+SCANS = ("chunked", "recurrent")  # kinds.base.SCANS, kept here so the CLI starts light
 KINDS = ("length", "count", "bytes", "gen", "share", "amount", "choice", "number", "flag",
          "text", "texts")
 
@@ -107,6 +108,10 @@ TOKENS = Option("tokens", "count", "Training tokens D (300B, 1.5T, 3e11). Defaul
 ATTENTION = Option("attention", "choice", "full: every (query, key) pair (FlopCounterMode's "
                    "count); causal: the pairs each layer's mask lets through (causal, sliding "
                    "window, chunked).", "full", CONVENTIONS)
+SCAN = Option("scan", "choice", "How chunked scans (Mamba-2, gated DeltaNet, Kimi delta, "
+              "lightning attention) count their core. chunked: as Hugging Face's PyTorch path, "
+              "padded to the chunk (FlopCounterMode's count); recurrent: token by token, the "
+              "decode step on every real token.", "chunked", SCANS)
 ELEMENTWISE = Option("elementwise", "flag", "Also count bias adds, norms, activations, softmax, "
                      "residual adds.", False)
 IMAGES = Option("images", "count", "Images per sequence through the model's vision tower (a "
@@ -190,28 +195,31 @@ def load(model: str, overrides: Optional[Sequence[str]] = None) -> Any:
 
 
 def _model(model: str, *, seq, tgt_seq, batch, tokens, attention, elementwise, set,  # noqa: A002
-           images=None, image_size=None):
+           images=None, image_size=None, scan="chunked"):
     from .reports.model import build_model_report
 
     return build_model_report(load(model, set), seq=seq, tgt_seq=tgt_seq, batch=batch,
                               tokens=tokens, attention=attention, elementwise=elementwise,
-                              images=images, image_size=image_size)
+                              images=images, image_size=image_size, scan=scan)
 
 
-def _sweep(model: str, *, seq, points, batch, attention, set):  # noqa: A002
+def _sweep(model: str, *, seq, points, batch, attention, set, scan="chunked"):  # noqa: A002
     from .reports.sweep import build_sweep_report
 
-    return build_sweep_report(load(model, set), seq, points, batch, attention)
+    return build_sweep_report(load(model, set), seq, points, batch, attention, scan)
 
 
-def _compare(models: Sequence[str], *, seq, batch, tokens, attention, set):  # noqa: A002
+def _compare(models: Sequence[str], *, seq, batch, tokens, attention, set,  # noqa: A002
+             scan="chunked"):
     from .reports.compare import build_compare_report
+    from .reports.model import build_model_report
 
     if isinstance(models, str) or not models:
         raise FlopcalcError("compare needs a list of models")
-    reports = [_model(name, seq=seq, tgt_seq=None, batch=batch, tokens=tokens,
-                      attention=attention, elementwise=False, set=set) for name in models]
-    return build_compare_report(reports, seq, batch, attention)
+    loaded = [load(name, set) for name in models]
+    reports = [build_model_report(m, seq=seq, batch=batch, tokens=tokens, attention=attention,
+                                  scan=scan) for m in loaded]
+    return build_compare_report(reports, seq, batch, attention, scan, [m.spec for m in loaded])
 
 
 def _conventions(model: str, *, seq, tokens, recompute, set):  # noqa: A002
@@ -250,7 +258,8 @@ def hardware(accelerator: Optional[str], dtype: str, count: int, peak: Optional[
 
 def _infer(model: str, *, prompt, gen, batch, kv_dtype, state_dtype, weights_dtype,
            compute_dtype, attention, accelerator, count, peak, bandwidth, memory_fraction,
-           reserve, max_batch, set, images=None, image_size=None, curve=False):  # noqa: A002
+           reserve, max_batch, set, images=None, image_size=None, curve=False,  # noqa: A002
+           scan="chunked"):
     from .reports.infer import build_infer_report, largest_batch
 
     loaded = load(model, set)
@@ -264,7 +273,7 @@ def _infer(model: str, *, prompt, gen, batch, kv_dtype, state_dtype, weights_dty
         prompt = grown.seq
     hw = hardware(accelerator, compute_dtype, count, peak, bandwidth,
                   memory_fraction=memory_fraction, reserve=reserve)
-    options = dict(prompt=prompt, gen=gen, attention=attention, kv_dtype=kv_dtype,
+    options = dict(prompt=prompt, gen=gen, attention=attention, scan=scan, kv_dtype=kv_dtype,
                    state_dtype=state_dtype, weights_dtype=weights_dtype,
                    compute_dtype=compute_dtype, hw=hw)
     if max_batch:
@@ -273,7 +282,8 @@ def _infer(model: str, *, prompt, gen, batch, kv_dtype, state_dtype, weights_dty
 
 
 def _train(model: str, *, mfu, tokens, seq, attention, recompute, accelerator, count, days,
-           dtype, peak, price, set, images=None, image_size=None):  # noqa: A002
+           dtype, peak, price, set, images=None, image_size=None,  # noqa: A002
+           scan="chunked"):
     from .reports.train import build_train_report
 
     if days is not None and count != 1:
@@ -285,7 +295,7 @@ def _train(model: str, *, mfu, tokens, seq, attention, recompute, accelerator, c
                             "or --peak FLOP/s per device")
     return build_train_report(load(model, set), hw, mfu, seq=seq, tokens=tokens,
                               attention=attention, recompute=recompute == "full", price=price,
-                              days=days, images=images, image_size=image_size)
+                              days=days, images=images, image_size=image_size, scan=scan)
 
 
 def _memory(model: str, *, seq, batch, dp, tp, pp, ep, zero, recompute, sequence_parallel,
@@ -502,7 +512,7 @@ LAYOUT = (
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("model", "Parameters, forward FLOPs by component, training FLOPs and the attention "
-            "crossover.", (SEQ, TGT_SEQ, BATCH, TOKENS, ATTENTION, ELEMENTWISE, IMAGES,
+            "crossover.", (SEQ, TGT_SEQ, BATCH, TOKENS, ATTENTION, SCAN, ELEMENTWISE, IMAGES,
                            IMAGE_SIZE, SET), _model,
             presentation=("format", "brief")),
     Command("sweep", "Forward FLOPs over many sequence lengths: where attention's s² term takes "
@@ -512,14 +522,14 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        metavar="SPEC"),
                 Option("points", "count", "With a range: this many log-spaced integer lengths.",
                        metavar="N"),
-                BATCH, ATTENTION, SET), _sweep, presentation=("format", "plot"),
+                BATCH, ATTENTION, SCAN, SET), _sweep, presentation=("format", "plot"),
             plotted="the sweep"),
     Command("compare", "Key figures of several models side by side (each at its own default "
             "length unless --seq). --set applies to every model.",
-            (SEQ, BATCH, TOKENS, ATTENTION, SET), _compare, models="many",
+            (SEQ, BATCH, TOKENS, ATTENTION, SCAN, SET), _compare, models="many",
             presentation=("format", "plot"), plotted="the comparison"),
-    Command("conventions", "Training FLOPs under 6ND, Kaplan, PaLM, Megatron, Chinchilla and "
-            "exact, side by side.", (SEQ, TOKENS, RECOMPUTE_FULL, SET), _conventions),
+    Command("conventions", "Training FLOPs under 6ND, Kaplan, PaLM, Megatron, Chinchilla, the "
+            "Megatron-LM and MaxText codebases and exact, side by side.", (SEQ, TOKENS, RECOMPUTE_FULL, SET), _conventions),
     Command("attention", "One attention operation counted scalar by scalar (every multiply, "
             "add, divide and exp), term by term, against the leading order 2mn(d_k + d_v).", (
                 Option("n", "length", "Keys (the sequence length); 8k = 8,192.", metavar="N",
@@ -546,7 +556,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "scaled formats, their scales counted).", "bf16", WEIGHT_FORMATS),
                 Option("compute_dtype", "choice", "dtype of the matmuls: which of the "
                        "accelerator's peaks applies.", "bf16", DTYPES),
-                ATTENTION, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION, RESERVE,
+                ATTENTION, SCAN, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION, RESERVE,
                 Option("max_batch", "flag", "Serve the largest batch whose weights and KV cache "
                        "fit the devices (needs --accelerator).", False),
                 IMAGES, IMAGE_SIZE, SET), _infer, presentation=("format", "brief", "plot"),
@@ -555,7 +565,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "exact count and 6ND; or, with --days, the devices needed.", (
                 Option("mfu", "share", "Model FLOPs utilisation: the sustained share of peak, "
                        "0.4 or 40%.", metavar="F", required=True),
-                TOKENS, SEQ, ATTENTION, RECOMPUTE_FULL, ACCELERATOR, COUNT,
+                TOKENS, SEQ, ATTENTION, SCAN, RECOMPUTE_FULL, ACCELERATOR, COUNT,
                 Option("days", "amount", "A deadline instead of --count: the fewest devices "
                        "that finish in N days.", metavar="N"),
                 Option("dtype", "choice", "Which of the accelerator's peaks to use.", "bf16",

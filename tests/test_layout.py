@@ -164,3 +164,15 @@ def test_part_keeps_no_post_init():
     p = Part("a", 1, "weights", (2, 3), matmul=True)
     assert _updated(p, value=5) == Part("a", 5, "weights", (2, 3), matmul=True)
     assert set(Part.__slots__) == {f.name for f in fields(Part)}
+
+
+def test_cli_choice_lists_are_the_counting_tables():
+    """commands.py restates two choice lists so the CLI starts without the counting code; they
+    must be the tables the counting code defines (`Convention`, `SCANS`)."""
+    import typing
+
+    from flopcalc import commands
+    from flopcalc.kinds import base
+
+    assert commands.CONVENTIONS == typing.get_args(base.Convention)
+    assert commands.SCANS == base.SCANS

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..kinds.base import (COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD, LAST, LAYERS, NORMS,
-                          REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, merged, prefixed,
-                          scaled, total)
+                          REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, Scan, merged,
+                          prefixed, scaled, total)
 from ..kinds.mlp import ACTIVATION_FLOPS
 from ..models.spec import ModelSpec
 from .layers import layer_decode, layer_flops, layer_params
@@ -29,11 +29,11 @@ TANH = 1  # as in the GELU count
 
 
 def workload(spec: ModelSpec, seq: int, tgt_seq: int | None = None, batch: int = 1,
-             attention: Convention = "full") -> Workload:
+             attention: Convention = "full", scan: Scan = "chunked") -> Workload:
     """A Workload for `spec`; only an encoder-decoder model has a separate target length."""
     if not spec.is_encoder_decoder or tgt_seq is None:
         tgt_seq = seq
-    return Workload(seq=seq, tgt_seq=tgt_seq, batch=batch, attention=attention)
+    return Workload(seq=seq, tgt_seq=tgt_seq, batch=batch, attention=attention, scan=scan)
 
 
 def output_tokens(spec: ModelSpec, w: Workload) -> int:

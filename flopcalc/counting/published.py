@@ -4,8 +4,11 @@ one-line comparison the `model` table prints. Pure arithmetic on ints and Fracti
 Notation (SPEC §3): N non-embedding params (active ones for a mixture of experts), N_total all
 params, L layers, s sequence length, d d_model, h query heads, d_h head width, d_q = h·d_h,
 V vocab. Sums over layers (Σ d_q) replace L·d_q where layers differ. Every figure is training
-FLOPs per token (forward + backward). The formulas know nothing of windows: each counts its
-attention term at the full length s, as its paper does.
+FLOPs per token (forward + backward). The papers' formulas know nothing of windows: each counts
+its attention term at the full length s, as its paper does.
+
+The codebases' own FLOP functions (Megatron-LM's, MaxText's: `codebase`) are evaluated on the
+whole model, each sublayer by its kind's `formula` term, as those functions would count it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from ..kinds.base import WEIGHTS, Convention, Published, total
+from ..kinds.base import WEIGHTS, Convention, Published, Scan, total
+from ..kinds.masks import Mask
 from ..models.spec import ModelSpec
 from .model import (model_flops, model_params, mtp_flops, non_embedding, output_tokens,
                     workload)
@@ -155,6 +159,127 @@ def chinchilla(spec: ModelSpec, s: int) -> Fraction:
     return Fraction(3 * chinchilla_forward_per_sequence(spec, s), s)
 
 
+# ---------------------------------------------------- the codebases' own formulas, per model
+
+# The upstream commits the codebase rows transcribe (their kinds' `formula` terms cite them).
+MEGATRON_LM_COMMIT = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"
+MAXTEXT_COMMIT = "e591f30cbbf217ed67ef71263ec0538239f9c3b8"
+CODEBASES = {
+    "megatron_lm": "Megatron-LM's GPT path (transformer_flops)",
+    "megatron_lm_hybrid": "Megatron-LM's hybrid path (hybrid_flops)",
+    "maxtext": "MaxText's calculate_tflops_training_per_device",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CodebaseCount:
+    """A codebase's training FLOPs per token for one model, or None where its formula has no
+    term for some part of the model; `notes`: where its count departs from the model, or, for
+    None, why it does not apply."""
+
+    per_token: Optional[Fraction]
+    notes: tuple[str, ...]
+
+
+def mixes_local_and_global(spec: ModelSpec) -> bool:
+    """Whether the model has both local attention layers (a window or chunk bounds what they
+    see) and global ones: the decoder blocks (Gemma 2/3/4, GPT-OSS, Llama 4) in which MaxText
+    counts windows and chunks; its other blocks count every layer causal."""
+    masks = [mask for g in spec.groups() for m in g.layer.mixers for _, mask in m.pair_terms()
+             if isinstance(mask, Mask)]
+    local = [mask.cache_bound is not None for mask in masks]
+    return any(local) and not all(local)
+
+
+def codebase(spec: ModelSpec, s: int, name: str) -> CodebaseCount:
+    """Training FLOPs per token under codebase `name` (`CODEBASES`), as its function computes
+    them for one sequence of s tokens, divided by its s tokens: 3 × (Σ over every sublayer of
+    every layer of the kind's `formula` term + the codebase's output term), the MTP modules
+    included where the model trains with them.
+
+    Output terms per token: Megatron-LM (num_floating_point_operations, which returns the
+    batch's total) the logits 2·d·V on every prediction head, 2·d·V·(1 + mtp), and on its GPT
+    path each MTP module's 2d → d projection and norms, 2·(2·d² + 3·d); MaxText
+    (calculate_tflops_training_per_device, per device for per_device_batch_size·
+    max_target_length tokens, split into learnable-weight and attention TFLOPs: the total is
+    their sum) its embedding_flops 2·d·V once, each MTP module its last layer without a head.
+    Not applicable to encoders and encoder-decoder models (the formulas are decoder-only), to
+    a token embedding of another width than d_model, or where a sublayer's `formula` is None.
+    """
+    label = CODEBASES[name]
+    if spec.architecture != "decoder-only":
+        return CodebaseCount(None, (f"not applicable: {label} is written for decoder-only "
+                                    f"models; this one is {spec.architecture}",))
+    if spec.embed_dim is not None:
+        return CodebaseCount(None, (f"not applicable: {label} takes the logits d_model wide; "
+                                    f"this model's embedding is {spec.embed_dim:,} wide",))
+    d, mtp = spec.d_model, spec.mtp_layers
+    local = name == "maxtext" and mixes_local_and_global(spec)
+    layers = [(g.count, kind) for g in spec.groups() for _, kind in g.layer.slots()]
+    layers += [(mtp, kind) for _, kind in spec.mtp_layer.slots()] if mtp else []
+    forward, notes = Fraction(0), []
+    for count, kind in layers:
+        term = kind.formula(name, d, s, local=local)
+        if term is None:
+            return CodebaseCount(None, (f"not applicable: {label} has no term for this model's "
+                                        f"{kind.describe()} layers",))
+        forward += count * term
+        notes += kind.formula_notes(name, d, s, local=local)
+    forward += _output_flops(spec, name)
+    return CodebaseCount(3 * forward, tuple(dict.fromkeys(notes + _output_notes(spec, name))))
+
+
+def _output_flops(spec: ModelSpec, name: str) -> int:
+    """Forward FLOPs per token outside the layers: MaxText's embedding_flops, 2·d·V once (its
+    MTP modules share the head and add none); Megatron-LM's logits, 2·d·V for the model and
+    each MTP module, and on its GPT path each module's 2d → d projection and norms."""
+    d, V, mtp = spec.d_model, spec.vocab_size, spec.mtp_layers
+    if name == "maxtext":
+        return 2 * d * V  # (T×d)·(d×V)
+    head = 2 * d * V * (1 + mtp)  # (T×d)·(d×V) on every prediction head
+    if name == "megatron_lm":  # eh_proj (T×2d)·(2d×d), and the code's "3·d" for the norms
+        head += mtp * 2 * (2 * d * d + 3 * d)
+    return head
+
+
+def _output_notes(spec: ModelSpec, name: str) -> list[str]:
+    """Where the codebase's output and MTP terms depart from the model."""
+    V, mtp, notes = spec.vocab_size, spec.mtp_layers, []
+    if name != "maxtext" and V % 128:
+        notes.append(f"logits at this model's V = {V:,}; Megatron-LM pads the vocabulary to "
+                     "a multiple of 128 x TP (make-vocab-size-divisible-by), each padded row "
+                     "2·d more per token")
+    if name == "maxtext" and spec.towers:
+        notes.append("text tokens only, as the exact rows without --images: with "
+                     "use_multimodal MaxText adds its vision encoder's FLOPs")
+    modules = f"the {mtp} multi-token-prediction module{'s' if mtp > 1 else ''}"
+    if mtp and name == "megatron_lm_hybrid":
+        notes.append(f"{modules} counted as their layers ('/' in hybrid_layer_pattern) and "
+                     "their logits; hybrid_flops has no term for their 2d → d projection")
+    elif mtp and name == "megatron_lm":
+        notes.append(f"{modules} counted as the codebase does: a layer of the last layer's "
+                     "kind, the 2d → d projection, its norms as 3·d and the logits")
+    elif mtp:
+        notes.append(f"{modules} counted as the codebase does: a layer of the last layer's "
+                     "kind, no projection and no head")
+    return notes
+
+
+def megatron_lm(spec: ModelSpec, s: int) -> Optional[Fraction]:
+    """Megatron-LM's num_floating_point_operations, GPT path, per token (`codebase`)."""
+    return codebase(spec, s, "megatron_lm").per_token
+
+
+def megatron_lm_hybrid(spec: ModelSpec, s: int) -> Optional[Fraction]:
+    """Megatron-LM's num_floating_point_operations, hybrid path, per token (`codebase`)."""
+    return codebase(spec, s, "megatron_lm_hybrid").per_token
+
+
+def maxtext(spec: ModelSpec, s: int) -> Optional[Fraction]:
+    """MaxText's calculate_tflops_training_per_device, per token (`codebase`)."""
+    return codebase(spec, s, "maxtext").per_token
+
+
 def exact(spec: ModelSpec, s: int, attention: Convention, passes: int,
           mtp: bool = True) -> Fraction:
     """This tool's count: `passes` × the exact forward FLOPs per output token (LM head and
@@ -179,17 +304,18 @@ def _relative(x: Fraction, ref: Fraction) -> str:
 
 
 def model_line(spec: ModelSpec, seq: int, name: str, attention: Convention,
-               tgt_seq: Optional[int] = None) -> str:
+               tgt_seq: Optional[int] = None, scan: Scan = "chunked") -> str:
     """One sentence for the `model` table: how 6ND and PaLM compare with the exact count of that
-    report (same seq, target length and attention), and where to see the other conventions.
+    report (same seq, target length, attention and scan form), and where to see the other conventions.
     Plain text, no rich markup. E.g. for llama-3.1-8b at seq 8192:
     '6ND is 27.7% below exact, PaLM 5.4% below; flopcalc conventions llama-3.1-8b --seq 8192
-    adds Kaplan, Megatron and Chinchilla'
+    adds Kaplan, Megatron, Chinchilla and the Megatron-LM and MaxText codebases'
     """
     m = shape_of(spec)
-    w = workload(spec, seq, tgt_seq, attention=attention)
+    w = workload(spec, seq, tgt_seq, attention=attention, scan=scan)
     ref = 3 * Fraction(total(model_flops(spec, w)) + total(mtp_flops(spec, w)),
                        output_tokens(spec, w))  # training.exact: MTP modules included
     palm_vs = _relative(palm(m, seq), ref).removesuffix(" of")
     return (f"6ND is {_relative(six_nd(m, seq), ref)} exact, PaLM {palm_vs}; flopcalc "
-            f"conventions {name} --seq {seq} adds Kaplan, Megatron and Chinchilla")
+            f"conventions {name} --seq {seq} adds Kaplan, Megatron, Chinchilla and the "
+            "Megatron-LM and MaxText codebases")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kinds.base import Convention, Span
+from ..kinds.base import SCANS, Convention, Scan, Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,7 +13,9 @@ class Workload:
     source length of an encoder-decoder model, whose decoder reads `tgt_seq`), with attention
     counted under `attention` (`full`: every pair; `causal`: the pairs each layer's mask lets
     through). `images` per sequence of `image_size` (height, width) run through the model's
-    vision towers first; their tokens are already in `seq` (`counting.images`)."""
+    vision towers first; their tokens are already in `seq` (`counting.images`). `scan`: how
+    chunked scans count their core (`kinds.base.SCANS`: `chunked` as Hugging Face computes it,
+    or `recurrent`, token by token)."""
 
     seq: int
     tgt_seq: int
@@ -21,6 +23,11 @@ class Workload:
     attention: Convention = "full"
     images: int = 0
     image_size: tuple[int, int] = (0, 0)
+    scan: Scan = "chunked"
+
+    def __post_init__(self) -> None:
+        if self.scan not in SCANS:
+            raise ValueError(f"scan is one of {', '.join(SCANS)}, got {self.scan!r}")
 
     def length(self, stack: str) -> int:
         """Tokens per sequence a layer of `stack` processes."""
@@ -30,6 +37,6 @@ class Workload:
         """What a sublayer of `stack` processes: its own tokens, or for cross-attention the
         decoder's queries over the encoder's keys."""
         if slot == "cross_attn":
-            return Span(self.batch, self.tgt_seq, self.seq, self.attention)
+            return Span(self.batch, self.tgt_seq, self.seq, self.attention, self.scan)
         n = self.length(stack)
-        return Span(self.batch, n, n, self.attention)
+        return Span(self.batch, n, n, self.attention, self.scan)

@@ -294,6 +294,76 @@ class Attention(Kind):
                          qk_width=self.d_q, v_width=self.d_o, kv_width=self.d_k,
                          kv_kind=self.kv_kind, departures=departures)
 
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+        """Forward FLOPs per token under the codebases' attention terms, with one head width
+        d_h (Megatron-LM's kv_channels, MaxText's head_dim: this kind's query/key width), d_q =
+        h·d_h and d_kv = h_kv·d_h.
+
+        Megatron-LM (`megatron/training/training.py` at d98e8a64,
+        num_floating_point_operations): the projections 2·(d·(d_q + 2·d_kv + gate) + d_q·d),
+        the gate d_q when attention_output_gate (the GPT path's only; hybrid_flops'
+        attn_layer_flops has no gate term), and the core 2·s·d_q: QKᵀ and AV over s/2 keys on
+        average (the causal mask), whatever the layer's window. MaxText
+        (`src/maxtext/utils/maxtext_utils.py` at e591f30c,
+        calculate_tflops_training_per_device): 2·d·(h + 2·h_kv)·d_h + 2·d·h·d_h, no gate; the
+        core 4·s²·h·d_h/2 per sequence (causal); with `local` (its Gemma 2/3/4 and GPT-OSS
+        paths) a sliding window of w keys 4·(s·w − w²/2)·h·d_h with w = min(window, s), and
+        (its Llama 4 path) a chunked layer 4·(⌊s/c⌋·c² + (s mod c)²)·h·d_h/2; per token:
+        divided by s. A mixture of attention heads overrides this (no codebase builds one)."""
+        h, hd = self.heads, self.qk_dim
+        d_q, d_kv = h * hd, self.kv_heads * hd
+        if name in ("megatron_lm", "megatron_lm_hybrid"):
+            gate = d_q if self.gate and name == "megatron_lm" else 0
+            # (T×d)·(d×(d_q + 2·d_kv + gate)) and (T×d_q)·(d_q×d); the core 6·d_q·s² / 3 / s
+            return Fraction(2 * (d * (d_q + 2 * d_kv + gate) + d_q * d) + 2 * d_q * s)
+        if name != "maxtext":
+            return None
+        proj = 2 * d * (h + 2 * self.kv_heads) * hd + 2 * d * h * hd  # qkv_flops + projection
+        mask = self.mask
+        if local and mask.kind == "window":
+            assert mask.size is not None
+            w = min(mask.size, s)
+            core = Fraction(4 * s * w - 2 * w * w, s) * h * hd  # 4·(s·w − w²/2)·h·d_h / s
+        elif local and mask.kind == "chunked":
+            assert mask.size is not None
+            c = mask.size
+            full, rest = divmod(s, c)
+            core = Fraction(2 * (full * c * c + rest * rest) * h * hd, s)  # non-causal / 2
+        else:
+            core = Fraction(2 * s * h * hd)  # 4·s²·h·d_h / 2 / s
+        return proj + core
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        notes: list[str] = []
+        if name not in ("megatron_lm", "megatron_lm_hybrid", "maxtext"):
+            return notes
+        if self.v_dim != self.qk_dim:
+            notes.append(f"attention: one head width for queries, keys and values; this "
+                         f"model's values are {self.v_dim:,} wide, counted at "
+                         f"{self.qk_dim:,}")
+        if self.gate and name != "megatron_lm":
+            where = "hybrid_flops" if name == "megatron_lm_hybrid" else "MaxText's formula"
+            notes.append(f"attention: {where} has no term for the output gate (2·d·h·d_v per "
+                         "token): left out")
+        bounded = self.mask.kind in ("window", "chunked")
+        if bounded and name != "maxtext":
+            notes.append(f"attention: the {self.mask.describe()} layers counted at the causal "
+                         "average of s/2 keys, as every attention layer (the formula has no "
+                         "window term)")
+        elif bounded and not local:
+            notes.append(f"attention: the {self.mask.describe()} layers counted causal over "
+                         "the whole sequence, as MaxText's decoder blocks for models without "
+                         "global layers count them (its Mistral block has no window)")
+        elif self.mask.kind == "window":
+            notes.append(f"attention: the {self.mask.describe()} layers counted as MaxText's "
+                         "Gemma 2/3/4 and GPT-OSS paths count them, 4·(s·w − w²/2)·h·d_h per "
+                         "sequence (its other decoder blocks count every layer causal)")
+        elif self.mask.kind == "chunked":
+            notes.append(f"attention: the {self.mask.describe()} layers counted as MaxText's "
+                         "Llama 4 path counts them, 4·(⌊s/c⌋·c² + (s mod c)²)·h·d_h/2 per "
+                         "sequence")
+        return notes
+
     def describe(self) -> str:
         return self.mask.describe() + (", gated" if self.gate else "")
 

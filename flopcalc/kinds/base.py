@@ -160,17 +160,26 @@ def round_fraction(x: Fraction) -> int:
     return (2 * x.numerator + x.denominator) // (2 * x.denominator)
 
 
+# How a chunked scan's core is counted (`Span.scan`, --scan): `chunked`, as the Hugging Face
+# PyTorch path computes it (chunk-padded: what FlopCounterMode counts), or `recurrent`, the
+# token-by-token recurrence (the arithmetic of the kind's decode step, summed over the tokens).
+Scan = Literal["chunked", "recurrent"]
+SCANS: tuple[Scan, ...] = ("chunked", "recurrent")
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """What one sublayer processes in a forward pass: `batch` sequences of `n` query tokens
     each, attending to `source` tokens per sequence (`n`, except cross-attention, whose keys
     are the encoder's), with attention counted under `convention` (`full`: every pair;
-    `causal`: the pairs each layer's mask lets through)."""
+    `causal`: the pairs each layer's mask lets through) and a chunked scan's core under `scan`
+    (`SCANS`; kinds without a chunked core ignore it)."""
 
     batch: int
     n: int
     source: int
     convention: Convention = "full"
+    scan: Scan = "chunked"
 
     @property
     def tokens(self) -> int:
@@ -322,8 +331,11 @@ class Kind:
     - `tp_units()`, `ep_units()`: what tensor and expert parallelism must divide (0: no
       constraint);
     - `reads(d, tokens)`: the routed experts a forward reads (None: every weight);
-    - `published(d)`: its symbols in the published formulas; `formula(name, d, s)`: its term
-      in a published codebase's FLOP formula (Megatron-LM's, MaxText's);
+    - `published(d)`: its symbols in the published formulas; `formula(name, d, s, local)`:
+      its term in a published codebase's FLOP formula (Megatron-LM's, MaxText's), and
+      `formula_notes(name, d, s, local)`: where that term departs from the kind;
+    - `chunked_scan`: its forward's core is a chunked scan, which `Span.scan` = `recurrent`
+      counts as the token-by-token recurrence of its decode step instead;
     - `describe()`, `notes()`, `decode_notes()`: its name in tables and its "how this was
       counted" lines (for serving too).
     """
@@ -331,6 +343,7 @@ class Kind:
     slot = "mixer"
     routed = False  # a mixture of experts: a token uses some of its weights
     bidirectional = False  # every query sees every key (an encoder's attention)
+    chunked_scan = False  # a chunked scan's core (Mamba-2 SSD, delta rules): see `Span.scan`
 
     def params(self, d: int, active: bool = False) -> list[Part]:
         return []
@@ -384,12 +397,23 @@ class Kind:
     def published(self, d: int) -> Published:
         return Published()
 
-    def formula(self, name: str, d: int, s: int) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
         """Forward FLOPs per token of this sublayer at sequence length s under a published
-        codebase's formula (`megatron_lm`: Megatron-LM's num_floating_point_operations;
-        `maxtext`: MaxText's calculate_tflops_training_per_device), as that code counts it;
-        None when that formula has no term for this kind."""
+        codebase's formula, as that code counts it (its training total divided by its 3
+        passes and its tokens): `megatron_lm`, Megatron-LM's num_floating_point_operations on
+        the GPT path (`transformer_flops`); `megatron_lm_hybrid`, the same function's path for
+        models with a hybrid_layer_pattern (`hybrid_flops`, which a model with Mamba layers
+        takes); `maxtext`, MaxText's calculate_tflops_training_per_device. `local`: the
+        codebase's path counts sliding windows and chunks by the keys they keep (MaxText's
+        decoder blocks that mix local and global layers) rather than as causal attention over
+        the whole sequence. None when that formula has no term for this kind (the codebase
+        cannot build it)."""
         return None
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        """Where `formula(name, d, s, local)` departs from this kind as it is (what the
+        codebase's term leaves out or sizes differently), one line each."""
+        return []
 
     def describe(self) -> str:
         return type(self).__name__

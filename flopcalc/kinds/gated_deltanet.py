@@ -70,6 +70,7 @@ class GatedDeltaNet(Kind):
     chunk: int = 64
     solve: str = "uncounted"
     slot = "gdn"
+    chunked_scan = True
 
     def __post_init__(self) -> None:
         if self.value_heads % self.key_heads:
@@ -130,6 +131,10 @@ class GatedDeltaNet(Kind):
             gemm("in_proj_ba", T, d, 2 * H),  # (T×d)·(d×2Hv)
             # depthwise, padding K−1: L+K−1 output columns of K taps per channel
             Part("conv", 2 * b * self.conv_channels * K * (n + K - 1), WEIGHTS),
+        ]
+        if x.scan == "recurrent":  # the decode step's core on every token, no padding
+            return parts + self._recurrence(T) + [gemm("out_proj", T, self.v_width, d, ROW)]
+        parts += [
             Part("scan.kkt", 2 * rows * Q * dk, SCAN),  # k_β·kᵀ: (Q×dk)·(dk×Q) per chunk
             Part("scan.qkt", 2 * rows * Q * dk, SCAN),  # q·kᵀ: (Q×dk)·(dk×Q) per chunk
         ]
@@ -150,17 +155,24 @@ class GatedDeltaNet(Kind):
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
         """The recurrence, one token per sequence and step: the same for every position."""
         t = batch * (last - first + 1)
-        S = self.state_values
         return [
             gemm("in_proj_qkvz", t, d, self.qkvz_width),
             gemm("in_proj_ba", t, d, 2 * self.value_heads),
             Part("conv", 2 * t * self.conv_channels * self.conv, WEIGHTS),  # K taps per channel
+            *self._recurrence(t),
+            gemm("out_proj", t, self.v_width, d, ROW),
+        ]
+
+    def _recurrence(self, t: int) -> list[Part]:
+        """The delta rule's recurrence on `t` tokens (a decode step's, or the whole forward's
+        under --scan recurrent)."""
+        S = self.state_values
+        return [
             Part("scan.decay", t * S, SCAN),  # S·exp(g)
             Part("scan.retrieve", 2 * t * S, SCAN),  # Sᵀk: dk multiply-adds per value channel
             Part("scan.delta", 2 * t * self.v_width, SCAN),  # δ = β·(v − Sᵀk)
             Part("scan.update", 2 * t * S, SCAN),  # S + k⊗δ
             Part("scan.readout", 2 * t * S, SCAN),  # Sᵀq
-            gemm("out_proj", t, self.v_width, d, ROW),
         ]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
@@ -190,6 +202,14 @@ class GatedDeltaNet(Kind):
         # RMSNorm over d_v per head (square, mean, scale, gain; eps and rsqrt per row), SiLU(z),
         # the product.
         norm = 9 * T * self.v_width + 2 * T * H
+        if x.scan == "recurrent":
+            # token by token (torch_recurrent_gated_delta_rule): exp(g) per token and head; the
+            # decay, the β-scaled delta and the state's products and adds are the core's.
+            return [Part("elementwise.conv", conv, ELEMENTWISE),
+                    Part("elementwise.gates", gates, ELEMENTWISE),
+                    Part("elementwise.qk_norm", qk_norm, ELEMENTWISE),
+                    Part("elementwise.decay", T * H, ELEMENTWISE),
+                    Part("elementwise.gated_norm", norm, ELEMENTWISE)]
         return [Part("elementwise.conv", conv, ELEMENTWISE),
                 Part("elementwise.gates", gates, ELEMENTWISE),
                 Part("elementwise.qk_norm", qk_norm, ELEMENTWISE),
@@ -255,20 +275,32 @@ class GatedDeltaNet(Kind):
             "assumes attention in every layer; this model has gated DeltaNet (linear-attention) "
             "layers",))
 
-    def formula(self, name: str, d: int, s: int) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
         """Forward FLOPs per token under Megatron-LM's and MaxText's gated DeltaNet terms
-        (their training totals divided by 3). Megatron-LM (`megatron/training/training.py`,
-        transformer_flops' linear-attention branch): 2·[d·(2H_k·d_k + 2H_v·d_v + 2H_v) +
-        K·(2H_k·d_k + H_v·d_v) + 4·H_v·d_v² + d·H_v·d_v], its core 8·H_v·d_v² as the code writes
-        it (v_head_dim ** 2). MaxText (`calculate_gated_delta_net_flops_per_device`): the same
-        projections and conv, core 8·H_v·d_k·d_v. Neither depends on s."""
+        (their training totals divided by 3). Megatron-LM (`megatron/training/training.py` at
+        d98e8a64, transformer_flops' linear-attention branch and hybrid_flops'
+        gdn_layer_flops): 2·[d·(2H_k·d_k + 2H_v·d_v + 2H_v) + K·(2H_k·d_k + H_v·d_v) +
+        4·H_v·d_v² + d·H_v·d_v], its core 8·H_v·d_v² as the code writes it (v_head_dim ** 2).
+        MaxText (`src/maxtext/utils/maxtext_utils.py` at e591f30c,
+        `calculate_gated_delta_net_flops_per_device`): the same projections and conv, core
+        8·H_v·d_k·d_v. Neither depends on s."""
         proj = 2 * d * (self.qkvz_width + 2 * self.value_heads) + 2 * self.v_width * d
         conv = 2 * self.conv * self.conv_channels
-        if name == "megatron_lm":
+        if name in ("megatron_lm", "megatron_lm_hybrid"):  # gdn_layer_flops: the same terms
             return Fraction(proj + conv + 8 * self.value_heads * self.value_dim ** 2)
         if name == "maxtext":
             return Fraction(proj + conv + 8 * self.state_values)
         return None
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        if name not in ("megatron_lm", "megatron_lm_hybrid", "maxtext"):
+            return []
+        notes = ["gated DeltaNet: the core counted as four state-sized products per token "
+                 "(KKᵀ, VKᵀ, S(a(I − bKKᵀ)), SQ): no chunk-size term"]
+        if name != "maxtext" and self.key_dim != self.value_dim:
+            notes.append(f"gated DeltaNet: Megatron-LM writes the core 8·H_v·d_v² (v_head_dim "
+                         f"** 2); this model's d_k = {self.key_dim:,}, d_v = {self.value_dim:,}")
+        return notes
 
     def describe(self) -> str:
         return (f"gated DeltaNet {self.key_heads}x{self.key_dim} q/k, "

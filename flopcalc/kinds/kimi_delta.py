@@ -74,6 +74,7 @@ class KimiDelta(Kind):
     chunk: int = 64
     activation: str = "silu"
     slot = "kda"
+    chunked_scan = True
 
     @property
     def inner(self) -> int:
@@ -128,6 +129,8 @@ class KimiDelta(Kind):
         # depthwise, padding K−1: L+K−1 output columns of K taps per channel
         parts.insert(3, Part("conv", 2 * b * self.conv_channels * self.conv *
                              (n + self.conv - 1), WEIGHTS))
+        if x.scan == "recurrent":  # the decode step's core on every token, no padding
+            return parts[:-1] + self._recurrence(T) + [parts[-1]]
         return parts[:-1] + [
             # per chunk: A·(v·β) and A·(k·β·e^g), (C×C)·(C×D) each
             Part("chunk.ut_transform", 2 * rows * 2 * C * D, SCAN),
@@ -141,16 +144,20 @@ class KimiDelta(Kind):
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
         """The recurrence, one token per sequence and step: the same for every position."""
         t = batch * (last - first + 1)
-        H, D = self.heads, self.head_dim
-        state = H * D * D
         parts = self._weights(d, t)
         parts.insert(3, Part("conv", 2 * t * self.conv_channels * self.conv, WEIGHTS))
-        return parts[:-1] + [
+        return parts[:-1] + self._recurrence(t) + [parts[-1]]
+
+    def _recurrence(self, t: int) -> list[Part]:
+        """The delta rule's recurrence on `t` tokens (a decode step's, or the whole forward's
+        under --scan recurrent)."""
+        H, D = self.heads, self.head_dim
+        state = H * D * D
+        return [
             Part("scan.decay", t * state, SCAN),  # S·e^g, per channel
             # kᵀS (2 per state value), (v − kᵀS)·β (2 per value channel), S + k⊗δ (2)
             Part("scan.delta", t * (4 * state + 2 * H * D), SCAN),
             Part("scan.readout", 2 * t * state, SCAN),  # Sᵀq
-            parts[-1],
         ]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
@@ -180,6 +187,14 @@ class KimiDelta(Kind):
         # RMSNorm over D per head (square, mean, scale, gain; eps and rsqrt per row), the
         # sigmoid of the gate and the product
         norm = 9 * T * HD + 2 * T * H
+        if x.scan == "recurrent":
+            # token by token (recurrent_kimi_delta_attention): q·scale and exp(g) per token and
+            # channel; the decay, the delta rule and the read-out are the core's.
+            return [Part("elementwise.conv", conv, ELEMENTWISE),
+                    Part("elementwise.gates", gates, ELEMENTWISE),
+                    Part("elementwise.l2norm", l2norm, ELEMENTWISE),
+                    Part("elementwise.prepare", 2 * T * HD, ELEMENTWISE),
+                    Part("elementwise.gated_norm", norm, ELEMENTWISE)]
         return [Part("elementwise.conv", conv, ELEMENTWISE),
                 Part("elementwise.gates", gates, ELEMENTWISE),
                 Part("elementwise.l2norm", l2norm, ELEMENTWISE),

@@ -124,6 +124,41 @@ class LatentAttention(Attention):
         return replace(super().published(d), departures=(
             "assumes multi-head attention; this model has latent attention (MLA)",))
 
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+        """Forward FLOPs per token under the codebases' MLA terms (h heads, d_nope + d_rope =
+        d_qk, values d_v, ranks r_q and r_kv).
+
+        Megatron-LM (`megatron/training/training.py` at d98e8a64, transformer_flops'
+        multi_latent_attention branch), as the code writes it: 2·(q_term + r_kv·(d + h·(d_nope
+        + d_v) + 1) + d·d_rope + h·d_v·d), q_term = r_q·(d + h·d_qk + 1) (d·h·d_qk without a
+        query rank; the + 1s are the code's, for the latent norms), and the core s·h·(d_qk +
+        d_v) (QKᵀ and AV over s/2 keys). Its hybrid path builds MLA layers ('+' in a
+        hybrid_layer_pattern, 'D' with the sparse indexer) but hybrid_flops counts only '*'
+        attention layers, so it would count them as 0 FLOPs: None here (the row says it does
+        not apply rather than print a count without the model's attention). MaxText (`src/maxtext/utils/maxtext_utils.py` at e591f30c,
+        calculate_mla_tflops_per_device): q 2·(d·r_q + r_q·h·d_qk) (2·d·h·d_qk without a rank),
+        kv 2·(d·(r_kv + d_rope) + r_kv·h·(d_nope + d_v)), out 2·d·h·d_v, core s·h·(d_qk +
+        d_v)."""
+        h, nope, rope, v = self.heads, self.nope, self.rope_dim, self.v_dim
+        qk = nope + rope
+        core = Fraction(s * h * (qk + v))  # 2·s·h·(d_qk + d_v) per query, over s/2 keys
+        if name == "megatron_lm":
+            q_term = d * h * qk if self.q_rank is None else self.q_rank * (d + h * qk + 1)
+            kv_term = self.kv_rank * (d + h * (nope + v) + 1) + d * rope
+            return 2 * (q_term + kv_term + h * v * d) + core
+        if name == "maxtext":
+            q = (2 * d * h * qk if self.q_rank is None
+                 else 2 * (d * self.q_rank + self.q_rank * h * qk))
+            kv = 2 * (d * (self.kv_rank + rope) + self.kv_rank * h * (nope + v))
+            return q + kv + 2 * d * h * v + core
+        return None
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        if name == "megatron_lm":
+            return ["latent attention: the code's MLA term, its latent norms written as + 1 per "
+                    "rank (2·(r_q + r_kv) FLOPs per token)"]
+        return []
+
     def describe(self) -> str:
         return f"latent attention, {self.mask.describe()}"
 

@@ -52,6 +52,7 @@ class Lightning(Kind):
     block: int = 256
     activation: str = "silu"
     slot = "lightning"
+    chunked_scan = True
 
     @property
     def inner(self) -> int:
@@ -80,9 +81,11 @@ class Lightning(Kind):
         _, squares = self.blocks(n)
         pairs = b * H * squares  # (query, key) pairs inside blocks, over the batch and heads
         rows = b * H * n
-        return [
-            gemm("qkv", T, d, 3 * HD),  # (T×d)·(d×3HD)
-            gemm("output_gate", T, d, HD),  # (T×d)·(d×HD)
+        head = [gemm("qkv", T, d, 3 * HD),  # (T×d)·(d×3HD)
+                gemm("output_gate", T, d, HD)]  # (T×d)·(d×HD)
+        if x.scan == "recurrent":  # the decode step's core on every token
+            return head + self._recurrence(T) + [gemm("out", T, HD, d, ROW)]
+        return head + [
             Part("blocks.scores", 2 * pairs * D, SCAN),  # Q·Kᵀ, (s×D)·(D×s) per block
             Part("blocks.values", 2 * pairs * D, SCAN),  # (s×s)·(s×D)
             Part("blocks.state_read", 2 * rows * D * D, SCAN),  # (s×D)·(D×D)
@@ -93,14 +96,20 @@ class Lightning(Kind):
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
         """The recurrence, one token per sequence and step: the same for every position."""
         t = batch * (last - first + 1)
-        HD, state = self.inner, self.heads * self.head_dim * self.head_dim
+        HD = self.inner
         return [
             gemm("qkv", t, d, 3 * HD),
             gemm("output_gate", t, d, HD),
-            Part("scan.update", 3 * t * state, SCAN),  # λ·S + k⊗v
-            Part("scan.readout", 2 * t * state, SCAN),  # q·S: D multiply-adds per value channel
+            *self._recurrence(t),
             gemm("out", t, HD, d, ROW),
         ]
+
+    def _recurrence(self, t: int) -> list[Part]:
+        """The recurrence on `t` tokens (a decode step's, or the whole forward's under --scan
+        recurrent)."""
+        state = self.heads * self.head_dim * self.head_dim
+        return [Part("scan.update", 3 * t * state, SCAN),  # λ·S + k⊗v
+                Part("scan.readout", 2 * t * state, SCAN)]  # q·S: D multiply-adds per channel
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
         """The Hugging Face path's element-wise work, op by op: the activation on q, k and v;
@@ -114,6 +123,8 @@ class Lightning(Kind):
         activation = ACTIVATION_FLOPS[self.activation] * T * 3 * HD
         blocks = (3 * H * count + b * H * squares + 3 * b * H * n * D
                   + 2 * b * H * count * D * D)
+        if x.scan == "recurrent":  # the decay λ = exp(−slope) once per head (negate, exp)
+            blocks = 2 * H
         norm_gate = 4 * T * HD + 2 * T + SIGMOID * T * HD + T * HD
         return [Part("elementwise.activation", activation, ELEMENTWISE),
                 Part("elementwise.blocks", blocks, ELEMENTWISE),

@@ -63,6 +63,11 @@ class Mamba1(Kind):
     conv_bias: bool = True
     dt_norms: str = "none"
     slot = "mamba"
+    # Not a chunked scan: Hugging Face's selective scan already steps token by token over the
+    # real tokens (no chunks, no padding), so --scan recurrent leaves its forward as it is (its
+    # read-out matmul `scan`, the discretisation and update element-wise, as FlopCounterMode
+    # sees them).
+    chunked_scan = False
 
     def __post_init__(self) -> None:
         if self.dt_norms not in DT_NORMS:
@@ -199,7 +204,7 @@ class Mamba1(Kind):
             "assumes attention in every layer; this model has Mamba-1 (selective state-space) "
             "layers",))
 
-    def formula(self, name: str, d: int, s: int) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
         """None for every published formula. Megatron-LM's `mamba_layer_flops`
         (megatron/training/training.py, `num_floating_point_operations`) counts the Mamba-2
         layer its hybrid models build (megatron/core/ssm/mamba_mixer.py): an in_proj of width

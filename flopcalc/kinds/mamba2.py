@@ -63,6 +63,7 @@ class Mamba2(Kind):
     # output by its mup_vector (T·(2E+2GN+H)), the output (T·d); element-wise only
     multipliers: tuple[str, ...] = ()
     slot = "mamba"
+    chunked_scan = True
 
     def __post_init__(self) -> None:
         if self.heads % self.groups:
@@ -105,10 +106,14 @@ class Mamba2(Kind):
         b, n, T = x.batch, x.n, x.tokens
         E, H, P, N, Q = self.inner, self.heads, self.head_dim, self.state, self.chunk
         nc = ceil(Fraction(n, Q))
-        return [
+        head = [
             gemm("in_proj", T, d, self.in_width),  # (T×d)·(d×(2E+2GN+H))
             # depthwise, padding K−1: L+K−1 output columns of K taps per channel
             Part("conv", 2 * b * self.conv_channels * self.conv * (n + self.conv - 1), WEIGHTS),
+        ]
+        if x.scan == "recurrent":  # the decode step's core on every token, no padding
+            return head + self._recurrence(T) + [gemm("out_proj", T, E, d, ROW)]
+        return head + [
             Part("ssd.cb", 2 * b * nc * Q * Q * H * N, SCAN),  # (Q×N)·(N×Q) per chunk and head
             Part("ssd.diag", 2 * b * nc * Q * Q * H * P, SCAN),  # (Q×Q)·(Q×P)
             Part("ssd.states", 2 * b * nc * Q * H * N * P, SCAN),  # (N×Q)·(Q×P) per chunk
@@ -121,14 +126,19 @@ class Mamba2(Kind):
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
         """The recurrence, one token per sequence and step: the same for every position."""
         t = batch * (last - first + 1)
-        values = self.heads * self.head_dim * self.state  # the state, H·P·N
         return [
             gemm("in_proj", t, d, self.in_width),
             Part("conv", 2 * t * self.conv_channels * self.conv, WEIGHTS),  # K taps per channel
-            Part("scan.update", 3 * t * values, SCAN),  # h·exp(dt·A) + (dt·x)·B
-            Part("scan.readout", 2 * t * values, SCAN),  # y = C·h: N multiply-adds per channel
+            *self._recurrence(t),
             gemm("out_proj", t, self.inner, d, ROW),
         ]
+
+    def _recurrence(self, t: int) -> list[Part]:
+        """The recurrence's core on `t` tokens (a decode step's, or the whole forward's under
+        --scan recurrent)."""
+        values = self.heads * self.head_dim * self.state  # the state, H·P·N
+        return [Part("scan.update", 3 * t * values, SCAN),  # h·exp(dt·A) + (dt·x)·B
+                Part("scan.readout", 2 * t * values, SCAN)]  # y = C·h: N multiply-adds/channel
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
         """The Hugging Face path's element-wise work, op by op (1 per add, multiply, exp,
@@ -150,6 +160,10 @@ class Mamba2(Kind):
         decay = (4 * b * H * nc * Q + padded * H * N + 5 * b * H * nc * Q * Q
                  + 4 * b * H * (nc + 1) ** 2)
         output = 4 * padded * H * P  # D·x, the off-diagonal scaling, two adds
+        if x.scan == "recurrent":
+            # token by token: exp(dt·A) per token and head (the update's products and add are
+            # the core's); the output D·x + y per channel, on the real tokens.
+            decay, output = T * H, 2 * T * E
         # y·SiLU(z), then RMSNorm per group: square, mean, scale and gain per element, eps and
         # rsqrt per group.
         norm = 9 * T * E + 2 * T * G if self.gated_norm else (SILU + 1) * T * E
@@ -203,6 +217,29 @@ class Mamba2(Kind):
     def published(self, d: int) -> Published:
         return Published(departures=(
             "assumes attention in every layer; this model has Mamba-2 (state-space) layers",))
+
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+        """Forward FLOPs per token under Megatron-LM's `mamba_layer_flops` (megatron/training/
+        training.py at d98e8a64, called by hybrid_flops, the path of models with Mamba layers;
+        the GPT path has no Mamba term): 2·d·(2·d_in + 2·G·N + H) for in_proj, 7·d_in·N for the
+        scan and 2·d_in·d for out_proj, with d_in = 2·d as the code writes it (whatever H·P
+        is) and H this model's heads (mamba_num_heads). MaxText has no Mamba."""
+        if name != "megatron_lm_hybrid":
+            return None
+        d_in = 2 * d  # the code's d_in = 2 * hidden_size
+        return Fraction(2 * d * (2 * d_in + 2 * self.groups * self.state + self.heads)
+                        + 7 * d_in * self.state + 2 * d_in * d)
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        if name != "megatron_lm_hybrid":
+            return []
+        notes = ["Mamba-2 (mamba_layer_flops): in_proj, a 7·d_in·N scan and out_proj; no term "
+                 "for the conv or the SSD's chunked matmuls (the code marks its scan estimate "
+                 "as not yet updated for the SSD kernels)"]
+        if self.inner != 2 * d:
+            notes.append(f"Mamba-2: mamba_layer_flops takes d_in = 2·d = {2 * d:,} whatever the "
+                         f"heads; this model's inner width H·P is {self.inner:,}")
+        return notes
 
     def describe(self) -> str:
         return (f"Mamba-2 {self.heads}x{self.head_dim}, state {self.state}, "

@@ -110,6 +110,32 @@ class Mlp(Kind):
         return Published(ffn="gated" if self.gated else "plain", ffn_widths=(self.d_ff,),
                          departures=gated)
 
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+        """Forward FLOPs per token under the codebases' MLP terms, 2·m·d·f with m matrices.
+        Megatron-LM (`megatron/training/training.py` at d98e8a64: ffn_expansion_factor,
+        mlp_layer_flops) takes m = 3 only with --swiglu (a gated SiLU MLP), else 2: its one
+        other gated MLP, --quick-geglu, is counted as two matrices. MaxText
+        (`src/maxtext/utils/maxtext_utils.py` at e591f30c,
+        calculate_ffn_mamtul_tflops_per_device): one d·f matrix per entry of mlp_activations
+        and the output, so m = 3 for any gated MLP, 2 for a plain one."""
+        if name in ("megatron_lm", "megatron_lm_hybrid"):
+            return Fraction(2 * self.megatron_matrices() * d * self.d_ff)
+        if name != "maxtext":
+            return None
+        return Fraction(2 * len(self.matrices(d)) * d * self.d_ff)  # (T×d)·(d×f) per matrix
+
+    def megatron_matrices(self) -> int:
+        """Megatron-LM's ffn_expansion_factor: 3 with --swiglu, else 2."""
+        return 3 if self.gated and self.activation == "silu" else 2
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        if name in ("megatron_lm", "megatron_lm_hybrid") and self.gated and \
+                self.megatron_matrices() == 2:
+            return [f"MLP: Megatron-LM counts three matrices only with --swiglu; this model's "
+                    f"gated {self.activation} MLP (Megatron-LM's --quick-geglu) is counted as "
+                    f"two, 4·d·f per token (2·d·f short)"]
+        return []
+
     def describe(self) -> str:
         return f"{'gated' if self.gated else 'plain'} MLP {self.d_ff:,}"
 

@@ -224,6 +224,53 @@ class Moe(Kind):
             "assumes a dense MLP; this model has a mixture of experts (Megatron-LM's later code "
             "counts the top-k routed and the shared experts, but no router)",))
 
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+        """Forward FLOPs per token under the codebases' MoE terms, with m matrices per expert
+        (the expert MLP's: `Mlp.formula`), k routed experts of width f and shared experts f_s
+        wide together. Megatron-LM (`megatron/training/training.py` at d98e8a64,
+        transformer_flops' MLP term, hybrid_flops' moe_layer_flops): 2·m·d·k·f + 2·m·d·f_s, no
+        router; with a latent r (moe_latent_size) the routed experts read r, 2·m·r·k·f, plus
+        4·d·r for the projections in and out. MaxText (`src/maxtext/utils/maxtext_utils.py`
+        at e591f30c, calculate_routed_and_shared_ffn_tflops_per_device and its simpler
+        branch): the router 2·d·E, 2·m·d·k·f and the shared experts 2·m·d·f_s. Neither can
+        build zero-computation experts; MaxText has no latent MoE."""
+        if name not in ("megatron_lm", "megatron_lm_hybrid", "maxtext") or self.zero_experts:
+            return None
+        if name == "maxtext":
+            if self.latent:
+                return None
+            m = len(self.expert.matrices(d))
+            shared = 2 * m * d * self.shared.d_ff if self.shared is not None else 0
+            # router (T×d)·(d×E); each of k experts' m matrices (T×d)·(d×f)
+            return Fraction(2 * d * self.experts + 2 * m * d * self.top_k * self.expert.d_ff
+                            + shared)
+        m = self.expert.megatron_matrices()  # one --swiglu flag for routed and shared experts
+        shared = 2 * m * d * self.shared.d_ff if self.shared is not None else 0
+        if self.latent:
+            r = self.latent
+            return Fraction(2 * m * r * self.top_k * self.expert.d_ff + 4 * d * r + shared)
+        return Fraction(2 * m * d * self.top_k * self.expert.d_ff + shared)
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        if self.formula(name, d, s) is None:
+            return []
+        notes = []
+        if name != "maxtext":
+            notes.append("mixture of experts: no term for the router (2·d·E per token)")
+            if self.expert.gated and self.expert.megatron_matrices() == 2:
+                notes.append(f"mixture of experts: Megatron-LM counts three matrices per "
+                             f"expert only with --swiglu; this model's gated "
+                             f"{self.expert.activation} experts are counted as two")
+        if self.shared_gate:
+            notes.append("mixture of experts: no term for the shared expert's sigmoid gate "
+                         "(2·d per token)")
+        if name == "maxtext" and self.shared is not None and \
+                self.shared.d_ff % self.expert.d_ff:
+            notes.append(f"mixture of experts: MaxText sizes shared experts as shared_experts x "
+                         f"moe_mlp_dim; this model's shared width {self.shared.d_ff:,} is not a "
+                         f"multiple of {self.expert.d_ff:,} (counted at its own width)")
+        return notes
+
     def notes(self) -> list[str]:
         notes = ["mixture of experts: per token the router 2·d·E, its k routed experts and the "
                  "shared experts (what FlopCounterMode counts with transformers' eager experts)"]

@@ -38,6 +38,7 @@ class ShortConv(Kind):
     conv: int = 3
     bias: bool = False
     slot = "conv"
+    chunked_scan = False  # a convolution over the real tokens: no scan, nothing for --scan
 
     # --------------------------------------------------------------------------- parameters
 

@@ -178,6 +178,42 @@ class SparseLatentAttention(LatentAttention):
             "sparse attention: a lightning indexer scores every causal key and the attention "
             f"runs over the top {self.topk:,}",))
 
+    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+        """Forward FLOPs per token under the codebases' terms. Megatron-LM counts a DSA layer
+        as its MLA (the `dsa` variant takes the multi_latent_attention branch): every causal
+        key, no indexer term (hybrid_flops: none, as for MLA). MaxText
+        (`calculate_mla_tflops_per_device` with use_indexer), when s > K = index_topk: the MLA
+        projections plus the indexer's, 2·(r_q·HI·DI + d·DI + d·HI)
+        (`calculate_indexer_tflops_per_device`), the attention 2·s·h·(d_qk + d_v)·ρ with ρ =
+        K/s − (K/s)²/2 (`calculate_indexer_mask_ratio`), and the indexer's scores (2·s·HI·DI +
+        2·s·HI)/2; when s ≤ K, the MLA alone (the indexer bypassed, its projections too)."""
+        base = super().formula(name, d, s, local)
+        if name != "maxtext" or base is None or s <= self.topk:
+            return base
+        assert self.q_rank is not None
+        h, hi, di, k = self.heads, self.index_heads, self.index_dim, self.topk
+        width = self.qk_dim + self.v_dim
+        index_proj = 2 * (self.q_rank * hi * di + d * di + d * hi)
+        ratio = Fraction(k, s) - Fraction(k * k, 2 * s * s)
+        attention = 2 * s * h * width * ratio
+        scoring = Fraction(2 * s * hi * di + 2 * s * hi, 2)
+        return base - s * h * width + index_proj + attention + scoring
+
+    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+        notes = super().formula_notes(name, d, s, local)
+        if name == "megatron_lm":
+            return notes + ["DeepSeek sparse attention: counted as dense MLA over every causal "
+                            "key; no term for the lightning indexer"]
+        if name == "maxtext" and s > self.topk:
+            return notes + [f"DeepSeek sparse attention: the indexer's projections and scores, "
+                            f"and the attention over the K = {self.topk:,} keys it keeps as "
+                            "the share K/s − (K/s)²/2 of s² (calculate_indexer_mask_ratio)"]
+        if name == "maxtext":
+            return notes + [f"DeepSeek sparse attention: s ≤ index_topk = {self.topk:,}, so "
+                            "MaxText counts dense causal MLA and no indexer (its projections "
+                            "included)"]
+        return notes
+
     def describe(self) -> str:
         return (f"latent attention, top-{self.topk:,} sparse (indexer {self.index_heads}x"
                 f"{self.index_dim})")

@@ -25,6 +25,9 @@ def conventions_csv(report: "ConventionsReport") -> str:
         for r in report.conventions))
 
 
+NOT_APPLICABLE = "not applicable"
+
+
 def _flag(row: "Row") -> str:
     # A mark the legend below the tables explains.
     return f"{row.name} (!)" if row.assumption_violated else row.name
@@ -42,6 +45,9 @@ def conventions_tables(report: "ConventionsReport", nums: Numbers) -> list[Any]:
     table = new_table(f"Training FLOPs per token at seq {s.seq:,}",
                       ["convention", "per token", f"vs {report.reference}"])
     for r in rows:
+        if r.per_token is None or r.delta_pct is None:
+            table.add_row(_flag(r), NOT_APPLICABLE, "")
+            continue
         delta = "reference" if r.name == report.reference else signed_percent(r.delta_pct)
         table.add_row(_flag(r), nums.count(r.per_token), delta)
     out.append(table)
@@ -49,7 +55,7 @@ def conventions_tables(report: "ConventionsReport", nums: Numbers) -> list[Any]:
     table = new_table(f"Training FLOPs for D = {s.tokens:,} tokens ({human(s.tokens)})",
                       ["convention", "FLOPs"])
     for r in rows:
-        table.add_row(_flag(r), nums.count(r.total))
+        table.add_row(_flag(r), NOT_APPLICABLE if r.total is None else nums.count(r.total))
     out.append(table)
 
     sp = report.spread

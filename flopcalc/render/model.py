@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
 from .output import conventions_text, heading, new_table, plain
-from .text import Numbers, exact, family, human, percent, shape
+from .text import Numbers, exact, family, human, percent, scan_words, shape
 
 if TYPE_CHECKING:
     from ..reports.model import ModelReport
@@ -27,8 +27,9 @@ def _layer_title(report: "ModelReport", i: int) -> str:
 def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
     out: list[Any] = [heading(report.model.title, f" ({report.model.name})\n"
-                      f"{lengths(report)}, batch {s.batch}, attention {s.attention}, "
-                      f"D = {s.tokens:,} tokens ({human(s.tokens)}; {s.tokens_source})\n")]
+                      f"{lengths(report)}, batch {s.batch}, attention {s.attention}"
+                      f"{scan_words(s.scan)}, D = {s.tokens:,} tokens ({human(s.tokens)}; "
+                      f"{s.tokens_source})\n")]
     for i, g in enumerate(report.layers):
         table = new_table(_layer_title(report, i), ["component", "shape", "params", "% layer"])
         for r in g.param_rows:
@@ -101,7 +102,7 @@ def model_brief(report: "ModelReport") -> str:
     active = f"; active {p.active:,} ({human(p.active)})" if p.active != p.total else ""
     lines = [
         f"{report.model.title} ({report.model.name}): {lengths(report)}, batch {s.batch}, "
-        f"attention {s.attention}",
+        f"attention {s.attention}{scan_words(s.scan)}",
         f"params        {p.total:,} ({human(p.total)}){active}",
         f"N for 6ND     {t.n:,} ({human(t.n)}; {t.n_is.replace('_', ' ')} params)",
         f"forward       {f.forward:,} FLOPs ({human(f.forward)}; attention {s.attention}); per "

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from ..numbers import counted
 from .data import long_csv, to_csv
 from .output import block, conventions_text, heading, new_table
-from .text import Numbers, amount, duration, exact, human, human_bytes, percent, rate
+from .text import (Numbers, amount, duration, exact, human, human_bytes, percent, rate,
+                   scan_words)
 
 if TYPE_CHECKING:
     from ..reports.infer import InferReport, Phase
@@ -22,7 +23,8 @@ def infer_tables(report: "InferReport", nums: Numbers) -> list[Any]:
     out: list[Any] = [heading(
         report.model.title, f" ({report.model.name})\n"
         f"prompt {s.prompt:,} + gen {s.gen:,} tokens, batch {s.batch}\n"
-        f"prefill attention {s.attention}; weights {s.weights_dtype}, KV cache {s.kv_dtype}"
+        f"prefill attention {s.attention}{scan_words(s.scan)}; weights {s.weights_dtype}, KV "
+        f"cache {s.kv_dtype}"
         + (f", states {s.state_dtype}" if report.kv_cache.state_bytes else "") + "\n")]
 
     table = new_table(f"Prefill: {s.prompt:,} prompt tokens x batch {s.batch}", ["", "FLOPs"])
@@ -143,7 +145,7 @@ def infer_brief(report: "InferReport") -> str:
     s, p, d, kv = report.settings, report.prefill, report.decode, report.kv_cache
     lines = [f"{report.model.title} ({report.model.name}): prompt {s.prompt:,} + gen {s.gen:,}, "
              f"batch {s.batch}, weights {s.weights_dtype}, KV {s.kv_dtype}, attention "
-             f"{s.attention}",
+             f"{s.attention}{scan_words(s.scan)}",
              f"prefill       {p.flops:,} FLOPs ({human(p.flops)}; attention {s.attention})"]
     if d is not None:
         lines += [f"decode        {d.flops:,} FLOPs ({human(d.flops)}) over "
@@ -189,7 +191,7 @@ def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
     out: list[Any] = [heading(
         report.model.title, f" ({report.model.name})\n"
         f"D = {s.tokens:,} tokens ({human(s.tokens)}; {s.tokens_source}), seq {s.seq:,}, "
-        f"attention {s.attention}\n")]
+        f"attention {s.attention}{scan_words(s.scan)}\n")]
     passes = "4 x forward: hardware FLOPs" if t.passes == 4 else "3 x forward"
     table = new_table(f"Training FLOPs on D = {human(s.tokens)} tokens", ["estimate", "FLOPs"])
     table.add_row(f"exact ({passes})", nums.count(t.exact), style="bold")
@@ -217,7 +219,8 @@ def train_brief(report: "TrainReport") -> str:
     s, t, a = report.settings, report.training, report.accelerator
     lines = [f"{report.model.title} ({report.model.name}): D {human(s.tokens)} tokens at seq "
              f"{s.seq:,}, {a.count:,} x {a.name}, {s.dtype} peak, {100 * s.mfu:.4g}% MFU, "
-             f"attention {s.attention}" + (", recompute full" if s.recompute == "full" else ""),
+             f"attention {s.attention}{scan_words(s.scan)}"
+             + (", recompute full" if s.recompute == "full" else ""),
              f"exact         {t.exact:,} FLOPs ({human(t.exact)}; attention {s.attention})",
              f"6ND           {t.six_nd:,} FLOPs ({human(t.six_nd)}), "
              f"{percent(t.six_nd_below_exact_pct)} below",

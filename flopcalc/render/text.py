@@ -10,6 +10,12 @@ FAMILY_LABELS = {"weights": "weight GEMMs", "attention": "attention matrix (s²)
                  "scan": "state/scan (recurrent core)", "elementwise": "element-wise"}
 
 
+def scan_words(scan: str) -> str:
+    """', scan recurrent' beside the attention convention in a heading when --scan changed it;
+    nothing for the default (the conventions lines say it either way)."""
+    return "" if scan == "chunked" else f", scan {scan}"
+
+
 def family(name: str) -> str:
     """How a table names a FLOP family."""
     return FAMILY_LABELS.get(name, name)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
 from .output import conventions_text, new_table
-from .text import Numbers, exact, human, human_bytes, percent, with_human
+from .text import Numbers, exact, human, human_bytes, percent, scan_words, with_human
 
 if TYPE_CHECKING:
     from ..reports.check import CheckReport
@@ -79,7 +79,7 @@ def sweep_tables(report: "SweepReport", nums: Numbers) -> list[Any]:
     extra = _families(report)
     table = new_table(
         f"{report.model.title}: forward FLOPs by sequence length (batch {s.batch}, attention "
-        f"{s.attention})",
+        f"{s.attention}{scan_words(s.scan)})",
         ["seq", "weights ≈", "attention ≈", *(f"{k} ≈" for k in extra), "forward ≈",
          "attention share", "6ND under"],
         caption="≈: rounded to 4 digits; --format json or csv gives every count exactly. "
@@ -131,7 +131,8 @@ def compare_tables(report: "CompareReport", nums: Numbers) -> list[Any]:
     s = report.settings
     lengths = f"seq {s.seq:,}" if s.seq is not None else (
         f"seq {s.seqs[0]:,}" if len(set(s.seqs)) == 1 else "each model at its own seq")
-    table = new_table(f"Compared ({lengths}, batch {s.batch}, attention {s.attention})",
+    table = new_table(f"Compared ({lengths}, batch {s.batch}, attention {s.attention}"
+                      f"{scan_words(s.scan)})",
                       ["", *[m.model for m in report.models]])
     for key, label in _COMPARE_ROWS:
         cells = []

@@ -67,15 +67,17 @@ class CheckReport(Report):
     warnings: list[str] = field(default_factory=list)
 
 
-SHOWN_SETTINGS = ("seq", "tgt_seq", "prompt", "gen", "batch", "tokens", "attention", "kv_dtype",
-                  "weights_dtype", "compute_dtype", "dtype", "count", "mfu", "recompute",
-                  "dp", "tp", "pp", "ep", "zero")
+SHOWN_SETTINGS = ("seq", "tgt_seq", "prompt", "gen", "batch", "tokens", "attention", "scan",
+                  "kv_dtype", "weights_dtype", "compute_dtype", "dtype", "count", "mfu",
+                  "recompute", "dp", "tp", "pp", "ep", "zero")
+# Settings shown only when a run changed them: --scan matters to chunked-scan layers alone.
+QUIET_DEFAULTS = {"scan": "chunked"}
 
 
 def describe_settings(settings: dict[str, Any]) -> str:
     """'seq=2048 batch=1 tokens=300000000000 attention=full': the run's resolved settings."""
     return " ".join(f"{k}={settings[k]}" for k in SHOWN_SETTINGS
-                    if settings.get(k) is not None)
+                    if settings.get(k) is not None and settings[k] != QUIET_DEFAULTS.get(k))
 
 
 def evaluate(model: str, command: str, report: dict[str, Any], limits: dict[str, Any],

@@ -87,10 +87,37 @@ def attention_line(convention: str) -> str:
             "and cross-attention stay full")
 
 
+def chunked_scans(spec: ModelSpec) -> bool:
+    """Whether some layer of `spec` has a chunked scan, whose core --scan decides
+    (`Kind.chunked_scan`)."""
+    return any(kind.chunked_scan for g in spec.groups() for _, kind in g.layer.slots())
+
+
+def scan_lines(scan: str, scanned: bool) -> list[str]:
+    """How chunked scans were counted (--scan), for a run whose model(s) have a chunked-scan
+    layer (`scanned`); for one without, a line only when --scan recurrent was asked for, to say
+    it changed nothing."""
+    if not scanned:
+        if scan == "chunked":
+            return []
+        return ["scan recurrent (--scan) changes nothing here: no layer has a chunked scan "
+                "(Mamba-2, gated DeltaNet, Kimi delta or lightning attention)"]
+    if scan == "chunked":
+        return ["scan chunked (the default): chunked scans as the Hugging Face PyTorch path "
+                "computes them, the sequence padded to a multiple of the chunk (what "
+                "FlopCounterMode counts); --scan recurrent counts the token-by-token recurrence"]
+    return ["scan recurrent (--scan): each chunked scan's core counted token by token as its "
+            "decode step computes it (the state's decay, update and read-out) on every real "
+            "token, no padding, in place of the chunked matmuls; projections and conv as in the "
+            "forward (not what FlopCounterMode counts of the Hugging Face path)"]
+
+
 def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = False,
-                n: Optional[int] = None) -> list[str]:
+                n: Optional[int] = None, scan: str = "chunked",
+                scanned: Optional[bool] = None) -> list[str]:
     """How a run counted, one line each. Without a model (`compare`), the model-independent
-    lines only, and N is each model's own."""
+    lines only, and N is each model's own; `scanned` then says whether some model has a
+    chunked scan (with a model, its own layers say)."""
     lines = ["2 FLOPs per multiply-add: a matmul (T x in)·(in x out) costs 2·T·in·out",
              attention_line(attention)]
     tied = spec is not None and spec.tie_embeddings
@@ -113,6 +140,9 @@ def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = F
                      "embeddings and an untied LM head)")
     if spec is not None:
         lines += kind_notes(spec, "notes")
+    if scanned is None:
+        scanned = spec is not None and chunked_scans(spec)
+    lines += scan_lines(scan, scanned)
     lines.append("training = 3 x forward (backward = 2 x forward)")
     if spec is not None and spec.mtp_layers:
         lines.append(f"{counted(spec.mtp_layers, 'multi-token-prediction module')}: trained, "

@@ -4,9 +4,10 @@ model, side by side."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
-from .common import SCHEMA_VERSION, Report, conventions
+from ..models.spec import ModelSpec
+from .common import SCHEMA_VERSION, Report, chunked_scans, conventions
 from .model import ModelReport
 
 
@@ -39,6 +40,7 @@ class CompareSettings:
     seqs: list[int]  # the length each model ran at
     batch: int
     attention: str
+    scan: str  # how chunked scans count their core (--scan): chunked or recurrent
 
 
 @dataclass
@@ -67,9 +69,11 @@ def summary(report: ModelReport) -> Summary:
 
 
 def build_compare_report(reports: list[ModelReport], seq: Optional[int], batch: int,
-                         attention: str) -> CompareReport:
+                         attention: str, scan: str = "chunked",
+                         specs: Sequence[ModelSpec] = ()) -> CompareReport:
     """The shared settings and conventions, one summary per model; a warning when the models
-    ran at different lengths because no --seq was given."""
+    ran at different lengths because no --seq was given. `specs`: the models' specs, for the
+    scan line (whether some model has a chunked scan)."""
     seqs = [r.settings.seq for r in reports]
     warnings = [w for r in reports for w in r.warnings]
     if seq is None and len(set(seqs)) > 1:
@@ -78,6 +82,8 @@ def build_compare_report(reports: list[ModelReport], seq: Optional[int], batch: 
                         "compare them at one length")
     return CompareReport(
         schema_version=SCHEMA_VERSION, command="compare",
-        settings=CompareSettings(seq, seqs, batch, attention),
-        conventions=conventions(None, attention), models=[summary(r) for r in reports],
+        settings=CompareSettings(seq, seqs, batch, attention, scan),
+        conventions=conventions(None, attention, scan=scan,
+                                scanned=any(chunked_scans(s) for s in specs)),
+        models=[summary(r) for r in reports],
         warnings=warnings)

@@ -16,8 +16,10 @@ from fractions import Fraction
 from typing import Callable, Optional, Union
 
 from ..kinds.base import round_fraction
-from ..counting.published import (Shape, chinchilla, delta_pct, exact, kaplan, megatron,
-                                  megatron_assumptions, palm, shape_of, six_nd, six_nd_total)
+from ..counting.published import (MAXTEXT_COMMIT, MEGATRON_LM_COMMIT, Shape, chinchilla,
+                                  codebase, delta_pct, exact, kaplan, maxtext, megatron,
+                                  megatron_assumptions, megatron_lm, megatron_lm_hybrid, palm,
+                                  shape_of, six_nd, six_nd_total)
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from ..numbers import counted
@@ -29,15 +31,17 @@ REFERENCE = "exact_full"
 
 @dataclass(frozen=True, slots=True)
 class Convention:
-    """One published convention: its name, formula and citation, and the function computing it."""
+    """One published convention: its name, formula and citation, and the function computing it
+    (None: the convention cannot count this model)."""
 
     name: str
     formula: str
     source: str
-    per_token: Callable[[Shape, int], Fraction]
+    per_token: Callable[[Shape, int], Optional[Fraction]]
     decoder_only: bool = True  # a published decoder-only formula (see the module docstring)
     uses_n: bool = False  # has an N term (which covers cross-attention weights)
     on_spec: bool = False  # computed from the whole model rather than its Shape
+    codebase: bool = False  # a codebase's own function: value and notes from `codebase`
 
 
 PUBLISHED = (
@@ -60,6 +64,23 @@ PUBLISHED = (
                "gated)", "Hoffmann et al. 2022 (Chinchilla), Appendix F as printed (embedding "
                "and logit terms included), with the model's real K/V and MLP shapes; backward = "
                "2 × forward", chinchilla, on_spec=True),  # type: ignore[arg-type]
+    Convention("megatron_lm", "3·(Σ_layers (attention + MLP or MoE) + 2·d·V·(1 + mtp) + "
+               "mtp·2·(2·d² + 3·d)), attention 2·(d·(d_q + 2·d_kv + gate) + d_q·d) + 2·s·d_q",
+               "Megatron-LM, megatron/training/training.py, num_floating_point_operations, GPT "
+               f"path (transformer_flops), at commit {MEGATRON_LM_COMMIT}; its batch total "
+               "per token", megatron_lm, on_spec=True, codebase=True),  # type: ignore[arg-type]
+    Convention("megatron_lm_hybrid", "3·(Σ_layers (attention, Mamba, gated DeltaNet, MLP or "
+               "MoE term) + 2·d·V·(1 + mtp)), Mamba 2·d·(4d + 2·G·N + H) + 14·d·N + 4·d²",
+               "Megatron-LM, megatron/training/training.py, num_floating_point_operations, "
+               f"hybrid path (hybrid_flops, a model with a hybrid_layer_pattern), at commit "
+               f"{MEGATRON_LM_COMMIT}; its batch total per token", megatron_lm_hybrid,
+               on_spec=True, codebase=True),  # type: ignore[arg-type]
+    Convention("maxtext", "3·(Σ_layers (qkv + projection + causal attention + FFN, router "
+               "included) + 2·d·V), causal attention 2·s·h·d_h (windows and chunks by their keys "
+               "in models mixing local and global layers)",
+               "MaxText, src/maxtext/utils/maxtext_utils.py, calculate_tflops_training_per_device "
+               f"(learnable-weight + attention TFLOPs), at commit {MAXTEXT_COMMIT}; its per-device "
+               "total per token", maxtext, on_spec=True, codebase=True),  # type: ignore[arg-type]
 )
 
 EXACT_SOURCE = ("flopcalc's exact count, as in flopcalc model: every matmul of this model, "
@@ -71,15 +92,18 @@ class Row:
     """One convention evaluated for one model: per token, for D tokens, and against exact_full."""
 
     name: str
-    per_token: Union[int, float]  # an int when whole, else the nearest float (rounded: true)
-    per_token_exact: str  # the exact rational, e.g. "1049624211456" or "123/7"
-    total: int  # per_token × D, rounded to the nearest integer when not whole (rounded: true)
-    delta_pct: float  # 100·(per_token − exact_full) / exact_full: negative = below exact
+    # None in the four figures: not applicable (the convention cannot count this model; the
+    # notes say why)
+    per_token: Optional[Union[int, float]]  # an int when whole, else the nearest float
+    per_token_exact: Optional[str]  # the exact rational, e.g. "1049624211456" or "123/7"
+    total: Optional[int]  # per_token × D, rounded to the nearest integer when not whole
+    delta_pct: Optional[float]  # 100·(per_token − exact_full) / exact_full: negative = below
     formula: str
     source: str
     assumption_violated: bool = False
     rounded: bool = False
     notes: list[str] = field(default_factory=list)
+    applicable: bool = True
 
 
 @dataclass
@@ -152,8 +176,11 @@ def _window_note(spec: ModelSpec) -> Optional[str]:
             f"{' and '.join(local)} layers see fewer keys (exact_causal counts them)")
 
 
-def _row(name: str, per_token: Fraction, tokens: int, ref: Fraction, formula: str, source: str,
-         notes: list[str], violated: bool = False) -> Row:
+def _row(name: str, per_token: Optional[Fraction], tokens: int, ref: Fraction, formula: str,
+         source: str, notes: list[str], violated: bool = False) -> Row:
+    if per_token is None:
+        return Row(name=name, per_token=None, per_token_exact=None, total=None, delta_pct=None,
+                   formula=formula, source=source, notes=notes, applicable=False)
     total = per_token * tokens
     return Row(name=name, per_token=exact_number(per_token), per_token_exact=str(per_token),
                total=round_fraction(total), delta_pct=delta_pct(per_token, ref),
@@ -182,7 +209,11 @@ def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False) -> lis
             notes.append(f"query/key width {m.attn_width:,} and value width {m.attn_v_width:,} "
                          "(summed over layers) differ: the attention term is "
                          "6·L·H·(Q_k + Q_v)·T, PaLM's 12·L·H·Q·T with each matmul's own width")
-        value = conv.per_token(spec if conv.on_spec else m, seq)  # type: ignore[arg-type]
+        if conv.codebase:  # the value and the notes (or why it does not apply) in one walk
+            count = codebase(spec, seq, conv.name)
+            value, notes = count.per_token, list(count.notes)
+        else:
+            value = conv.per_token(spec if conv.on_spec else m, seq)  # type: ignore[arg-type]
         out.append(_row(conv.name, value, tokens, ref, conv.formula, conv.source,
                         broken + notes, violated=bool(broken)))
     passes_text = "4 × forward" if recompute else "3 × forward"
@@ -204,10 +235,10 @@ def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False) -> lis
 
 
 def spread(table: list[Row]) -> Spread:
-    hi = max(table, key=lambda r: Fraction(r.per_token_exact))
-    lo = min(table, key=lambda r: Fraction(r.per_token_exact))
-    return Spread(hi.name, lo.name,
-                  float(Fraction(hi.per_token_exact) / Fraction(lo.per_token_exact)))
+    """Over the rows that apply (the exact rows always do)."""
+    value = {r.name: Fraction(r.per_token_exact) for r in table if r.per_token_exact is not None}
+    hi, lo = max(value, key=value.__getitem__), min(value, key=value.__getitem__)
+    return Spread(hi, lo, float(value[hi] / value[lo]))
 
 
 def how_counted(spec: ModelSpec, m: Shape, recompute: bool) -> list[str]:

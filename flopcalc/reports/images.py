@@ -73,14 +73,14 @@ def image_lines(spec: ModelSpec, infos: list[ImagesInfo]) -> list[str]:
 
 
 def prefill_flops(spec: ModelSpec, prompt: int, batch: int, attention: p.Convention,
-                  infos: list[ImagesInfo]) -> list[p.Part]:
+                  infos: list[ImagesInfo], scan: p.Scan = "chunked") -> list[p.Part]:
     """The prefill over `prompt` tokens (image tokens included), with the towers on the images
-    of every sequence."""
+    of every sequence, chunked scans counted under `scan`."""
     from dataclasses import replace
 
     from ..counting.model import model_flops, workload
 
-    w = workload(spec, prompt, None, batch, attention)
+    w = workload(spec, prompt, None, batch, attention, scan)
     if infos:
         w = replace(w, images=infos[0].images, image_size=(infos[0].height, infos[0].width))
     return model_flops(spec, w)

@@ -27,9 +27,9 @@ from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from .images import ImagesInfo, image_lines, prefill_flops, tower_bytes
-from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
-                     exact_number, first_attention, kind_notes, memory_basis_line, model_info,
-                     samples)
+from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, chunked_scans,
+                     context_warning, exact_number, first_attention, kind_notes,
+                     memory_basis_line, model_info, samples, scan_lines)
 
 Number = Union[int, float]
 
@@ -47,6 +47,7 @@ class InferSettings:
     gen: int
     batch: int
     attention: str
+    scan: str  # how the prefill's chunked scans count their core (--scan)
     kv_dtype: str
     kv_bytes_per_element: int
     state_dtype: str  # recurrent states (conv windows follow kv_dtype)
@@ -205,8 +206,9 @@ class Roofline:
     decode: Optional[DecodeRoofline]
     total_seconds: float
     memory: Optional[Memory]
-    # The FLOPs the bounds are taken on: each layer's mask (causal, window, chunk), as kernels
-    # compute them, whatever --attention counts in `prefill.flops`.
+    # The FLOPs the bounds are taken on: each layer's mask (causal, window, chunk) and chunked
+    # scans chunked, as kernels compute them, whatever --attention and --scan count in
+    # `prefill.flops`.
     prefill_flops: int = 0
     attention: str = "causal"
 
@@ -272,6 +274,7 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
     lines = ["2 FLOPs per multiply-add; not counted: norms, activations, softmax, RoPE, bias "
              "adds, embedding lookups, routing (what FlopCounterMode counts)",
              "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P",
+             *("prefill: " + line for line in scan_lines(s.scan, chunked_scans(spec))),
              "prefill LM head on every prompt token (a server keeping only the last logits "
              "saves 2·(P−1)·d·V per sequence)",
              "decode step at position c = P + i: one token per sequence through every weight "
@@ -294,7 +297,8 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
         lines.append(f"roofline lower bounds: time >= max(FLOPs / peak, bytes / bandwidth) per "
                      f"step; dense {hw.dtype} peak and memory bandwidth {devices(hw.count)}; the "
                      "bounds count the prefill's attention under each layer's own mask (causal, "
-                     "window, chunk), as kernels compute it, whatever --attention counts")
+                     "window, chunk) and chunked scans chunked, as kernels compute them, "
+                     "whatever --attention and --scan count")
     if hw is not None and hw.usable_memory_bytes is not None:
         lines.append(memory_basis_line(hw))
     return lines
@@ -380,8 +384,8 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
                        attention: p.Convention = "full", kv_dtype: str = "bf16",
                        weights_dtype: str = "bf16", compute_dtype: str = "bf16",
                        hw: Optional[Hardware] = None, curve: bool = False,
-                       state_dtype: str = "fp32", images: Optional[list[ImagesInfo]] = None
-                       ) -> InferReport:
+                       state_dtype: str = "fp32", images: Optional[list[ImagesInfo]] = None,
+                       scan: p.Scan = "chunked") -> InferReport:
     """Prefill, decode, KV cache and weights of `batch` sequences of `prompt` + `gen` tokens,
     and the roofline on `hw` when given; with `curve`, decode steps sampled for a picture.
     `images` (`reports.images.place`): the images whose tokens `prompt` already counts, run
@@ -389,13 +393,13 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
     spec = loaded.spec
     check_decoder_only(spec, loaded.name)
     kv_b, state_b = DTYPE_BITS[kv_dtype] // 8, DTYPE_BITS[state_dtype] // 8
-    settings = InferSettings(prompt, gen, batch, attention, kv_dtype, kv_b, state_dtype, state_b,
-                             weights_dtype, bits_per_value(weights_dtype), compute_dtype,
-                             spec.max_seq_len, list(images or ()))
+    settings = InferSettings(prompt, gen, batch, attention, scan, kv_dtype, kv_b, state_dtype,
+                             state_b, weights_dtype, bits_per_value(weights_dtype),
+                             compute_dtype, spec.max_seq_len, list(images or ()))
     params = weight_params(spec)
     weights_bytes = p.ceil_fraction(stored_bytes(spec, params, weights_dtype))
     st = DecodeSteps(spec, batch, kv_b, weights_dtype, state_b)
-    pre = prefill_flops(spec, prompt, batch, attention, settings.images)
+    pre = prefill_flops(spec, prompt, batch, attention, settings.images, scan)
     prefill_reads = weight_reads(spec, batch * prompt).expected
     prefill_bytes = read_bytes(spec, batch * prompt, weights_dtype, prefill_reads) + p.total(
         kv_cache_parts(spec, prompt, batch, kv_b, state_nbytes=state_b))
@@ -423,8 +427,9 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
         report.curve = decode_curve(st, decode.context_first, decode.context_last)
     if hw is not None:
         report.accelerator = accelerator_info(hw)
-        masked = pre if attention == "causal" else prefill_flops(spec, prompt, batch, "causal",
-                                                                 settings.images)
+        # the kernels' count: each layer's own mask, and chunked scans chunked
+        masked = pre if (attention, scan) == ("causal", "chunked") else prefill_flops(
+            spec, prompt, batch, "causal", settings.images)
         report.roofline = _roofline(report, hw, st, prefill_bytes, p.total(masked))
         memory = report.roofline.memory
         if memory is not None and not memory.fits:

@@ -29,6 +29,7 @@ class Settings:
     tokens: int
     tokens_source: str
     attention: str
+    scan: str  # how chunked scans count their core (--scan): chunked or recurrent
     elementwise: bool
     context: Optional[int]
     flops_per_multiply_add: int = 2
@@ -180,13 +181,15 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
                        tgt_seq: Optional[int] = None, batch: int = 1,
                        tokens: Optional[int] = None, attention: p.Convention = "full",
                        elementwise: bool = False, images: Optional[int] = None,
-                       image_size: Optional[str] = None) -> ModelReport:
+                       image_size: Optional[str] = None, scan: p.Scan = "chunked"
+                       ) -> ModelReport:
     spec = loaded.spec
     if tgt_seq is not None and not spec.is_encoder_decoder:
         raise FlopcalcError(f"--tgt-seq: {loaded.name} is not an encoder-decoder model, so "
                             "it reads one sequence; give its length as --seq and drop --tgt-seq")
     seq = seq or default_seq(spec)
-    w, placed = place(spec, workload(spec, seq, tgt_seq, batch, attention), images, image_size)
+    w, placed = place(spec, workload(spec, seq, tgt_seq, batch, attention, scan), images,
+                      image_size)
     seq = w.seq  # text + image tokens: the length the text model runs
 
     param_parts, active_parts = model_params(spec), model_params(spec, active=True)
@@ -220,9 +223,10 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
         model=model_info(loaded),
         settings=Settings(seq=seq, tgt_seq=w.tgt_seq if spec.is_encoder_decoder else None,
                           batch=batch, tokens=tokens, tokens_source=tokens_source,
-                          attention=attention, elementwise=elementwise,
+                          attention=attention, scan=scan, elementwise=elementwise,
                           context=spec.max_seq_len, images=placed),
-        conventions=conventions(spec, attention, elementwise, n) + image_lines(spec, placed),
+        conventions=conventions(spec, attention, elementwise, n, scan)
+        + image_lines(spec, placed),
         layers=_layer_groups(loaded, w, elementwise),
         params=Params(total=total_params, active=active, embedding=total_params - n_all,
                       non_embedding=n_all, active_non_embedding=n,
@@ -247,7 +251,7 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
             six_nd_plus_attention=cost.six_nd_plus_attention, mtp=cost.mtp, exact=cost.exact,
             six_nd_below_exact_pct=pct(cost.exact - cost.six_nd, cost.exact),
             rounded=cost.rounded,
-            conventions_line=model_line(spec, seq, loaded.name, attention, tgt_seq)),
+            conventions_line=model_line(spec, seq, loaded.name, attention, tgt_seq, scan)),
         crossover=Crossover(
             seq=x.seq, exact=None if x.exact is None else str(x.exact),
             d_model_multiple=None if x.value is None else x.value / spec.d_model,

@@ -88,6 +88,7 @@ class SweepSettings:
     points: Optional[int]
     batch: int
     attention: str
+    scan: str  # how chunked scans count their core (--scan): chunked or recurrent
     lengths: int
     tgt_seq: Optional[str]  # "= seq" for an encoder-decoder model
 
@@ -116,8 +117,8 @@ class SweepReport(Report):
 
 
 def sweep_row(spec: ModelSpec, seq: int, batch: int, attention: p.Convention, n: int,
-              crossover_seq: Optional[int]) -> SweepRow:
-    w = workload(spec, seq, None, batch, attention)
+              crossover_seq: Optional[int], scan: p.Scan = "chunked") -> SweepRow:
+    w = workload(spec, seq, None, batch, attention, scan)
     parts = model_flops(spec, w)
     forward = p.total(parts)
     families = p.families(parts)
@@ -133,7 +134,7 @@ def sweep_row(spec: ModelSpec, seq: int, batch: int, attention: p.Convention, n:
 
 
 def build_sweep_report(loaded: LoadedModel, spec_text: str, points: Optional[int], batch: int,
-                       attention: p.Convention) -> SweepReport:
+                       attention: p.Convention, scan: p.Scan = "chunked") -> SweepReport:
     spec = loaded.spec
     lengths = parse_seq_spec(spec_text, points)
     params, active = model_params(spec), model_params(spec, active=True)
@@ -141,12 +142,12 @@ def build_sweep_report(loaded: LoadedModel, spec_text: str, points: Optional[int
     x = crossover(spec, attention)
     return SweepReport(
         schema_version=SCHEMA_VERSION, command="sweep", model=model_info(loaded),
-        settings=SweepSettings(spec_text, points, batch, attention, len(lengths),
+        settings=SweepSettings(spec_text, points, batch, attention, scan, len(lengths),
                                "= seq" if spec.is_encoder_decoder else None),
         params_total=p.total(params), params_active=p.total(active), n=n,
-        conventions=conventions(spec, attention, n=n) + [
+        conventions=conventions(spec, attention, n=n, scan=scan) + [
             "6ND under = (exact − 6ND) / exact with exact = 3 x forward per output token"],
         crossover=SweepCrossover(x.seq, None if x.exact is None else str(x.exact),
                                  None if x.value is None else x.value / spec.d_model, x.reason),
-        rows=[sweep_row(spec, seq, batch, attention, n, x.seq) for seq in lengths],
+        rows=[sweep_row(spec, seq, batch, attention, n, x.seq, scan) for seq in lengths],
         warnings=context_warning(loaded.name, "--seq", lengths[-1], spec.max_seq_len))

@@ -20,8 +20,8 @@ from ..counting.roofline import training_seconds
 from ..counting.training import training_cost
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
-from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_seq,
-                     default_tokens, model_info, pct)
+from .common import (SCHEMA_VERSION, ModelInfo, Report, chunked_scans, context_warning,
+                     default_seq, default_tokens, model_info, pct, scan_lines)
 from .images import ImagesInfo, image_lines, place
 from .infer import AcceleratorInfo, accelerator_info, devices
 
@@ -34,6 +34,7 @@ class TrainSettings:
     tokens: int
     tokens_source: str
     attention: str
+    scan: str  # how chunked scans count their core (--scan): chunked or recurrent
     recompute: str  # none, or full (hardware FLOPs: one more forward)
     dtype: str
     count: int
@@ -89,11 +90,11 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                        seq: Optional[int] = None, tokens: Optional[int] = None,
                        attention: p.Convention = "full", recompute: bool = False,
                        price: Optional[Fraction] = None, days: Optional[Fraction] = None,
-                       images: Optional[int] = None, image_size: Optional[str] = None
-                       ) -> TrainReport:
+                       images: Optional[int] = None, image_size: Optional[str] = None,
+                       scan: p.Scan = "chunked") -> TrainReport:
     spec = loaded.spec
     seq = seq or default_seq(spec)
-    w, placed = place(spec, workload(spec, seq, None, 1, attention), images, image_size)
+    w, placed = place(spec, workload(spec, seq, None, 1, attention, scan), images, image_size)
     seq = w.seq  # text + image tokens: the length the text model runs; D counts them too
     params = model_params(spec)
     n = non_embedding(model_params(spec, active=True))
@@ -121,6 +122,7 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
         f"training exact = {kind} per token x D, LM head and attention included; 6ND with N = "
         f"{'active ' if spec.is_moe else ''}non-embedding params = {n:,}",
         f"attention {attention} at seq {seq:,} (as flopcalc model)",
+        *scan_lines(scan, chunked_scans(spec)),
         f"time = FLOPs / (count x dense {hw.dtype} peak x MFU); MFU {float(mfu):.4g} is the "
         "sustained share of peak",
         f"peak {devices(hw.count)}; accelerator-hours = wall-clock hours x count",
@@ -133,7 +135,8 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
     conventions += image_lines(spec, placed)
     return TrainReport(
         schema_version=SCHEMA_VERSION, command="train", model=model_info(loaded),
-        settings=TrainSettings(seq, tokens, source, attention, "full" if recompute else "none",
+        settings=TrainSettings(seq, tokens, source, attention, scan,
+                               "full" if recompute else "none",
                                hw.dtype, hw.count, float(mfu),
                                None if price is None else float(price),
                                None if days is None else float(days), placed),
