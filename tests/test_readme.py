@@ -32,3 +32,24 @@ def test_readme_setup_commands_are_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text()
     for command in re.findall(r"^```sh\n(.+)\n```", README, flags=re.M)[:2]:
         assert command in ci
+
+
+# Types flopcalc reads that transformers 5.24 has no class for, so the sweep cannot build them:
+# Kimi K2's checkpoints (remote code: DeepSeek-V3's classes under model_type kimi_k2).
+REMOTE_CODE_TYPES = {"kimi_k2"}
+
+
+def test_readme_sweep_table_is_every_supported_type_and_all_equal():
+    """The README's table of supported types is the sweep's output (tools/sweep.py
+    --write-readme): one row per sweep case, every supported type but the remote-code ones,
+    and no figure differing."""
+    from flopcalc.models import hf
+    from tests import sweep
+
+    readme = (ROOT / "README.md").read_text()
+    body = readme.split("<!-- sweep table: start -->")[1].split("<!-- sweep table: end -->")[0]
+    rows = [line for line in body.strip().splitlines()[2:] if line.startswith("| `")]
+    types = [line.split("`")[1] for line in rows]
+    assert types == [c.model_type for c in sweep.cases()]
+    assert set(types) == set(hf.supported()) - REMOTE_CODE_TYPES
+    assert not any("DIFFERS" in line for line in rows)
