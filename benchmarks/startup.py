@@ -54,12 +54,13 @@ def main() -> None:
     for name, m in med.items():
         print(f"{name:18s} median {m * 1000:7.1f} ms over {args.runs} interleaved runs")
     print(f"ratio json / baseline            {med['model gpt3 json'] / med['baseline']:.3f}"
-          "  (target <= 1.15)")
+          "  (target <= 1.0)")
     print(f"ratio table / baseline+rich      {med['model gpt3 table'] / med['baseline+rich']:.3f}"
           "  (target <= 1.15)")
     sweep = [wall([exe, *SWEEP[1:]]) for _ in range(5)]
-    print(f"sweep llama-3.1-405b, 10,000 points, csv: median {statistics.median(sweep):.3f} s"
-          "  (target <= 1 s)")
+    # No ratio here: the sweep's time is its counting, which no import baseline measures.
+    # Compare it with an older build on the same machine.
+    print(f"sweep llama-3.1-405b, 10,000 points, csv: median {statistics.median(sweep):.3f} s")
 
 
 if __name__ == "__main__":
