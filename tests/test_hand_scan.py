@@ -90,7 +90,10 @@ def test_mamba2(cli, tmp_path):
 
 def test_mamba2_elementwise(cli, tmp_path):
     path = write(tmp_path, "mamba2", MAMBA2)
-    c = flops(cli, path, "--scan", "recurrent", "--elementwise")["components"]
+    f = flops(cli, path, "--scan", "recurrent", "--elementwise")
+    c = f["components"]
+    # every element-wise part is counted in the element-wise family
+    assert f["families"]["elementwise"] == sum(v for k, v in c.items() if "elementwise" in k)
     # Token by token: exp(dt·A) per token and head 5·2 = 10 (chunked: the padded cumsums and
     # segment sums, 488); the output D·x + y per channel 2·5·4 = 40 (chunked: 4 on each padded
     # channel, 128). The conv's SiLU and bias 216, the discretisation 94 and the gated norm 190
@@ -121,7 +124,10 @@ def test_gated_deltanet(cli, tmp_path):
 
 def test_gated_deltanet_elementwise(cli, tmp_path):
     path = write(tmp_path, "gdn", GDN)
-    c = flops(cli, path, "--scan", "recurrent", "--elementwise")["components"]
+    f = flops(cli, path, "--scan", "recurrent", "--elementwise")
+    c = f["components"]
+    # every element-wise part is counted in the element-wise family
+    assert f["families"]["elementwise"] == sum(v for k, v in c.items() if "elementwise" in k)
     # exp(g) per token and value head 5·2 = 10 (chunked: 500 of padded decays); no chunk-by-
     # chunk adds (chunked: 96). The conv's SiLU 160, the gates 94, the l2-norms and q·scale 180
     # and the gated norm 200 as chunked; the layer's RMSNorm 4·5·4 = 80 and residual add 5·4 = 20.
@@ -151,7 +157,10 @@ def test_kimi_delta(cli, tmp_path):
 
 def test_kimi_delta_elementwise(cli, tmp_path):
     path = write(tmp_path, "kda", KDA)
-    c = flops(cli, path, "--scan", "recurrent", "--elementwise")["components"]
+    f = flops(cli, path, "--scan", "recurrent", "--elementwise")
+    c = f["components"]
+    # every element-wise part is counted in the element-wise family
+    assert f["families"]["elementwise"] == sum(v for k, v in c.items() if "elementwise" in k)
     # q·scale and exp(g) per token and channel 2·5·4 = 40 (chunked: 6 per padded channel, 192);
     # no intra-chunk or chunk-by-chunk work. The conv's SiLU 4·12·5 = 240; the gates
     # (1 + 4 + 1)·5·4 + 2·2 + 4·5·2 = 164; the l2-norms 2·(3·5·4 + 2·5·2) = 160; the gated
@@ -180,7 +189,10 @@ def test_lightning(cli, tmp_path):
 
 def test_lightning_elementwise(cli, tmp_path):
     path = write(tmp_path, "lightning", LIGHTNING)
-    c = flops(cli, path, "--scan", "recurrent", "--elementwise")["components"]
+    f = flops(cli, path, "--scan", "recurrent", "--elementwise")
+    c = f["components"]
+    # every element-wise part is counted in the element-wise family
+    assert f["families"]["elementwise"] == sum(v for k, v in c.items() if "elementwise" in k)
     # The decay λ = exp(−slope) once per head, negate and exp: 2·2 = 4 (chunked: 144). SiLU on
     # q, k, v 4·5·12 = 240 and the norm and gate 190 as chunked.
     assert (c["decoder.lightning.elementwise.activation"],
