@@ -50,3 +50,12 @@ def test_mamba2_engine_state_replicates_groups_tp_does_not_divide():
     assert two.checkpoint_blocks == 1
     with pytest.raises(ValueError, match="tensor parallelism 3 must divide the 80 Mamba-2"):
         kind.engine_cache(3)
+
+
+def test_per_token_cache_by_kind_leaves_out_fixed_states(cli):
+    # Qwen3-Next 80B-A3B: of 48 layers, 12 full attention ones keep K and V of 2 heads of 256
+    # in bf16 per token, 12·2·2·256·2 = 24,576 bytes; its 36 gated DeltaNet layers keep a conv
+    # window and a state per sequence, whatever the length: not bytes per token.
+    cache = run(cli, "infer", "qwen3-next-80b-a3b", "--prompt", 5, "--gen", 1)["kv_cache"]
+    assert cache["bytes_per_token_by_kind"] == {"full": 12 * 2 * 2 * 256 * 2} == {"full": 24576}
+    assert cache["bytes_per_token"] == 24576

@@ -57,16 +57,17 @@ def kv_bytes_per_token(spec: ModelSpec, nbytes: int, decompressed: bool = False)
 
 
 def kv_cache_parts(spec: ModelSpec, tokens: int, batch: int, nbytes: int,
-                   decompressed: bool = False, state_nbytes: int = 4) -> list[Part]:
+                   decompressed: bool = False, state_nbytes: int = 4,
+                   states: bool = True) -> list[Part]:
     """The cache of `batch` sequences after `tokens` tokens each, per kind of layer: the K/V
-    (or latents) of the tokens held, and each fixed state (`decoder.LABEL.STATE`)."""
+    (or latents) of the tokens held, and (`states`) each fixed state (`decoder.LABEL.STATE`)."""
     parts = []
     for n, c in _caches(spec):
         values = c.per_token_uncompressed if decompressed else c.per_token
         if values:
             parts.append(Part(f"decoder.{c.label}", batch * n * c.tokens_held(tokens) * nbytes
                               * values, BYTES))
-        for s in c.states:
+        for s in c.states if states else ():
             size = nbytes if s.dtype == "cache" else state_nbytes
             parts.append(Part(f"decoder.{c.label}.{s.name}", batch * n * s.values * size,
                               BYTES))

@@ -367,7 +367,7 @@ def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int,
     held, mha_held = p.total(parts), p.total(mha)
     state = batch * state_bytes_per_sequence(spec, kv_b, state_b)
     by_kind = {x.name.removeprefix("decoder."): x.value
-               for x in kv_cache_parts(spec, 1, 1, kv_b, state_nbytes=0) if x.value}
+               for x in kv_cache_parts(spec, 1, 1, kv_b, states=False) if x.value}
     return KvCache(
         tokens=batch * tokens_per_seq, kind=att.kv_kind, n_kv_heads=att.kv_heads,
         n_heads=att.heads, bytes_per_token=kv_bytes_per_token(spec, kv_b),
