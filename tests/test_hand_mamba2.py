@@ -110,3 +110,20 @@ def test_tensor_parallelism_splits_the_heads(cli, model):
     assert r.code == 0, r.err
     r = cli("memory", model, "--tp", "4")
     assert r.code == 2 and "--tp 4 must divide the 2" in r.err
+
+
+@pytest.mark.parametrize("keys, bias", [
+    # in_proj and out_proj biases: one add per output, 5 tokens x (14 + 4) = 90
+    ("bias: true, conv_bias: false", 5 * 14 + 5 * 4),
+    # in_proj's alone (out_bias overrides bias for out_proj): 5·14 = 70
+    ("bias: true, out_bias: false, conv_bias: false", 5 * 14),
+])
+def test_elementwise_projection_biases_and_no_conv_bias(cli, tmp_path, keys, bias):
+    path = tmp_path / "biased.yaml"
+    path.write_text(MAMBA2.replace("chunk_size: 4}", f"chunk_size: 4, {keys}}}"))
+    f = run(cli, "model", str(path), "--seq", 5, "--elementwise")["flops"]
+    c = f["components"]
+    assert c["decoder.mamba.elementwise.bias"] == bias
+    # SiLU after the conv 4·8·5 = 160, no conv bias to add
+    assert c["decoder.mamba.elementwise.conv"] == 160
+    assert f["families"]["elementwise"] == sum(v for k, v in c.items() if "elementwise" in k)
