@@ -113,6 +113,13 @@ def build(layer: Layer, config: Any, attn: str = "eager") -> Any:
     return model.train()
 
 
+def prepared(cli, tmp_path, layer: Layer) -> tuple[Any, dict[str, int], int, Any]:
+    """The layer's config, flopcalc's tensors of its slot and their sum, and the model built."""
+    config = config_of(layer.model_type, layer.keys)
+    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
+    return config, t, sum(t.values()), build(layer, config)
+
+
 def mixer_call(model: Any, layer: Layer, batch: int) -> tuple[Any, tuple, dict]:
     """The mixer module and the arguments it gets inside the model (captured from one forward
     of `batch` sequences without grad); the leading `layer.inputs` become leaves needing grad."""
@@ -412,10 +419,7 @@ def test_mamba1(cli, tmp_path):
     dt_proj.bias.float() (fp32 E), 1,280 bytes (exp's output is saved by autograd for A_log's
     gradient on both)."""
     layer = MAMBA1
-    config = config_of(layer.model_type, layer.keys)
-    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
-    ours = sum(t.values())
-    model = build(layer, config)
+    config, t, ours, model = prepared(cli, tmp_path, layer)
     from transformers.models.mamba import modeling_mamba as hf
 
     ref = run(layer, model)
@@ -555,10 +559,7 @@ def test_mamba2(cli, tmp_path):
     keeps A.to(fp32) once more and its segment-sum masks (bool Q², 2 per chunk level): 168
     bytes."""
     layer = MAMBA2
-    config = config_of(layer.model_type, layer.keys)
-    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
-    ours = sum(t.values())
-    model = build(layer, config)
+    config, t, ours, model = prepared(cli, tmp_path, layer)
     from transformers.models.mamba2 import modeling_mamba2 as hf
 
     ref = run(layer, model)
@@ -791,10 +792,7 @@ def test_gated_deltanet(cli, tmp_path):
     Weight-derived: exp(A_log), fp32 HV, twice (the exp's output and −exp(A_log)): 32 bytes on
     both, and the fallback's bool 64 × 64 mask."""
     layer = GDN
-    config = config_of(layer.model_type, layer.keys)
-    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
-    ours = sum(t.values())
-    model = build(layer, config)
+    config, t, ours, model = prepared(cli, tmp_path, layer)
 
     ref = run(layer, model)
     fused = run(layer, model, gdn_kernels)
@@ -952,10 +950,7 @@ def test_kimi_delta_attention(cli, tmp_path):
     Weight-derived: exp(A_log) and −exp(A_log), fp32 H each, on both; on transformers' path
     also the norm's weight in fp32 and the fallback's three bool 64 × 64 masks."""
     layer = KDA
-    config = config_of(layer.model_type, layer.keys)
-    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
-    ours = sum(t.values())
-    model = build(layer, config)
+    config, t, ours, model = prepared(cli, tmp_path, layer)
 
     ref = run(layer, model)
     fused = run(layer, model, kda_kernels)
@@ -1026,10 +1021,7 @@ def test_short_conv(cli, tmp_path):
     The kernel: causal-conv1d's CausalConv1dFn (saves its input and weights) at transformers'
     `causal_conv1d_fn`. Nothing is derived from the weights alone."""
     layer = LFM2
-    config = config_of(layer.model_type, layer.keys)
-    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
-    ours = sum(t.values())
-    model = build(layer, config)
+    config, t, ours, model = prepared(cli, tmp_path, layer)
     from transformers.models.lfm2 import modeling_lfm2 as hf
 
     ref = run(layer, model)
@@ -1194,10 +1186,7 @@ def test_lightning_attention(cli, tmp_path):
     alone (with two blocks, the one block decay transformers multiplies a state by meets the
     first block's zero state, which needs no gradient)."""
     layer = LIGHTNING
-    config = config_of(layer.model_type, layer.keys)
-    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
-    ours = sum(t.values())
-    model = build(layer, config)
+    config, t, ours, model = prepared(cli, tmp_path, layer)
 
     ref = run(layer, model, fn=first_output)
     fused = run(layer, model, lambda m: liger_rms_norm(m.norm), lightning_forward)
@@ -1366,10 +1355,7 @@ def test_sparse_attention_indexer(cli, tmp_path):
     compressed_kv no longer, where flopcalc's kv_a output includes it. Nothing is derived from
     the weights alone."""
     layer = DSA
-    config = config_of(layer.model_type, layer.keys)
-    t = slot_bytes(flopcalc_tensors(cli, tmp_path, layer, config), layer.slot)
-    ours = sum(t.values())
-    model = build(layer, config)
+    config, t, ours, model = prepared(cli, tmp_path, layer)
 
     ref = run(layer, model, fn=first_output)
     graded = run(layer, model, fn=indexer_with_grad)
