@@ -1,10 +1,22 @@
-"""The figures every preset printed before a change, to prove a refactor changes none of them.
+"""What every preset and every model type of the zoo printed before a change, to prove a
+refactor changes none of it.
 
-`tests/data/golden/PRESET.json` holds, for each preset, every number of the JSON reports of
-`model` (full and causal), `infer`, `memory` (two layouts), `conventions` and `sweep` (full and
-causal), flattened to dotted keys (`model_full.params.total`, `sweep_causal.rows.3.attention`).
-Text is left out: wording may change, figures may not. A change that is meant to move a figure
-rewrites the file with `python -m tests.golden` and says why in its commit.
+- `tests/data/golden/PRESET.json` holds, for each preset, every number of the JSON reports of
+  `model` (full and causal), `infer`, `memory` (two layouts), `conventions` and `sweep` (full
+  and causal), flattened to dotted keys (`model_full.params.total`,
+  `sweep_causal.rows.3.attention`);
+- `tests/data/golden/text/PRESET.json`, every string of the same reports: the "how this was
+  counted" lines, the notes, the layers' descriptions. They are what a user reads to know how a
+  figure was counted, so a change of wording is made on purpose, never by accident;
+- `tests/data/golden/zoo/TYPE.json`, numbers and strings of `model`, `conventions`, `memory`
+  and `infer` for the default config of every model type of the sweep (`tests/data/zoo/`, as
+  transformers saves it). Presets cover the kinds of the published models; these cover the kinds
+  only the zoo has (mixtures of attention heads, short convolutions, audio front ends, image
+  processors), whose parameters and FLOPs `tests/test_zoo.py` holds to PyTorch's and whose
+  layout, placements and wording only this file holds.
+
+A change that is meant to move a figure or a line rewrites the files with `python -m
+tests.golden` (or `python -m tests.golden NAME ...`) and says why in its commit.
 """
 
 from __future__ import annotations
@@ -13,25 +25,39 @@ import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
+ZOO = Path(__file__).resolve().parent / "data" / "zoo"
 
 
-def numbers(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Every number (and null) of a JSON document with its dotted key; list items by their
-    `name` when they have unique ones (rows of parts: their order is presentation), else by
-    index."""
+def leaves(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every leaf of a JSON document with its dotted key; list items by their `name` when they
+    have unique ones (rows of parts: their order is presentation), else by index."""
     if isinstance(doc, dict):
         for key, value in doc.items():
-            yield from numbers(value, f"{prefix}{key}.")
+            yield from leaves(value, f"{prefix}{key}.")
     elif isinstance(doc, list):
         names = [v.get("name") if isinstance(v, dict) else None for v in doc]
         named = None not in names and len(set(names)) == len(names)
         for i, value in enumerate(doc):
-            yield from numbers(value, f"{prefix}{names[i] if named else i}.")
-    elif doc is None or (isinstance(doc, (int, float)) and not isinstance(doc, bool)):
+            yield from leaves(value, f"{prefix}{names[i] if named else i}.")
+    else:
         yield prefix[:-1], doc
+
+
+def numbers(doc: Any) -> Iterator[tuple[str, Any]]:
+    """Every number (and null) of a JSON document with its dotted key."""
+    for key, value in leaves(doc):
+        if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            yield key, value
+
+
+def strings(doc: Any) -> Iterator[tuple[str, Any]]:
+    """Every string and boolean of a JSON document with its dotted key."""
+    for key, value in leaves(doc):
+        if isinstance(value, (str, bool)):
+            yield key, value
 
 
 def runs(name: str) -> dict[str, Any]:
@@ -90,19 +116,102 @@ def _list() -> list[dict[str, Any]]:
     return json.loads(out.getvalue())["presets"]
 
 
+def docs(name: str) -> dict[str, Any]:
+    out = {run: report.to_dict() for run, report in runs(name).items()}
+    out["list"] = listed(name)
+    return out
+
+
+def flat(documents: dict[str, Any], kind: Callable[[Any], Iterator[tuple[str, Any]]]) \
+        -> dict[str, Any]:
+    return {f"{run}.{key}": value for run, doc in documents.items() for key, value in kind(doc)}
+
+
 def record(name: str) -> dict[str, Any]:
-    docs = {run: report.to_dict() for run, report in runs(name).items()}
-    docs["list"] = listed(name)
-    return {f"{run}.{key}": value for run, doc in docs.items() for key, value in numbers(doc)}
+    return flat(docs(name), numbers)
+
+
+def record_text(name: str) -> dict[str, Any]:
+    return shared_text(docs(name))
+
+
+def shared_text(documents: dict[str, Any]) -> dict[str, Any]:
+    """Every string of the reports under its dotted key, once: a line that several runs print
+    alike (the model's notes in each report) is kept under the first run's key, without the
+    run's name, and a run that prints it differently keeps its own under its name."""
+    out: dict[str, Any] = {}
+    for run, doc in documents.items():
+        for key, value in strings(doc):
+            if key not in out:
+                out[key] = value
+            elif out[key] != value:
+                out[f"{run}:{key}"] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------- the zoo
+
+def zoo_types() -> list[str]:
+    return sorted(p.stem for p in ZOO.glob("*.json"))
+
+
+def zoo_config(model_type: str) -> dict[str, Any]:
+    """The default config of a model type as transformers saves it (`tests/data/zoo/`)."""
+    return json.loads((ZOO / f"{model_type}.json").read_text())["cases"][0]["params"][0]["config"]
+
+
+def zoo_runs(path: str) -> dict[str, Any]:
+    """The reports recorded for one model type; a command that refuses the model records its
+    one-line error, which is part of what the user is told."""
+    import flopcalc
+
+    calls: dict[str, Callable[[], Any]] = {
+        "model_full": lambda: flopcalc.model(path, seq=64),
+        "model_causal": lambda: flopcalc.model(path, attention="causal", seq=96, batch=2,
+                                               elementwise=True),
+        "conventions": lambda: flopcalc.conventions(path, seq=64),
+        "memory_split": lambda: split_memory(path),
+        "infer": lambda: flopcalc.infer(path, prompt=40, gen=24, batch=3, accelerator="h100",
+                                        count=8),
+    }
+    out: dict[str, Any] = {}
+    for run, call in calls.items():
+        try:
+            out[run] = call().to_dict()
+        except flopcalc.FlopcalcError as exc:
+            out[run] = {"error": str(exc)}
+    return out
+
+
+def record_zoo(model_type: str) -> dict[str, Any]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.json"
+        path.write_text(json.dumps(zoo_config(model_type)))
+        documents = zoo_runs(str(path))
+    return {"numbers": flat(documents, numbers), "text": shared_text(documents)}
+
+
+def write(path: Path, doc: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=0) + "\n")
+    tmp.replace(path)
 
 
 def main() -> None:
     from flopcalc.models.registry import preset_names
 
-    GOLDEN.mkdir(parents=True, exist_ok=True)
-    for name in sys.argv[1:] or preset_names():
-        (GOLDEN / f"{name}.json").write_text(json.dumps(record(name), indent=0) + "\n")
+    names = sys.argv[1:]
+    presets = preset_names()
+    for name in [n for n in presets if not names or n in names]:
+        write(GOLDEN / f"{name}.json", record(name))
+        write(GOLDEN / "text" / f"{name}.json", record_text(name))
         print(name)
+    for model_type in [t for t in zoo_types() if not names or t in names]:
+        write(GOLDEN / "zoo" / f"{model_type}.json", record_zoo(model_type))
+        print(model_type)
 
 
 if __name__ == "__main__":

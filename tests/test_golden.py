@@ -9,7 +9,7 @@ import pytest
 
 from flopcalc.models.registry import preset_names
 
-from .golden import GOLDEN, record
+from .golden import GOLDEN, record, record_text, record_zoo, zoo_types
 
 
 def same(a: object, b: object) -> bool:
@@ -29,3 +29,31 @@ def test_figures_unchanged(name):
                for k in sorted(set(expected) | set(got))
                if not same(expected.get(k, ...), got.get(k, ...))]
     assert not changed, f"{len(changed)} figures changed:\n" + "\n".join(changed[:40])
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_wording_unchanged(name):
+    # the notes, "how this was counted" lines and layer descriptions a user reads
+    expected = json.loads((GOLDEN / "text" / f"{name}.json").read_text())
+    got = record_text(name)
+    changed = [f"{k}:\n  {expected.get(k, '<absent>')!r}\n  -> {got.get(k, '<absent>')!r}"
+               for k in sorted(set(expected) | set(got)) if expected.get(k, ...) != got.get(k, ...)]
+    assert not changed, f"{len(changed)} lines changed (python -m tests.golden {name} if " \
+        "meant):\n" + "\n".join(changed[:20])
+
+
+def test_zoo_is_recorded_for_every_type():
+    assert sorted(p.stem for p in (GOLDEN / "zoo").glob("*.json")) == zoo_types()
+
+
+@pytest.mark.parametrize("model_type", zoo_types())
+def test_zoo_unchanged(model_type):
+    expected = json.loads((GOLDEN / "zoo" / f"{model_type}.json").read_text())
+    got = record_zoo(model_type)
+    changed = [f"{section} {k}: {expected[section].get(k, '<absent>')!r} -> "
+               f"{got[section].get(k, '<absent>')!r}"
+               for section in ("numbers", "text")
+               for k in sorted(set(expected[section]) | set(got[section]))
+               if not same(expected[section].get(k, ...), got[section].get(k, ...))]
+    assert not changed, f"{len(changed)} figures or lines changed (python -m tests.golden " \
+        f"{model_type} if meant):\n" + "\n".join(changed[:40])
