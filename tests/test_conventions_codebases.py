@@ -966,12 +966,12 @@ def test_attention_terms(heads, kv_heads, head_dim, gate):
                   gate=gate)
     gqa = dict(num_attention_heads=heads, group_query_attention=kv_heads != heads,
                num_query_groups=kv_heads, kv_channels=head_dim, hidden_size=d)
-    assert a.formula("megatron_lm", d, s) == gpt_path_term(
+    assert a.formula("megatron_lm", d, s, local=True) == gpt_path_term(
         s, ffn_hidden_size=0, attention_output_gate=gate, **gqa)
     # attn_layer_flops, for T = s tokens of one sequence (s² pairs): no gate term
-    assert a.formula("megatron_lm_hybrid", d, s) == F(attn_layer_flops(
+    assert a.formula("megatron_lm_hybrid", d, s, local=True) == F(attn_layer_flops(
         s, s * s, d, heads, kv_heads != heads, kv_heads, head_dim), s)
-    assert a.formula("maxtext", d, s) == maxtext_term(
+    assert a.formula("maxtext", d, s, local=True) == maxtext_term(
         s, emb_dim=d, num_query_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
         mlp_dim=0)
 
@@ -983,16 +983,16 @@ def test_window_and_chunk_terms(s):
     window = Attention(heads=h, kv_heads=kv, qk_dim=dh, v_dim=dh, mask=Mask("window", 1024))
     chunked = Attention(heads=h, kv_heads=kv, qk_dim=dh, v_dim=dh, mask=Mask("chunked", 768))
     # Gemma 3's path with one layer: 1 // 6 = 0 global layers, one local layer
-    assert window.formula("maxtext", d, s) == maxtext_term(
+    assert window.formula("maxtext", d, s, local=True) == maxtext_term(
         s, decoder_block="gemma3", sliding_window_size=1024, **shape)
     # Llama 4's path with one layer and a NoPE interval of 2: one chunked layer
-    assert chunked.formula("maxtext", d, s) == maxtext_term(
+    assert chunked.formula("maxtext", d, s, local=True) == maxtext_term(
         s, decoder_block="llama4", nope_layer_interval=2, chunk_attn_window_size=768,
         num_experts=1, **shape)
     causal = maxtext_term(s, **shape)
     for a in (window, chunked):  # a block without local layers counts them causal
         assert a.formula("maxtext", d, s, local=False) == causal
-        assert a.formula("megatron_lm", d, s) == a.formula("megatron_lm", d, s, local=False)
+        assert a.formula("megatron_lm", d, s, local=True) == a.formula("megatron_lm", d, s, local=False)
 
 
 @pytest.mark.parametrize("gated, activation", [(True, "silu"), (True, "gelu"),
@@ -1001,14 +1001,14 @@ def test_mlp_terms(gated, activation):
     d, f, s = 1024, 2816, 100
     m = Mlp(gated=gated, d_ff=f, activation=activation)
     swiglu = gated and activation == "silu"  # Megatron-LM's only three-matrix flag
-    assert m.formula("megatron_lm", d, s) == gpt_path_term(
+    assert m.formula("megatron_lm", d, s, local=True) == gpt_path_term(
         s, hidden_size=d, num_attention_heads=8, kv_channels=0, ffn_hidden_size=f, swiglu=swiglu)
-    assert m.formula("megatron_lm_hybrid", d, s) == F(
+    assert m.formula("megatron_lm_hybrid", d, s, local=True) == F(
         mlp_layer_flops(s, d, F(f, d), swiglu), s)
     acts = ["gelu", "linear"] if gated else ["gelu"]
     config = maxtext_config(emb_dim=d, max_target_length=s, mlp_activations=acts)
-    assert m.formula("maxtext", d, s) == F(calculate_ffn_mamtul_tflops_per_device(config, f), s)
-    assert bool(m.formula_notes("megatron_lm", d, s)) == (gated and not swiglu)
+    assert m.formula("maxtext", d, s, local=True) == F(calculate_ffn_mamtul_tflops_per_device(config, f), s)
+    assert bool(m.formula_notes("megatron_lm", d, s, local=True)) == (gated and not swiglu)
 
 
 @pytest.mark.parametrize("experts, k, f, shared, latent, activation", [
@@ -1020,27 +1020,27 @@ def test_moe_terms(experts, k, f, shared, latent, activation):
               shared=Mlp(True, shared, activation) if shared else None,
               shared_count=1 if shared else 0, latent=latent)
     swiglu = activation == "silu"  # gated GELU experts: --quick-geglu, two matrices
-    assert moe.formula("megatron_lm_hybrid", d, s) == F(
+    assert moe.formula("megatron_lm_hybrid", d, s, local=True) == F(
         moe_layer_flops(s, d, f, shared or 0, k, latent, swiglu), s)
     # GPT path, one MoE layer (moe_layer_freq 1) without attention (kv_channels 0)
-    assert moe.formula("megatron_lm", d, s) == gpt_path_term(
+    assert moe.formula("megatron_lm", d, s, local=True) == gpt_path_term(
         s, hidden_size=d, num_attention_heads=8, kv_channels=0, ffn_hidden_size=4 * d,
         swiglu=swiglu, num_experts=experts, moe_router_topk=k, moe_ffn_hidden_size=f,
         moe_shared_expert_intermediate_size=shared, moe_latent_size=latent)
     if latent:
-        assert moe.formula("maxtext", d, s) is None  # MaxText has no latent MoE
+        assert moe.formula("maxtext", d, s, local=True) is None  # MaxText has no latent MoE
         return
     config = maxtext_config(decoder_block="deepseek", emb_dim=d, max_target_length=s,
                             num_decoder_layers=1, first_num_dense_layers=0, mlp_dim=0,
                             num_experts=experts, num_experts_per_tok=k, moe_mlp_dim=f,
                             shared_experts=(shared or 0) // f)  # shared_experts x moe_mlp_dim
-    assert moe.formula("maxtext", d, s) == F(
+    assert moe.formula("maxtext", d, s, local=True) == F(
         calculate_routed_and_shared_ffn_tflops_per_device(config), s)
 
 
 def test_zero_computation_experts_have_no_term():
     moe = Moe(experts=8, top_k=4, expert=Mlp(True, 64, "silu"), zero_experts=8)
-    assert all(moe.formula(c, 256, 16) is None for c in CODEBASES)
+    assert all(moe.formula(c, 256, 16, local=True) is None for c in CODEBASES)
 
 
 @pytest.mark.parametrize("q_rank", [None, 1536])
@@ -1048,14 +1048,14 @@ def test_latent_attention_terms(q_rank):
     d, s, h = 7168, 4096, 128
     mla = LatentAttention(heads=h, kv_heads=h, qk_dim=192, v_dim=128, mask=CAUSAL,
                           q_rank=q_rank, kv_rank=512, rope_dim=64)
-    assert mla.formula("megatron_lm", d, s) == gpt_path_term(
+    assert mla.formula("megatron_lm", d, s, local=True) == gpt_path_term(
         s, hidden_size=d, num_attention_heads=h, ffn_hidden_size=0, multi_latent_attention=True,
         q_lora_rank=q_rank, kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64,
         v_head_dim=128)
-    assert mla.formula("megatron_lm_hybrid", d, s) is None  # hybrid_flops counts no '+' layer
+    assert mla.formula("megatron_lm_hybrid", d, s, local=True) is None  # hybrid_flops counts no '+' layer
     config = maxtext_config(emb_dim=d, max_target_length=s, num_query_heads=h,
                             q_lora_rank=q_rank or 0)
-    assert mla.formula("maxtext", d, s) == F(sum(calculate_mla_tflops_per_device(config)), s)
+    assert mla.formula("maxtext", d, s, local=True) == F(sum(calculate_mla_tflops_per_device(config)), s)
 
 
 @pytest.mark.parametrize("s", [1024, 2048, 2049, 8192])
@@ -1066,11 +1066,11 @@ def test_sparse_latent_attention_terms(s):
                                 index_heads=64, index_dim=128)
     mla = LatentAttention(heads=h, kv_heads=h, qk_dim=192, v_dim=128, mask=CAUSAL,
                           q_rank=1536, kv_rank=512, rope_dim=64)
-    assert dsa.formula("megatron_lm", d, s) == mla.formula("megatron_lm", d, s)
+    assert dsa.formula("megatron_lm", d, s, local=True) == mla.formula("megatron_lm", d, s, local=True)
     config = maxtext_config(emb_dim=d, max_target_length=s, num_query_heads=h, q_lora_rank=1536,
                             use_indexer=True, indexer_n_heads=64, indexer_head_dim=128,
                             indexer_topk=2048)
-    assert dsa.formula("maxtext", d, s) == F(sum(calculate_mla_tflops_per_device(config)), s)
+    assert dsa.formula("maxtext", d, s, local=True) == F(sum(calculate_mla_tflops_per_device(config)), s)
 
 
 @pytest.mark.parametrize("heads, head_dim, state, groups", [
@@ -1078,9 +1078,9 @@ def test_sparse_latent_attention_terms(s):
 def test_mamba2_terms(heads, head_dim, state, groups):
     d, s = 4096, 777
     m = Mamba2(heads=heads, head_dim=head_dim, state=state, groups=groups, conv=4, chunk=128)
-    assert m.formula("megatron_lm_hybrid", d, s) == F(
+    assert m.formula("megatron_lm_hybrid", d, s, local=True) == F(
         mamba_layer_flops(s, d, state, head_dim, groups, heads), s)
-    assert m.formula("megatron_lm", d, s) is None and m.formula("maxtext", d, s) is None
+    assert m.formula("megatron_lm", d, s, local=True) is None and m.formula("maxtext", d, s, local=True) is None
 
 
 @pytest.mark.parametrize("key_heads, value_heads, key_dim, value_dim", [
@@ -1089,10 +1089,10 @@ def test_gated_deltanet_terms(key_heads, value_heads, key_dim, value_dim):
     d, s = 2048, 300
     g = GatedDeltaNet(key_heads=key_heads, value_heads=value_heads, key_dim=key_dim,
                       value_dim=value_dim, conv=4)
-    assert g.formula("megatron_lm_hybrid", d, s) == F(gdn_layer_flops(
+    assert g.formula("megatron_lm_hybrid", d, s, local=True) == F(gdn_layer_flops(
         s, d, key_dim, value_dim, key_heads, value_heads, 4), s)
     # GPT path, one layer that is linear attention (linear_attention_freq as a list)
-    assert g.formula("megatron_lm", d, s) == gpt_path_term(
+    assert g.formula("megatron_lm", d, s, local=True) == gpt_path_term(
         s, hidden_size=d, num_attention_heads=8, ffn_hidden_size=0,
         experimental_attention_variant="gdn", linear_attention_freq=[1],
         linear_key_head_dim=key_dim, linear_value_head_dim=value_dim,
@@ -1101,7 +1101,7 @@ def test_gated_deltanet_terms(key_heads, value_heads, key_dim, value_dim):
     config = maxtext_config(emb_dim=d, max_target_length=s, gdn_num_key_heads=key_heads,
                             gdn_num_value_heads=value_heads, gdn_key_head_dim=key_dim,
                             gdn_value_head_dim=value_dim, gdn_conv_kernel_dim=4)
-    assert g.formula("maxtext", d, s) == F(sum(calculate_gated_delta_net_flops_per_device(
+    assert g.formula("maxtext", d, s, local=True) == F(sum(calculate_gated_delta_net_flops_per_device(
         config)), s)
 
 

@@ -160,9 +160,9 @@ def test_published_formulas():
     g = GatedDeltaNet(key_heads=1, value_heads=2, key_dim=2, value_dim=3, conv=3)
     # Projections per token 2·4·(2·2 + 2·6 + 4) + 2·6·4 = 160 + 48 = 208; conv 2·3·(4 + 6) = 60;
     # Megatron-LM's core 8·H_v·d_v² = 8·2·9 = 144, MaxText's 8·H_v·d_k·d_v = 8·2·2·3 = 96.
-    assert g.formula("megatron_lm", 4, 100) == Fraction(208 + 60 + 144)
-    assert g.formula("maxtext", 4, 100) == Fraction(208 + 60 + 96)
-    assert g.formula("chinchilla", 4, 100) is None
+    assert g.formula("megatron_lm", 4, 100, local=True) == Fraction(208 + 60 + 144)
+    assert g.formula("maxtext", 4, 100, local=True) == Fraction(208 + 60 + 96)
+    assert g.formula("chinchilla", 4, 100, local=True) is None
 
 
 # ------------------------------------------------------------- Qwen3-Next-80B-A3B's figures
@@ -192,10 +192,10 @@ def test_qwen3_next_worked_figures(cli):
 def test_qwen3_next_published_formula_terms():
     g = GatedDeltaNet(key_heads=16, value_heads=32, key_dim=128, value_dim=128, conv=4)
     # compare_published.py: with d_k = d_v both are 71,630,848 per token and layer.
-    assert g.formula("megatron_lm", 2048, 4096) == g.formula("maxtext", 2048, 4096) == 71_630_848
+    assert g.formula("megatron_lm", 2048, 4096, local=True) == g.formula("maxtext", 2048, 4096, local=True) == 71_630_848
     # With d_k ≠ d_v they differ only in the core: 8·32·192² against 8·32·64·192.
     g = GatedDeltaNet(key_heads=16, value_heads=32, key_dim=64, value_dim=192, conv=4)
-    assert g.formula("megatron_lm", 2048, 1) - g.formula("maxtext", 2048, 1) == \
+    assert g.formula("megatron_lm", 2048, 1, local=True) - g.formula("maxtext", 2048, 1, local=True) == \
         8 * 32 * 192 * 192 - 8 * 32 * 64 * 192
 
 

@@ -170,7 +170,7 @@ def test_no_megatron_term():
     from flopcalc.kinds.mamba1 import Mamba1
 
     # Megatron-LM's mamba_layer_flops describes its Mamba-2 layer only.
-    assert Mamba1(inner=6, state=2, conv=3, dt_rank=2).formula("megatron_lm", 4, 5) is None
+    assert Mamba1(inner=6, state=2, conv=3, dt_rank=2).formula("megatron_lm", 4, 5, local=True) is None
 
 
 def test_bad_norms_and_defaults(cli, tmp_path):

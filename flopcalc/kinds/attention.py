@@ -294,7 +294,7 @@ class Attention(Kind):
                          qk_width=self.d_q, v_width=self.d_o, kv_width=self.d_k,
                          kv_kind=self.kv_kind, departures=departures)
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token under the codebases' attention terms, with one head width
         d_h (Megatron-LM's kv_channels, MaxText's head_dim: this kind's query/key width), d_q =
         h·d_h and d_kv = h_kv·d_h.
@@ -333,7 +333,7 @@ class Attention(Kind):
             core = Fraction(2 * s * h * hd)  # 4·s²·h·d_h / 2 / s
         return proj + core
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         notes: list[str] = []
         if name not in ("megatron_lm", "megatron_lm_hybrid", "maxtext"):
             return notes

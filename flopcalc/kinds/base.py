@@ -397,7 +397,7 @@ class Kind:
     def published(self, d: int) -> Published:
         return Published()
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token of this sublayer at sequence length s under a published
         codebase's formula, as that code counts it (its training total divided by its 3
         passes and its tokens): `megatron_lm`, Megatron-LM's num_floating_point_operations on
@@ -410,7 +410,7 @@ class Kind:
         cannot build it)."""
         return None
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         """Where `formula(name, d, s, local)` departs from this kind as it is (what the
         codebase's term leaves out or sizes differently), one line each."""
         return []

@@ -275,7 +275,7 @@ class GatedDeltaNet(Kind):
             "assumes attention in every layer; this model has gated DeltaNet (linear-attention) "
             "layers",))
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token under Megatron-LM's and MaxText's gated DeltaNet terms
         (their training totals divided by 3). Megatron-LM (`megatron/training/training.py` at
         d98e8a64, transformer_flops' linear-attention branch and hybrid_flops'
@@ -292,7 +292,7 @@ class GatedDeltaNet(Kind):
             return Fraction(proj + conv + 8 * self.state_values)
         return None
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         if name not in ("megatron_lm", "megatron_lm_hybrid", "maxtext"):
             return []
         notes = ["gated DeltaNet: the core counted as four state-sized products per token "

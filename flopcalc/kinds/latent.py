@@ -124,7 +124,7 @@ class LatentAttention(Attention):
         return replace(super().published(d), departures=(
             "assumes multi-head attention; this model has latent attention (MLA)",))
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token under the codebases' MLA terms (h heads, d_nope + d_rope =
         d_qk, values d_v, ranks r_q and r_kv).
 
@@ -153,7 +153,7 @@ class LatentAttention(Attention):
             return q + kv + 2 * d * h * v + core
         return None
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         if name == "megatron_lm":
             return ["latent attention: the code's MLA term, its latent norms written as + 1 per "
                     "rank (2·(r_q + r_kv) FLOPs per token)"]

@@ -204,7 +204,7 @@ class Mamba1(Kind):
             "assumes attention in every layer; this model has Mamba-1 (selective state-space) "
             "layers",))
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """None for every published formula. Megatron-LM's `mamba_layer_flops`
         (megatron/training/training.py, `num_floating_point_operations`) counts the Mamba-2
         layer its hybrid models build (megatron/core/ssm/mamba_mixer.py): an in_proj of width

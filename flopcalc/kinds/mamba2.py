@@ -218,7 +218,7 @@ class Mamba2(Kind):
         return Published(departures=(
             "assumes attention in every layer; this model has Mamba-2 (state-space) layers",))
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token under Megatron-LM's `mamba_layer_flops` (megatron/training/
         training.py at d98e8a64, called by hybrid_flops, the path of models with Mamba layers;
         the GPT path has no Mamba term): 2·d·(2·d_in + 2·G·N + H) for in_proj, 7·d_in·N for the
@@ -230,7 +230,7 @@ class Mamba2(Kind):
         return Fraction(2 * d * (2 * d_in + 2 * self.groups * self.state + self.heads)
                         + 7 * d_in * self.state + 2 * d_in * d)
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         if name != "megatron_lm_hybrid":
             return []
         notes = ["Mamba-2 (mamba_layer_flops): in_proj, a 7·d_in·N scan and out_proj; no term "

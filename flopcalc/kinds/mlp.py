@@ -110,7 +110,7 @@ class Mlp(Kind):
         return Published(ffn="gated" if self.gated else "plain", ffn_widths=(self.d_ff,),
                          departures=gated)
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token under the codebases' MLP terms, 2·m·d·f with m matrices.
         Megatron-LM (`megatron/training/training.py` at d98e8a64: ffn_expansion_factor,
         mlp_layer_flops) takes m = 3 only with --swiglu (a gated SiLU MLP), else 2: its one
@@ -128,7 +128,7 @@ class Mlp(Kind):
         """Megatron-LM's ffn_expansion_factor: 3 with --swiglu, else 2."""
         return 3 if self.gated and self.activation == "silu" else 2
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         if name in ("megatron_lm", "megatron_lm_hybrid") and self.gated and \
                 self.megatron_matrices() == 2:
             return [f"MLP: Megatron-LM counts three matrices only with --swiglu; this model's "

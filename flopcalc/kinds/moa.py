@@ -130,13 +130,13 @@ class MixtureOfAttentionHeads(Attention):
             f"a mixture of attention heads: each token's query and output projections are its "
             f"{self.top_k} of {self.experts} experts (plus a router)",))
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """None: neither Megatron-LM nor MaxText builds a mixture of attention heads, so their
         formulas have no term for one (the attention term it inherits would count dense
         heads)."""
         return None
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         return []
 
     def describe(self) -> str:

@@ -224,7 +224,7 @@ class Moe(Kind):
             "assumes a dense MLP; this model has a mixture of experts (Megatron-LM's later code "
             "counts the top-k routed and the shared experts, but no router)",))
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token under the codebases' MoE terms, with m matrices per expert
         (the expert MLP's: `Mlp.formula`), k routed experts of width f and shared experts f_s
         wide together. Megatron-LM (`megatron/training/training.py` at d98e8a64,
@@ -251,8 +251,8 @@ class Moe(Kind):
             return Fraction(2 * m * r * self.top_k * self.expert.d_ff + 4 * d * r + shared)
         return Fraction(2 * m * d * self.top_k * self.expert.d_ff + shared)
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
-        if self.formula(name, d, s) is None:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
+        if self.formula(name, d, s, local) is None:
             return []
         notes = []
         if name != "maxtext":

@@ -178,7 +178,7 @@ class SparseLatentAttention(LatentAttention):
             "sparse attention: a lightning indexer scores every causal key and the attention "
             f"runs over the top {self.topk:,}",))
 
-    def formula(self, name: str, d: int, s: int, local: bool = True) -> Optional[Fraction]:
+    def formula(self, name: str, d: int, s: int, local: bool) -> Optional[Fraction]:
         """Forward FLOPs per token under the codebases' terms. Megatron-LM counts a DSA layer
         as its MLA (the `dsa` variant takes the multi_latent_attention branch): every causal
         key, no indexer term (hybrid_flops: none, as for MLA). MaxText
@@ -199,7 +199,7 @@ class SparseLatentAttention(LatentAttention):
         scoring = Fraction(2 * s * hi * di + 2 * s * hi, 2)
         return base - s * h * width + index_proj + attention + scoring
 
-    def formula_notes(self, name: str, d: int, s: int, local: bool = True) -> list[str]:
+    def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
         notes = super().formula_notes(name, d, s, local)
         if name == "megatron_lm":
             return notes + ["DeepSeek sparse attention: counted as dense MLA over every causal "
