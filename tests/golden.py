@@ -8,7 +8,7 @@ refactor changes none of it.
 - `tests/data/golden/text/PRESET.json`, every string of the same reports: the "how this was
   counted" lines, the notes, the layers' descriptions. They are what a user reads to know how a
   figure was counted, so a change of wording is made on purpose, never by accident;
-- `tests/data/golden/zoo/TYPE.json`, numbers and strings of `model`, `conventions`, `memory`
+- `tests/data/golden/zoo/TYPE.json.gz` (gzipped: 7 MB as text), numbers and strings of `model`, `conventions`, `memory`
   and `infer` for the default config of every model type of the sweep (`tests/data/zoo/`, as
   transformers saves it). Presets cover the kinds of the published models; these cover the kinds
   only the zoo has (mixtures of attention heads, short convolutions, audio front ends, image
@@ -132,16 +132,18 @@ def record(name: str) -> dict[str, Any]:
 
 
 def record_text(name: str) -> dict[str, Any]:
-    return shared_text(docs(name))
+    return shared(docs(name), strings)
 
 
-def shared_text(documents: dict[str, Any]) -> dict[str, Any]:
-    """Every string of the reports under its dotted key, once: a line that several runs print
-    alike (the model's notes in each report) is kept under the first run's key, without the
-    run's name, and a run that prints it differently keeps its own under its name."""
+def shared(documents: dict[str, Any], kind: Callable[[Any], Iterator[tuple[str, Any]]]) \
+        -> dict[str, Any]:
+    """Every leaf of the reports under its dotted key, once: a value that several runs print
+    alike (the model's notes, its parameters in each report) is kept under the first run's
+    key, without the run's name, and a run that prints it differently keeps its own under its
+    name."""
     out: dict[str, Any] = {}
     for run, doc in documents.items():
-        for key, value in strings(doc):
+        for key, value in kind(doc):
             if key not in out:
                 out[key] = value
             elif out[key] != value:
@@ -156,8 +158,10 @@ def zoo_types() -> list[str]:
 
 
 def zoo_config(model_type: str) -> dict[str, Any]:
-    """The default config of a model type as transformers saves it (`tests/data/zoo/`)."""
-    return json.loads((ZOO / f"{model_type}.json").read_text())["cases"][0]["params"][0]["config"]
+    """The shrunk default config of a model type as transformers saves it (`tests/data/zoo/`):
+    every feature of the architecture, few layers, small widths."""
+    doc = json.loads((ZOO / f"{model_type}.json").read_text())
+    return doc["cases"][0]["flops"][0]["config"]
 
 
 def zoo_runs(path: str) -> dict[str, Any]:
@@ -166,9 +170,8 @@ def zoo_runs(path: str) -> dict[str, Any]:
     import flopcalc
 
     calls: dict[str, Callable[[], Any]] = {
-        "model_full": lambda: flopcalc.model(path, seq=64),
-        "model_causal": lambda: flopcalc.model(path, attention="causal", seq=96, batch=2,
-                                               elementwise=True),
+        "model": lambda: flopcalc.model(path, attention="causal", seq=96, batch=2,
+                                        elementwise=True),
         "conventions": lambda: flopcalc.conventions(path, seq=64),
         "memory_split": lambda: split_memory(path),
         "infer": lambda: flopcalc.infer(path, prompt=40, gen=24, batch=3, accelerator="h100",
@@ -187,17 +190,39 @@ def record_zoo(model_type: str) -> dict[str, Any]:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "config.json"
+        # the model is named after its folder, and its path is printed as its source: both are
+        # kept the same from run to run
+        path = Path(tmp) / model_type / "config.json"
+        path.parent.mkdir()
         path.write_text(json.dumps(zoo_config(model_type)))
-        documents = zoo_runs(str(path))
-    return {"numbers": flat(documents, numbers), "text": shared_text(documents)}
+        documents = json.loads(json.dumps(zoo_runs(str(path))).replace(tmp, "ZOO"))
+    # a layer's rows (`layers.N.flop_rows`) are the model's rows (`flops.rows`) before they
+    # are summed over the layers of each stack: their numbers are left out, their text kept
+    figures = {k: v for k, v in shared(documents, numbers).items()
+               if not k.split(":")[-1].startswith("layers.")}
+    return {"numbers": figures, "text": shared(documents, strings)}
 
 
 def write(path: Path, doc: Any) -> None:
+    """One golden file, replaced whole; `.json.gz` gzipped (without a timestamp, so that the
+    same figures make the same bytes)."""
+    import gzip
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=0) + "\n")
+    tmp = path.with_name(path.name + ".tmp")
+    text = json.dumps(doc, indent=0) + "\n"
+    if path.name.endswith(".gz"):
+        tmp.write_bytes(gzip.compress(text.encode(), mtime=0))
+    else:
+        tmp.write_text(text)
     tmp.replace(path)
+
+
+def read(path: Path) -> Any:
+    import gzip
+
+    data = path.read_bytes()
+    return json.loads(gzip.decompress(data) if path.name.endswith(".gz") else data)
 
 
 def main() -> None:
@@ -210,7 +235,7 @@ def main() -> None:
         write(GOLDEN / "text" / f"{name}.json", record_text(name))
         print(name)
     for model_type in [t for t in zoo_types() if not names or t in names]:
-        write(GOLDEN / "zoo" / f"{model_type}.json", record_zoo(model_type))
+        write(GOLDEN / "zoo" / f"{model_type}.json.gz", record_zoo(model_type))
         print(model_type)
 
 

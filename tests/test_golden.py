@@ -9,7 +9,7 @@ import pytest
 
 from flopcalc.models.registry import preset_names
 
-from .golden import GOLDEN, record, record_text, record_zoo, zoo_types
+from .golden import GOLDEN, read, record, record_text, record_zoo, zoo_types
 
 
 def same(a: object, b: object) -> bool:
@@ -43,12 +43,13 @@ def test_wording_unchanged(name):
 
 
 def test_zoo_is_recorded_for_every_type():
-    assert sorted(p.stem for p in (GOLDEN / "zoo").glob("*.json")) == zoo_types()
+    assert sorted(p.name[:-len(".json.gz")] for p in (GOLDEN / "zoo").glob("*.json.gz")) == \
+        zoo_types()
 
 
 @pytest.mark.parametrize("model_type", zoo_types())
 def test_zoo_unchanged(model_type):
-    expected = json.loads((GOLDEN / "zoo" / f"{model_type}.json").read_text())
+    expected = read(GOLDEN / "zoo" / f"{model_type}.json.gz")
     got = record_zoo(model_type)
     changed = [f"{section} {k}: {expected[section].get(k, '<absent>')!r} -> "
                f"{got[section].get(k, '<absent>')!r}"
