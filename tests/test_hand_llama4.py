@@ -100,3 +100,23 @@ def test_qk_norm_key_is_refused(cli, tmp_path):
     path.write_text(LLAMA4 + "qk_norm: per_head\n")
     r = cli("model", str(path))
     assert r.code == 2 and "llama4_attention.l2_qk_norm" in r.err
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_null_chunk_size_is_no_chunking(cli, tmp_path, wrapped):
+    # transformers 5.24 `Llama4TextConfig`: layer_types "chunked_attention" only where the layer
+    # has RoPE and attention_chunk_size is not None, so an explicit null makes every layer
+    # global; the wrapper (text_config) reads the same.
+    from .conftest import DATA
+
+    doc = json.loads((DATA / "hf" / "sparse" / "llama-4-scout.json").read_text())
+    doc["text_config"]["attention_chunk_size"] = None
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(doc if wrapped else doc["text_config"]))
+    r = cli("show", str(path))
+    assert r.code == 0, r.err
+    assert "attention_chunk: 8192" not in r.out
+    c = run(cli, "model", str(path), "--seq", 10_000, "--attention", "causal")["flops"]
+    # 48 layers, every one causal over all 10,000 tokens: 10,000·10,001/2 = 50,005,000 pairs,
+    # 40 query heads of 128: scores 2·40·128·50,005,000 per layer, × 48.
+    assert c["components"]["decoder.attn.scores"] == 48 * 2 * 40 * 128 * 50_005_000

@@ -75,7 +75,9 @@ def _llama4_text(c: Config) -> Raw:
         return raw  # validation names the bad num_hidden_layers
     interval = c("no_rope_layer_interval", 4)
     rope = c("no_rope_layers", None) or [int((i + 1) % interval != 0) for i in range(n)]
-    chunk = c("attention_chunk_size", 8192)
+    # absent: transformers' default, 8192; an explicit null: no chunking, every layer global
+    explicit_null = "attention_chunk_size" in c.data and c.data["attention_chunk_size"] is None
+    chunk = None if explicit_null else c("attention_chunk_size", 8192, int)
     kinds = c("layer_types", None) or [
         "chunked_attention" if r and chunk is not None else "full_attention" for r in rope]
     if len(rope) != n or len(kinds) != n:
@@ -89,7 +91,7 @@ def _llama4_text(c: Config) -> Raw:
     chunked = rope_kinds == {"chunked_attention"}
     names = ["llama4_rope" if r else "llama4_nope" for r in rope]
     raw["layer_types"] = shortest_period(names)
-    raw["llama4_attention"] = {"attention_chunk": c("attention_chunk_size") if chunked else None,
+    raw["llama4_attention"] = {"attention_chunk": chunk if chunked else None,
                                "l2_qk_norm": bool(c("use_qk_norm", True)),
                                "temperature_tuning": bool(c("attn_temperature_tuning", True))}
     step = c("interleave_moe_layer_step", 1)
@@ -110,7 +112,9 @@ def _llama4(c: Config) -> Raw:
     text = c("text_config")
     if not isinstance(text, dict):
         raise FlopcalcError(f"{c.label}: text_config must be a mapping (the language model)")
-    data = {k: v for k, v in text.items() if v is not None}
+    # an explicit null is kept: `attention_chunk_size: null` is no chunking (transformers 5.24
+    # `Llama4TextConfig` then makes every layer "full_attention"), not the default 8192
+    data = dict(text)
     if "tie_word_embeddings" not in data and c.has("tie_word_embeddings"):
         data["tie_word_embeddings"] = c("tie_word_embeddings")
     raw = _llama4_text(Config(data, c.label, "llama4_text"))
