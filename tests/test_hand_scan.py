@@ -221,6 +221,23 @@ def test_json_says_which_scan(cli, tmp_path):
     assert any(line.startswith("scan chunked (the default)") for line in doc["conventions"])
 
 
+def test_csv_says_which_scan(cli, tmp_path):
+    import csv
+    import io
+
+    path = write(tmp_path, "lightning", LIGHTNING)
+    for command, args in (("model", ["--seq", "5"]), ("sweep", ["--seq", "5"]),
+                          ("compare", [path, "--seq", "5"])):
+        for scan in ("chunked", "recurrent"):
+            r = cli(command, path, *args, "--scan", scan, "--format", "csv")
+            assert r.code == 0, r.err
+            rows = list(csv.DictReader(io.StringIO(r.out)))
+            assert rows and {row["scan"] for row in rows} == {scan}, command
+    # the recurrent forward, 1,320 at seq 5 (below), in its own column
+    r = cli("sweep", path, "--seq", "5", "--scan", "recurrent", "--format", "csv")
+    assert next(csv.DictReader(io.StringIO(r.out)))["forward_flops"] == "1320"
+
+
 def test_every_forward_command_takes_scan(cli, tmp_path):
     path = write(tmp_path, "lightning", LIGHTNING)
     # sweep rows, the compare summary, the infer prefill and train's exact follow the model's

@@ -122,7 +122,7 @@ def model_brief(report: "ModelReport") -> str:
     return "\n".join(lines) + "\n"
 
 
-_SETTINGS = ("seq", "tgt_seq", "batch", "tokens", "attention")
+_SETTINGS = ("seq", "tgt_seq", "batch", "tokens", "attention", "scan")
 
 
 def model_csv(report: "ModelReport") -> str:

@@ -65,10 +65,10 @@ def _families(report: "SweepReport") -> list[str]:
 def sweep_csv(report: "SweepReport") -> str:
     s = report.settings
     extra = _families(report)
-    header = ["model", "batch", "attention", "seq", "weights_flops", "attention_flops",
+    header = ["model", "batch", "attention", "scan", "seq", "weights_flops", "attention_flops",
               *(f"{k}_flops" for k in extra), "forward_flops", "forward_per_token",
               "attention_share_pct", "six_nd_undercount_pct", "past_crossover"]
-    return to_csv(header, ([report.model.name, s.batch, s.attention, row.seq, row.weights,
+    return to_csv(header, ([report.model.name, s.batch, s.attention, s.scan, row.seq, row.weights,
                             row.attention, *(row.families.get(k, 0) for k in extra),
                             *(getattr(row, k) for k in _SWEEP_COLUMNS[3:])]
                            for row in report.rows))
@@ -111,8 +111,10 @@ def compare_csv(report: "CompareReport") -> str:
     keys = [f.name for f in fields(report.models[0]) if f.name != "flops_families"]
     extra = list(dict.fromkeys(k for m in report.models for k in m.flops_families
                                if k not in ("weights", "attention")))
-    header = [keys[0], "batch", "attention", *keys[1:], *(f"flops_{k}" for k in extra)]
-    return to_csv(header, ([m.model, s.batch, s.attention, *(getattr(m, k) for k in keys[1:]),
+    header = [keys[0], "batch", "attention", "scan", *keys[1:],
+              *(f"flops_{k}" for k in extra)]
+    return to_csv(header, ([m.model, s.batch, s.attention, s.scan,
+                            *(getattr(m, k) for k in keys[1:]),
                             *(m.flops_families.get(k, 0) for k in extra)]
                            for m in report.models))
 
