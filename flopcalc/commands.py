@@ -222,7 +222,7 @@ def _compare(models: Sequence[str], *, seq, batch, tokens, attention, set,  # no
     return build_compare_report(reports, seq, batch, attention, scan, [m.spec for m in loaded])
 
 
-def _conventions(model: str, *, seq, tokens, recompute, set):  # noqa: A002
+def _conventions(model: str, *, seq, tokens, recompute, set, scan="chunked"):  # noqa: A002
     from .counting.model import model_params
     from .kinds.base import total
     from .reports.common import default_seq, default_tokens
@@ -235,7 +235,7 @@ def _conventions(model: str, *, seq, tokens, recompute, set):  # noqa: A002
     else:
         source = "--tokens"
     return build_conventions_report(loaded, seq or default_seq(spec), tokens, source,
-                                    recompute == "full")
+                                    recompute == "full", scan)
 
 
 def _attention(*, n, d_k, d_v, m, heads):
@@ -408,7 +408,7 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
 
 
 def _mfu(model: str, *, tokens_per_second, per_device, step_time, global_batch, accelerator,
-         count, seq, dtype, peak, recompute, set):  # noqa: A002
+         count, seq, dtype, peak, recompute, set, scan="chunked"):  # noqa: A002
     from .reports.common import default_seq
     from .reports.mfu import build_mfu_report
 
@@ -433,7 +433,8 @@ def _mfu(model: str, *, tokens_per_second, per_device, step_time, global_batch, 
         rate = tokens_per_second * (hw.count if per_device else 1)
         given = (f"{float(tokens_per_second):,g} tokens/s "
                  + ("per device" if per_device else "in all"))
-    return build_mfu_report(loaded, hw, seq, rate, given, step_time, global_batch, recompute)
+    return build_mfu_report(loaded, hw, seq, rate, given, step_time, global_batch, recompute,
+                            scan)
 
 
 def _plan(model: str, *, seq, global_batch, accelerator, count, network, efficiency, dtype,
@@ -529,7 +530,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             (SEQ, BATCH, TOKENS, ATTENTION, SCAN, SET), _compare, models="many",
             presentation=("format", "plot"), plotted="the comparison"),
     Command("conventions", "Training FLOPs under 6ND, Kaplan, PaLM, Megatron, Chinchilla, the "
-            "Megatron-LM and MaxText codebases and exact, side by side.", (SEQ, TOKENS, RECOMPUTE_FULL, SET), _conventions),
+            "Megatron-LM and MaxText codebases and exact, side by side.",
+            (SEQ, TOKENS, RECOMPUTE_FULL, SCAN, SET), _conventions),
     Command("attention", "One attention operation counted scalar by scalar (every multiply, "
             "add, divide and exp), term by term, against the leading order 2mn(d_k + d_v).", (
                 Option("n", "length", "Keys (the sequence length); 8k = 8,192.", metavar="N",
@@ -828,7 +830,7 @@ COMMANDS["mfu"] = Command(
         PEAK,
         Option("recompute", "choice", "Activation recomputation, for HFU: selective adds the "
                "attention core, full the layers' forward.", "none", RECOMPUTE),
-        SET), _mfu, presentation=("format", "brief"))
+        SCAN, SET), _mfu, presentation=("format", "brief"))
 
 COMMANDS["plan"] = Command(
     "plan", "Search the parallel layouts of a model on N devices that fit in memory, rank them "

@@ -256,6 +256,39 @@ def test_every_forward_command_takes_scan(cli, tmp_path):
     assert any(line.startswith("scan recurrent") for line in doc["conventions"])
 
 
+def test_conventions_and_mfu_take_scan(cli, tmp_path):
+    path = write(tmp_path, "lightning", LIGHTNING)
+    # The exact rows are 3 x the forward per token (no attention: full = causal): recurrent
+    # 3·1,320/5 = 792 (x 5 tokens = 3,960); chunked 3·1,424/5 = 4,272/5.
+    for scan, per_token in (("recurrent", "792"), ("chunked", "4272/5")):
+        doc = run(cli, "conventions", path, "--seq", 5, "--tokens", 5, "--scan", scan)
+        assert doc["settings"]["scan"] == scan
+        exact = {r["name"]: r["per_token_exact"] for r in doc["conventions"]
+                 if r["name"].startswith("exact")}
+        assert exact == {"exact_full": per_token, "exact_causal": per_token}
+        assert any(line.startswith(f"exact rows: scan {scan}") for line in doc["how_counted"])
+        doc = run(cli, "mfu", path, "--seq", 5, "--tokens-per-second", 1000, "--peak", "1T",
+                  "--scan", scan)
+        assert doc["scan"] == scan
+        rows = {r["name"]: r["flops_per_token_exact"] for r in doc["rows"]}
+        # without recomputation the HFU rows are the exact rows
+        assert {rows[k] for k in ("exact_full", "exact_causal", "hfu_exact_full",
+                                  "hfu_exact_causal")} == {per_token}
+    # the published rows do not move: 6ND is 6·N per token, N = 92 (qkv 48, gate 16, out 16,
+    # the norms 4 + 4, the group norm... as `model` counts it), whatever --scan says
+    six = {scan: next(r["per_token"] for r in run(cli, "conventions", path, "--seq", 5,
+                                                   "--scan", scan)["conventions"]
+                      if r["name"] == "six_nd") for scan in ("chunked", "recurrent")}
+    assert six["chunked"] == six["recurrent"]
+    # model's one-line pointer to conventions repeats a non-default --scan
+    line = run(cli, "model", path, "--seq", 5, "--scan", "recurrent")["training"][
+        "conventions_line"]
+    assert line.endswith(f"flopcalc conventions {path} --seq 5 --scan recurrent adds Kaplan, "
+                         "Megatron, Chinchilla and the Megatron-LM and MaxText codebases")
+    line = run(cli, "model", path, "--seq", 5)["training"]["conventions_line"]
+    assert "--scan" not in line
+
+
 def test_check_holds_the_recurrent_count(cli, tmp_path):
     path = write(tmp_path, "lightning", LIGHTNING)
     r = cli("check", path, "--seq", "5", "--scan", "recurrent", "--max", "flops.forward=1320",

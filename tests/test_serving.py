@@ -16,6 +16,8 @@ from flopcalc.counting.roofline import decode_time
 from flopcalc.models.accelerators import accelerator_names, load_accelerator
 from flopcalc.numbers import parse_share
 
+from .conftest import ROOT
+
 # A small GQA model whose counts are easy to write by hand: 3 layers, d 64, 8 heads of 8
 # (d_q 64), 2 KV heads (d_kv 16), gated MLP of 96, vocabulary 100, untied.
 SMALL = """n_layers: 3
@@ -631,6 +633,17 @@ def one_line_error(r, *fragments):
 def test_infer_refuses_encoder_decoder(cli):
     one_line_error(cli("infer", "transformer-base", "--prompt", 10, "--gen", 10),
                    "infer supports decoder-only models", "transformer-base is encoder-decoder")
+
+
+def test_refusal_suggests_commands_that_run(cli, tmp_path):
+    # a file is named by its path in the commands the message suggests, not by its stem
+    (tmp_path / "my enc.yaml").write_text((ROOT / "presets" / "bert-base.yaml").read_text())
+    path = str(tmp_path / "my enc.yaml")
+    one_line_error(cli("infer", path, "--prompt", 10, "--gen", 10),
+                   "my enc is encoder-only", f"flopcalc model '{path}' counts",
+                   f"flopcalc train '{path}' its training")
+    one_line_error(cli("serve", path, "--accelerator", "h100"),
+                   "serve supports decoder-only models", f"flopcalc model '{path}'")
 
 
 def test_unknown_accelerator_suggests_and_lists(cli):

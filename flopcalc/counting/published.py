@@ -280,13 +280,14 @@ def maxtext(spec: ModelSpec, s: int) -> Optional[Fraction]:
     return codebase(spec, s, "maxtext").per_token
 
 
-def exact(spec: ModelSpec, s: int, attention: Convention, passes: int,
+def exact(spec: ModelSpec, s: int, attention: Convention, passes: int, scan: Scan,
           mtp: bool = True) -> Fraction:
     """This tool's count: `passes` × the exact forward FLOPs per output token (LM head and
     attention included), with the multi-token-prediction modules that train with the model
     (`mtp=False`: without them, the model that serves). 3 passes: forward + a backward of twice
-    the forward; 4 with full activation recomputation (one more forward)."""
-    w = workload(spec, s, attention=attention)
+    the forward; 4 with full activation recomputation (one more forward). `scan`: how chunked
+    scans count their core (`Workload.scan`)."""
+    w = workload(spec, s, attention=attention, scan=scan)
     forward = total(model_flops(spec, w)) + (total(mtp_flops(spec, w)) if mtp else 0)
     return passes * Fraction(forward, output_tokens(spec, w))
 
@@ -316,6 +317,7 @@ def model_line(spec: ModelSpec, seq: int, name: str, attention: Convention,
     ref = 3 * Fraction(total(model_flops(spec, w)) + total(mtp_flops(spec, w)),
                        output_tokens(spec, w))  # training.exact: MTP modules included
     palm_vs = _relative(palm(m, seq), ref).removesuffix(" of")
+    flag = "" if scan == "chunked" else f" --scan {scan}"
     return (f"6ND is {_relative(six_nd(m, seq), ref)} exact, PaLM {palm_vs}; flopcalc "
-            f"conventions {name} --seq {seq} adds Kaplan, Megatron, Chinchilla and the "
+            f"conventions {name} --seq {seq}{flag} adds Kaplan, Megatron, Chinchilla and the "
             "Megatron-LM and MaxText codebases")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from ..kinds.base import ATTENTION, total
+from ..kinds.base import ATTENTION, Scan, total
 from ..models.spec import ModelSpec
 from .model import model_flops, output_tokens, workload
 from .published import exact, megatron, palm, shape_of, six_nd
@@ -76,7 +76,7 @@ def megatron_core(spec: ModelSpec, s: int) -> Optional[Fraction]:
     return 12 * d * d * per_layer + 6 * d * V
 
 
-def counted(spec: ModelSpec, s: int, recompute: str) -> list[Counted]:
+def counted(spec: ModelSpec, s: int, recompute: str, scan: Scan) -> list[Counted]:
     """Every convention's training FLOPs per token at sequence length s."""
     m = shape_of(spec)
     rows = [
@@ -94,14 +94,14 @@ def counted(spec: ModelSpec, s: int, recompute: str) -> list[Counted]:
                             "Megatron-Core r0.8.0 num_floating_point_operations "
                             "(non-causal, no recomputation)"))
     rows += [
-        Counted("exact_full", exact(spec, s, "full", 3), "3 × forward, every pair",
+        Counted("exact_full", exact(spec, s, "full", 3, scan), "3 × forward, every pair",
                 "flopcalc (FlopCounterMode's count)"),
-        Counted("exact_causal", exact(spec, s, "causal", 3), "3 × forward, masked pairs",
+        Counted("exact_causal", exact(spec, s, "causal", 3, scan), "3 × forward, masked pairs",
                 "flopcalc (the pairs each layer's mask lets through)"),
     ]
     for convention in ("full", "causal"):
         rows.append(Counted(f"hfu_exact_{convention}", hardware(spec, s, convention,
-                                                                recompute),
+                                                                recompute, scan),
                             f"exact_{convention} + recomputation ({recompute})",
                             "flopcalc: what the devices run, recomputation included",
                             hardware=True))
@@ -113,9 +113,10 @@ def counted(spec: ModelSpec, s: int, recompute: str) -> list[Counted]:
     return rows
 
 
-def hardware(spec: ModelSpec, s: int, convention: str, recompute: str) -> Fraction:
+def hardware(spec: ModelSpec, s: int, convention: str, recompute: str,
+             scan: Scan) -> Fraction:
     """exact (3 × forward) plus what recomputation runs again, per token."""
-    w = workload(spec, s, attention=convention)  # type: ignore[arg-type]
+    w = workload(spec, s, attention=convention, scan=scan)  # type: ignore[arg-type]
     parts = model_flops(spec, w)
     tokens = output_tokens(spec, w)
     forward = Fraction(total(parts), tokens)

@@ -40,6 +40,16 @@ class ModelInfo:
     notes: str
 
 
+def as_argument(loaded: LoadedModel) -> str:
+    """How a command line names this model, for the commands a report suggests: a preset by
+    its name, a file by the path it was read from (quoted for a shell where it must be)."""
+    if loaded.origin == "preset":
+        return loaded.name
+    import shlex
+
+    return shlex.quote(loaded.origin)
+
+
 def model_info(loaded: LoadedModel) -> ModelInfo:
     s = loaded.spec
     return ModelInfo(loaded.name, s.title or loaded.name, s.source, loaded.origin,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Optional, Union
 
-from ..kinds.base import round_fraction
+from ..kinds.base import Scan, round_fraction
 from ..counting.published import (MAXTEXT_COMMIT, MEGATRON_LM_COMMIT, Shape, chinchilla,
                                   codebase, delta_pct, exact, kaplan, maxtext, megatron,
                                   megatron_assumptions, megatron_lm, megatron_lm_hybrid, palm,
@@ -23,8 +23,8 @@ from ..counting.published import (MAXTEXT_COMMIT, MEGATRON_LM_COMMIT, Shape, chi
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from ..numbers import counted
-from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, exact_number,
-                     first_attention, first_ffn, model_info)
+from .common import (SCHEMA_VERSION, ModelInfo, Report, chunked_scans, context_warning,
+                     exact_number, first_attention, first_ffn, model_info, scan_lines)
 
 REFERENCE = "exact_full"
 
@@ -122,6 +122,7 @@ class ConventionsSettings:
     tokens_source: str
     recompute: str
     flops: str  # "model", or "hardware" with recomputation
+    scan: str  # how the exact rows count chunked scans' core (--scan): chunked or recurrent
 
 
 @dataclass
@@ -188,15 +189,17 @@ def _row(name: str, per_token: Optional[Fraction], tokens: int, ref: Fraction, f
                rounded=per_token.denominator != 1 or total.denominator != 1, notes=notes)
 
 
-def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False) -> list[Row]:
+def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False,
+         scan: Scan = "chunked") -> list[Row]:
     """Every convention for `spec` at sequence length `seq` and D = `tokens`, exact rows last.
 
     `recompute`: the exact rows count one more forward pass (full activation recomputation):
-    hardware FLOPs rather than model FLOPs. The published rows are unchanged.
+    hardware FLOPs rather than model FLOPs. `scan`: how the exact rows count chunked scans'
+    core (--scan). The published rows are unchanged by either.
     """
     m = shape_of(spec)
     passes = 4 if recompute else 3
-    ref = exact(spec, seq, "full", passes)
+    ref = exact(spec, seq, "full", passes, scan)
     window = _window_note(spec)
     out = []
     for conv in PUBLISHED:
@@ -221,14 +224,14 @@ def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False) -> lis
              "included), so these are hardware FLOPs (4 × forward), not model FLOPs"] \
         if recompute else []
     if spec.mtp_layers:
-        served = {a: exact(spec, seq, a, passes, mtp=False) for a in ("full", "causal")}
+        served = {a: exact(spec, seq, a, passes, scan, mtp=False) for a in ("full", "causal")}
         extra.append(f"with {counted(spec.mtp_layers, 'multi-token-prediction module')}, "
                      f"trained with the model: {exact_number(ref - served['full']):,} per "
                      f"token; without: {exact_number(served['full']):,} (full), "
                      f"{exact_number(served['causal']):,} (causal)")
     out.append(_row("exact_full", ref, tokens, ref, f"{passes_text}, full attention (s² pairs)",
                     EXACT_SOURCE, list(extra)))
-    out.append(_row("exact_causal", exact(spec, seq, "causal", passes), tokens, ref,
+    out.append(_row("exact_causal", exact(spec, seq, "causal", passes, scan), tokens, ref,
                     f"{passes_text}, causal attention (the pairs each layer's mask lets through)",
                     EXACT_SOURCE, list(extra)))
     return out
@@ -241,7 +244,7 @@ def spread(table: list[Row]) -> Spread:
     return Spread(hi, lo, float(value[hi] / value[lo]))
 
 
-def how_counted(spec: ModelSpec, m: Shape, recompute: bool) -> list[str]:
+def how_counted(spec: ModelSpec, m: Shape, recompute: bool, scan: str) -> list[str]:
     active = "active non-embedding" if spec.is_moe else "non-embedding"
     lines = [
         "2 FLOPs per multiply-add: a matmul (T x in)·(in x out) costs 2·T·in·out",
@@ -263,7 +266,7 @@ def how_counted(spec: ModelSpec, m: Shape, recompute: bool) -> list[str]:
         lines.append("encoder-decoder: source length = target length = s; D counts target "
                      "tokens; the published formulas are decoder-only and use L = encoder + "
                      "decoder layers")
-    return lines
+    return lines + [f"exact rows: {line}" for line in scan_lines(scan, chunked_scans(spec))]
 
 
 def _dims(spec: ModelSpec, m: Shape) -> Dims:
@@ -280,16 +283,17 @@ def _dims(spec: ModelSpec, m: Shape) -> Dims:
 
 
 def build_conventions_report(loaded: LoadedModel, seq: int, tokens: int, tokens_source: str,
-                             recompute: bool = False) -> ConventionsReport:
+                             recompute: bool = False, scan: Scan = "chunked"
+                             ) -> ConventionsReport:
     """Every row, the settings, and what was assumed."""
     spec = loaded.spec
     m = shape_of(spec)
-    table = rows(spec, seq, tokens, recompute)
+    table = rows(spec, seq, tokens, recompute, scan)
     return ConventionsReport(
         schema_version=SCHEMA_VERSION, command="conventions", model=model_info(loaded),
         settings=ConventionsSettings(seq, tokens, tokens_source,
                                      "full" if recompute else "none",
-                                     "hardware" if recompute else "model"),
+                                     "hardware" if recompute else "model", scan),
         dims=_dims(spec, m), conventions=table, reference=REFERENCE, spread=spread(table),
-        how_counted=how_counted(spec, m, recompute),
+        how_counted=how_counted(spec, m, recompute, scan),
         warnings=context_warning(loaded.name, "--seq", seq, spec.max_seq_len))

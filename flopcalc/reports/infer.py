@@ -27,18 +27,20 @@ from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from .images import ImagesInfo, image_lines, prefill_flops, tower_bytes
-from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, chunked_scans,
-                     context_warning, exact_number, first_attention, kind_notes,
+from .common import (SCHEMA_VERSION, ModelInfo, Report, as_argument, attention_line,
+                     chunked_scans, context_warning, exact_number, first_attention, kind_notes,
                      memory_basis_line, model_info, samples, scan_lines)
 
 Number = Union[int, float]
 
 
-def check_decoder_only(spec: ModelSpec, name: str, command: str = "infer") -> None:
-    if spec.architecture != "decoder-only":
+def check_decoder_only(loaded: LoadedModel, command: str = "infer") -> None:
+    if loaded.spec.architecture != "decoder-only":
+        model = as_argument(loaded)
         raise FlopcalcError(
-            f"{command} supports decoder-only models; {name} is {spec.architecture} (flopcalc "
-            f"model {name} counts its forward pass, flopcalc train its training)")
+            f"{command} supports decoder-only models; {loaded.name} is "
+            f"{loaded.spec.architecture} (flopcalc model {model} counts its forward pass, "
+            f"flopcalc train {model} its training)")
 
 
 @dataclass
@@ -391,7 +393,7 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
     `images` (`reports.images.place`): the images whose tokens `prompt` already counts, run
     through the vision towers in the prefill."""
     spec = loaded.spec
-    check_decoder_only(spec, loaded.name)
+    check_decoder_only(loaded)
     kv_b, state_b = DTYPE_BITS[kv_dtype] // 8, DTYPE_BITS[state_dtype] // 8
     settings = InferSettings(prompt, gen, batch, attention, scan, kv_dtype, kv_b, state_dtype,
                              state_b, weights_dtype, bits_per_value(weights_dtype),
@@ -456,7 +458,7 @@ def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) ->
         raise FlopcalcError("--max-batch needs an accelerator with a memory size: give "
                             "--accelerator NAME")
     spec = loaded.spec
-    check_decoder_only(spec, loaded.name)
+    check_decoder_only(loaded)
     weights = p.ceil_fraction(stored_bytes(spec, weight_params(spec), options["weights_dtype"]))
     batch = max_batch(spec, options["prompt"] + options["gen"],
                       DTYPE_BITS[options["kv_dtype"]] // 8, weights, hw.total_memory_bytes,

@@ -11,7 +11,9 @@ from typing import Optional
 from ..counting.utilisation import counted
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
-from .common import SCHEMA_VERSION, ModelInfo, Report, context_warning, model_info
+from ..kinds.base import Scan
+from .common import (SCHEMA_VERSION, ModelInfo, Report, chunked_scans, context_warning,
+                     model_info, scan_lines)
 from .infer import AcceleratorInfo, accelerator_info
 
 
@@ -45,6 +47,7 @@ class MfuReport(Report):
     model: ModelInfo
     seq: int
     recompute: str
+    scan: str  # how the exact rows count chunked scans' core (--scan): chunked or recurrent
     accelerator: AcceleratorInfo
     measured: Measured
     conventions: list[str]
@@ -70,12 +73,13 @@ def _cause(name: str, rows: dict[str, float], spec_has_window: bool) -> str:
 
 def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_second: Fraction,
                      given: str, step_seconds: Optional[Fraction],
-                     global_batch: Optional[int], recompute: str) -> MfuReport:
+                     global_batch: Optional[int], recompute: str,
+                     scan: Scan = "chunked") -> MfuReport:
     spec = loaded.spec
     peak_all = hw.peak_flops * hw.count
     rows = []
     figures = {}
-    table = counted(spec, seq, recompute)
+    table = counted(spec, seq, recompute, scan)
     for c in table:
         figures[c.name] = float(c.per_token * tokens_per_second / peak_all)
     window = any(getattr(m, "mask", None) is not None and m.mask.kind != "causal"
@@ -95,6 +99,7 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
         f"HFU rows add what --recompute {recompute} runs again (full: the layers' forward, not "
         "the head; selective: the attention core)",
         "a figure above 100% is impossible and is shown as such, with the convention's reason",
+        *(f"exact and HFU rows: {line}" for line in scan_lines(scan, chunked_scans(spec))),
     ]
     warnings = context_warning(loaded.name, "--seq", seq, spec.max_seq_len)
     bad = [r.name for r in rows if not r.possible]
@@ -102,7 +107,7 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
         warnings.append("impossible (above 100% of peak): " + ", ".join(bad))
     return MfuReport(
         schema_version=SCHEMA_VERSION, command="mfu", model=model_info(loaded), seq=seq,
-        recompute=recompute, accelerator=accelerator_info(hw),
+        recompute=recompute, scan=scan, accelerator=accelerator_info(hw),
         measured=Measured(float(tokens_per_second), per_device,
                           None if step_seconds is None else float(step_seconds), global_batch,
                           given),

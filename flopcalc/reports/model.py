@@ -16,7 +16,7 @@ from ..counting.training import training_cost
 from ..counting.workload import Workload
 from ..errors import FlopcalcError
 from ..models.registry import LoadedModel
-from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
+from .common import (SCHEMA_VERSION, ModelInfo, Report, as_argument, context_warning, conventions,
                      default_seq, default_tokens, exact_number, model_info, pct)
 from .images import ImagesInfo, image_lines, place
 
@@ -251,7 +251,8 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
             six_nd_plus_attention=cost.six_nd_plus_attention, mtp=cost.mtp, exact=cost.exact,
             six_nd_below_exact_pct=pct(cost.exact - cost.six_nd, cost.exact),
             rounded=cost.rounded,
-            conventions_line=model_line(spec, seq, loaded.name, attention, tgt_seq, scan)),
+            conventions_line=model_line(spec, seq, as_argument(loaded), attention, tgt_seq,
+                                         scan)),
         crossover=Crossover(
             seq=x.seq, exact=None if x.exact is None else str(x.exact),
             d_model_multiple=None if x.value is None else x.value / spec.d_model,

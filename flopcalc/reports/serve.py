@@ -372,7 +372,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                        memory_efficiency: Optional[Fraction] = None,
                        efficiency_source: str = "") -> ServeReport:
     spec = loaded.spec
-    check_decoder_only(spec, loaded.name, "serve")
+    check_decoder_only(loaded, "serve")
     check_layout(spec, tp, pp, ep)
     warnings: list[str] = []
     if max_model_len is None:
@@ -406,7 +406,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     if mtp:
         drafts = E.mtp_caches(spec, tp)
     elif draft is not None and draft.spec is not None:
-        check_decoder_only(draft.spec, draft.name, "serve --draft")
+        check_decoder_only(draft, "serve --draft")
         drafts = [(i, c) for i, c in E.model_caches(draft.spec, tp)]
     layers, alignment = E.engine_layers(caches, engine, drafts)
     n_layers = spec.n_layers("decoder")
