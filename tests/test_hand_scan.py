@@ -352,3 +352,14 @@ def test_which_kinds_have_a_chunked_scan():
     assert all(k.chunked_scan for k in (Mamba2, GatedDeltaNet, KimiDelta, Lightning))
     assert not any(k.chunked_scan for k in (Mamba1, ShortConv))
     assert DECLARED_SCANS == SCANS == ("chunked", "recurrent")
+
+
+@pytest.mark.parametrize("keys", [{"attention": "CAUSAL"}, {"attention": ""},
+                                  {"scan": "Recurrent"}, {"scan": "chunk"}])
+def test_a_workload_takes_only_the_named_forms(keys):
+    # the kinds test `attention == "causal"` and `scan == "recurrent"`: another text would
+    # silently count as one of the two forms
+    from flopcalc.counting.workload import Workload
+
+    with pytest.raises(ValueError, match="is one of"):
+        Workload(seq=5, tgt_seq=5, **keys)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import get_args
+
 from ..kinds.base import SCANS, Convention, Scan, Span
+
+CONVENTIONS: tuple[Convention, ...] = get_args(Convention)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +30,10 @@ class Workload:
     scan: Scan = "chunked"
 
     def __post_init__(self) -> None:
+        # the kinds compare with "full" and "causal": any other text would count as one of them
+        if self.attention not in CONVENTIONS:
+            raise ValueError(f"attention is one of {', '.join(CONVENTIONS)}, got "
+                             f"{self.attention!r}")
         if self.scan not in SCANS:
             raise ValueError(f"scan is one of {', '.join(SCANS)}, got {self.scan!r}")
 
