@@ -8,9 +8,12 @@ refactor changes none of it.
 - `tests/data/golden/text/PRESET.json`, every string of the same reports: the "how this was
   counted" lines, the notes, the layers' descriptions. They are what a user reads to know how a
   figure was counted, so a change of wording is made on purpose, never by accident;
-- `tests/data/golden/zoo/TYPE.json.gz` (gzipped: 7 MB as text), numbers and strings of `model`, `conventions`, `memory`
-  and `infer` for the default config of every model type of the sweep (`tests/data/zoo/`, as
-  transformers saves it). Presets cover the kinds of the published models; these cover the kinds
+- `tests/data/golden/workflows/PRESET.json.gz`, numbers and strings of the commands built on
+  the counts: `mfu`, `train`, `step`, `plan`, `serve`, `memory` with adapters and with
+  offloading, `infer` with scaled weights;
+- `tests/data/golden/zoo/TYPE.json.gz` (gzipped), numbers and strings of `model` (and over
+  two images), `conventions`, `memory`, `infer`, `step` and `serve` for the shrunk default
+  config of every model type of the sweep (`tests/data/zoo/`, as transformers saves it). Presets cover the kinds of the published models; these cover the kinds
   only the zoo has (mixtures of attention heads, short convolutions, audio front ends, image
   processors), whose parameters and FLOPs `tests/test_zoo.py` holds to PyTorch's and whose
   layout, placements and wording only this file holds.
@@ -80,6 +83,54 @@ def runs(name: str) -> dict[str, Any]:
         out["infer"] = flopcalc.infer(name, prompt="6k", gen="3k", batch=3,
                                       accelerator="h100", count=8)
     return out
+
+
+def workflow_runs(name: str) -> dict[str, Any]:
+    """The commands that build on the counts (throughput, time, layouts, serving, memory under
+    adapters, quantised weights), for `tests/data/golden/workflows/`; a command that refuses the
+    model records its one-line error."""
+    import flopcalc
+
+    calls: dict[str, Callable[[], Any]] = {
+        "mfu": lambda: flopcalc.mfu(name, tokens_per_second=3900, per_device=True,
+                                    accelerator="h100", count=8, seq=4096,
+                                    recompute="selective"),
+        "train": lambda: flopcalc.train(name, mfu=0.4, accelerator="h100", count=64, price=2),
+        "step": lambda: flopcalc.step(name, seq=4096, tp=2, pp=2, dp=2, global_batch=32,
+                                      micro_batch=1, accelerator="h100", zero=1,
+                                      recompute="selective", sequence_parallel=True,
+                                      tokens="1T", price=2),
+        "plan": lambda: flopcalc.plan(name, seq=4096, global_batch=64, accelerator="h100",
+                                      count=16, top=3),
+        "serve": lambda: flopcalc.serve(name, accelerator="h200", prompt=600, gen=200,
+                                        batch=8, max_model_len=1024),
+        "serve_tp": lambda: flopcalc.serve(name, accelerator="h200", count=8, tp=8,
+                                           weights_dtype="fp8", kv_dtype="fp8", prompt=600,
+                                           gen=200, batch=8, max_model_len=1024),
+        "memory_adapters": lambda: flopcalc.memory(name, seq=2048, lora_rank=16, qlora=True,
+                                                   accelerator="h100"),
+        "memory_offload": lambda: flopcalc.memory(name, seq=2048, dp=8, zero=3, fp8=True,
+                                                  offload_optimizer=True, zero3_buffer=True,
+                                                  grad_fp32=True, accelerator="h100"),
+        "infer_scaled": lambda: flopcalc.infer(name, prompt=2000, gen=500, batch=4,
+                                               weights_dtype="nvfp4", kv_dtype="fp8",
+                                               accelerator="b200", count=2),
+    }
+    out: dict[str, Any] = {}
+    for run, call in calls.items():
+        try:
+            out[run] = call().to_dict()
+        except flopcalc.FlopcalcError as exc:
+            out[run] = {"error": str(exc)}
+    return out
+
+
+def record_workflows(name: str) -> dict[str, Any]:
+    documents = workflow_runs(name)
+    # plan's search_seconds is how long this machine took to search the layouts
+    figures = {k: v for k, v in shared(documents, numbers).items()
+               if not k.endswith("search_seconds")}
+    return {"numbers": figures, "text": shared(documents, strings)}
 
 
 def split_memory(name: str) -> Any:
@@ -172,10 +223,20 @@ def zoo_runs(path: str) -> dict[str, Any]:
     calls: dict[str, Callable[[], Any]] = {
         "model": lambda: flopcalc.model(path, attention="causal", seq=96, batch=2,
                                         elementwise=True),
+        # a multimodal type's tower over two images (the others refuse --images)
+        "model_images": lambda: flopcalc.model(path, seq=96, images=2, image_size="640x480",
+                                               elementwise=True),
         "conventions": lambda: flopcalc.conventions(path, seq=64),
         "memory_split": lambda: split_memory(path),
         "infer": lambda: flopcalc.infer(path, prompt=40, gen=24, batch=3, accelerator="h100",
                                         count=8),
+        "infer_scaled": lambda: flopcalc.infer(path, prompt=40, gen=24, weights_dtype="nvfp4",
+                                               kv_dtype="fp8", accelerator="b200"),
+        "memory_adapters": lambda: flopcalc.memory(path, seq=64, lora_rank=4, qlora=True),
+        "step": lambda: flopcalc.step(path, seq=64, tp=2, pp=2, dp=2, global_batch=8,
+                                      micro_batch=1, accelerator="h100", zero=1,
+                                      recompute="selective", sequence_parallel=True),
+        "serve": lambda: flopcalc.serve(path, accelerator="h100", prompt=40, gen=24, batch=3),
     }
     out: dict[str, Any] = {}
     for run, call in calls.items():
@@ -233,6 +294,7 @@ def main() -> None:
     for name in [n for n in presets if not names or n in names]:
         write(GOLDEN / f"{name}.json", record(name))
         write(GOLDEN / "text" / f"{name}.json", record_text(name))
+        write(GOLDEN / "workflows" / f"{name}.json.gz", record_workflows(name))
         print(name)
     for model_type in [t for t in zoo_types() if not names or t in names]:
         write(GOLDEN / "zoo" / f"{model_type}.json.gz", record_zoo(model_type))

@@ -9,7 +9,8 @@ import pytest
 
 from flopcalc.models.registry import preset_names
 
-from .golden import GOLDEN, read, record, record_text, record_zoo, zoo_types
+from .golden import (GOLDEN, read, record, record_text, record_workflows, record_zoo,
+                     zoo_types)
 
 
 def same(a: object, b: object) -> bool:
@@ -49,12 +50,21 @@ def test_zoo_is_recorded_for_every_type():
 
 @pytest.mark.parametrize("model_type", zoo_types())
 def test_zoo_unchanged(model_type):
-    expected = read(GOLDEN / "zoo" / f"{model_type}.json.gz")
-    got = record_zoo(model_type)
-    changed = [f"{section} {k}: {expected[section].get(k, '<absent>')!r} -> "
-               f"{got[section].get(k, '<absent>')!r}"
-               for section in ("numbers", "text")
-               for k in sorted(set(expected[section]) | set(got[section]))
-               if not same(expected[section].get(k, ...), got[section].get(k, ...))]
+    changed = _changes(read(GOLDEN / "zoo" / f"{model_type}.json.gz"), record_zoo(model_type))
     assert not changed, f"{len(changed)} figures or lines changed (python -m tests.golden " \
         f"{model_type} if meant):\n" + "\n".join(changed[:40])
+
+
+def _changes(expected: dict, got: dict) -> list[str]:
+    return [f"{section} {k}: {expected[section].get(k, '<absent>')!r} -> "
+            f"{got[section].get(k, '<absent>')!r}"
+            for section in ("numbers", "text")
+            for k in sorted(set(expected[section]) | set(got[section]))
+            if not same(expected[section].get(k, ...), got[section].get(k, ...))]
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_workflows_unchanged(name):
+    changed = _changes(read(GOLDEN / "workflows" / f"{name}.json.gz"), record_workflows(name))
+    assert not changed, f"{len(changed)} figures or lines changed (python -m tests.golden " \
+        f"{name} if meant):\n" + "\n".join(changed[:40])
