@@ -107,6 +107,15 @@ def workflow_runs(name: str) -> dict[str, Any]:
         "serve_tp": lambda: flopcalc.serve(name, accelerator="h200", count=8, tp=8,
                                            weights_dtype="fp8", kv_dtype="fp8", prompt=600,
                                            gen=200, batch=8, max_model_len=1024),
+        # pipeline stages over a network: the activations each stage sends the next
+        "serve_pp": lambda: flopcalc.serve(name, accelerator="h100", count=4, tp=2, pp=2,
+                                           network="dgx-h100", weights_dtype="fp8",
+                                           prompt=600, gen=200, batch=8, max_model_len=1024),
+        # one page size for every layer: windows and chunks cached as full attention
+        "serve_unified": lambda: flopcalc.serve(name, accelerator="h200", count=8, tp=8,
+                                                weights_dtype="fp8", prompt=600, gen=200,
+                                                hybrid_kv_cache_manager=False,
+                                                max_model_len=1024),
         "memory_adapters": lambda: flopcalc.memory(name, seq=2048, lora_rank=16, qlora=True,
                                                    accelerator="h100"),
         "memory_offload": lambda: flopcalc.memory(name, seq=2048, dp=8, zero=3, fp8=True,
@@ -208,16 +217,20 @@ def zoo_types() -> list[str]:
     return sorted(p.stem for p in ZOO.glob("*.json"))
 
 
-def zoo_config(model_type: str) -> dict[str, Any]:
-    """The shrunk default config of a model type as transformers saves it (`tests/data/zoo/`):
-    every feature of the architecture, few layers, small widths."""
+def zoo_configs(model_type: str) -> list[tuple[str, dict[str, Any]]]:
+    """The shrunk configs of a model type as transformers saves them (`tests/data/zoo/`): every
+    feature of the architecture, few layers, small widths; the default config first, then each
+    variant of each case (features a default leaves off: biases, adapters, relative attention,
+    other layer patterns), labelled `CASE.LABEL`."""
     doc = json.loads((ZOO / f"{model_type}.json").read_text())
-    return doc["cases"][0]["flops"][0]["config"]
+    return [(f"{i}.{entry['label']}", entry["config"])
+            for i, case in enumerate(doc["cases"]) for entry in case["flops"]]
 
 
-def zoo_runs(path: str) -> dict[str, Any]:
-    """The reports recorded for one model type; a command that refuses the model records its
-    one-line error, which is part of what the user is told."""
+def zoo_runs(path: str, variant: bool = False) -> dict[str, Any]:
+    """The reports recorded for one model type (for a `variant`, the model, its memory and its
+    decode); a command that refuses the model records its one-line error, which is part of
+    what the user is told."""
     import flopcalc
 
     calls: dict[str, Callable[[], Any]] = {
@@ -238,6 +251,8 @@ def zoo_runs(path: str) -> dict[str, Any]:
                                       recompute="selective", sequence_parallel=True),
         "serve": lambda: flopcalc.serve(path, accelerator="h100", prompt=40, gen=24, batch=3),
     }
+    if variant:
+        calls = {k: calls[k] for k in ("model", "memory_split", "infer")}
     out: dict[str, Any] = {}
     for run, call in calls.items():
         try:
@@ -250,13 +265,19 @@ def zoo_runs(path: str) -> dict[str, Any]:
 def record_zoo(model_type: str) -> dict[str, Any]:
     import tempfile
 
+    documents: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         # the model is named after its folder, and its path is printed as its source: both are
         # kept the same from run to run
         path = Path(tmp) / model_type / "config.json"
         path.parent.mkdir()
-        path.write_text(json.dumps(zoo_config(model_type)))
-        documents = json.loads(json.dumps(zoo_runs(str(path))).replace(tmp, "ZOO"))
+        for n, (label, config) in enumerate(zoo_configs(model_type)):
+            path.write_text(json.dumps(config))
+            runs = zoo_runs(str(path), variant=n > 0)
+            # the default's runs under their own names; a variant's under its label, where
+            # `shared` keeps only what differs from the default
+            documents.update(runs if n == 0 else {f"{label}/{k}": v for k, v in runs.items()})
+        documents = json.loads(json.dumps(documents).replace(tmp, "ZOO"))
     # a layer's rows (`layers.N.flop_rows`) are the model's rows (`flops.rows`) before they
     # are summed over the layers of each stack: their numbers are left out, their text kept
     figures = {k: v for k, v in shared(documents, numbers).items()
