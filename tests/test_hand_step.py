@@ -170,3 +170,12 @@ def test_bubble_fraction(tmp_path, p, v, m):
     t = step_time(prof, lay, res.machine, "estimate")
     busy = sum(t.compute.values())
     assert Fraction(t.bubble / busy).limit_denominator(100) == Fraction(p - 1, v * m)
+
+
+@pytest.mark.parametrize("kind", ["all-reduce", "ALLREDUCE", "p2p", None])
+def test_a_collective_is_one_of_four(kind):
+    # the formulas compare the kind with "allreduce" and "alltoall": another name would be
+    # timed silently as an all-gather
+    net = Net.of(load_network("dgx-h100").spec)
+    with pytest.raises(ValueError, match="a collective is one of"):
+        collective(kind, 1e6, 8, 8, net)

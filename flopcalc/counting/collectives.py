@@ -78,9 +78,14 @@ def ring(kind: str, size: float, n: int, bw: float, base: float, step: float) ->
     return base + steps * step + factor(kind, n) * size / bw
 
 
+KINDS = ("allreduce", "allgather", "reducescatter", "alltoall")
+
+
 def collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> float:
     """Seconds for one collective of `size` bytes (the whole buffer) over n ranks, of which
     `per_domain` share each fast domain."""
+    if kind not in KINDS:  # the formulas below compare kinds: another would pass as one
+        raise ValueError(f"a collective is one of {', '.join(KINDS)}, got {kind!r}")
     if n <= 1 or size <= 0:
         return 0.0
     g = max(1, min(per_domain, n))
