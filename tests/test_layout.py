@@ -153,16 +153,27 @@ def test_the_name_check_sees_what_it_forbids():
         assert not name_decisions(fine), fine
 
 
-def test_part_keeps_no_post_init():
-    """kinds.base._updated copies a Part's fields without running __init__: it is only right
-    while a Part has nothing to check or derive after construction."""
+def test_part_checks_only_what_updated_keeps():
+    """kinds.base._updated copies a Part's fields without running __init__: right while
+    Part.__post_init__ checks only the role and the stage, which a copy keeps (and a copy that
+    changes them is checked)."""
+    import inspect
     from dataclasses import fields
 
-    from flopcalc.kinds.base import Part, _updated
+    import pytest
 
-    assert not hasattr(Part, "__post_init__")
+    from flopcalc.kinds.base import COLUMN, Part, _updated
+
+    body = inspect.getsource(Part.__post_init__)
+    assert {f.name for f in fields(Part) if f"self.{f.name}" in body} == {"name", "role", "stage"}
     p = Part("a", 1, "weights", (2, 3), matmul=True)
     assert _updated(p, value=5) == Part("a", 5, "weights", (2, 3), matmul=True)
+    assert _updated(p, role=COLUMN) == Part("a", 1, "weights", (2, 3), COLUMN, matmul=True)
+    for bad in ({"role": "columns"}, {"stage": None}):
+        with pytest.raises(ValueError, match="not one of"):
+            _updated(p, **bad)
+        with pytest.raises(ValueError, match="not one of"):
+            Part("a", 1, "weights", **bad)
     assert set(Part.__slots__) == {f.name for f in fields(Part)}
 
 

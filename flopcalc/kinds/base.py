@@ -42,6 +42,8 @@ COLUMN, ROW, VOCAB, EXPERT, REPLICATED = "column", "row", "vocab", "expert", "re
 # Which pipeline stage holds it: the embeddings on the first, the final norm and head on the
 # last, the layers spread over all.
 FIRST, SPREAD, LAST = "first", "layers", "last"
+ROLES = frozenset((COLUMN, ROW, VOCAB, EXPERT, REPLICATED))
+STAGES = frozenset((FIRST, SPREAD, LAST))
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,13 @@ class Part:
     weight_shape: tuple[int, ...] = ()
     head: bool = False
     gemm_input: bool = False
+
+    def __post_init__(self) -> None:
+        # memory, traffic and the step-time model compare these with the names above: any
+        # other value would pass as replicated, or on no stage
+        if self.role not in ROLES or self.stage not in STAGES:
+            raise ValueError(f"{self.name}: role {self.role!r} or stage {self.stage!r} is not "
+                             "one of kinds.base's")
 
 
 def total(parts: Iterable[Part], kind: str | None = None) -> int:
@@ -132,7 +141,12 @@ def prefixed(prefix: str, parts: Iterable[Part]) -> list[Part]:
 def _updated(p: Part, **changes: Any) -> Part:
     """`dataclasses.replace` for the hot paths (a sweep renames and scales tens of thousands of
     parts): a copy of `p` with `changes`, set field by field as the generated __init__ would,
-    without its per-call introspection (a Part has no __post_init__ to skip)."""
+    without its per-call introspection. Part.__post_init__ checks the role and the stage only,
+    so a copy that keeps them needs no check; one that changes them is built the checked way."""
+    if "role" in changes or "stage" in changes:
+        import dataclasses
+
+        return dataclasses.replace(p, **changes)
     q = _new_part(Part)
     for name, get in _PART_FIELDS:
         _set(q, name, changes[name] if name in changes else get(p))
