@@ -85,10 +85,23 @@ def runs(name: str) -> dict[str, Any]:
     return out
 
 
+def reports(calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Each call's report as JSON; a command that refuses the model records its one-line
+    error, which is part of what the user is told."""
+    import flopcalc
+
+    out: dict[str, Any] = {}
+    for run, call in calls.items():
+        try:
+            out[run] = call().to_dict()
+        except flopcalc.FlopcalcError as exc:
+            out[run] = {"error": str(exc)}
+    return out
+
+
 def workflow_runs(name: str) -> dict[str, Any]:
     """The commands that build on the counts (throughput, time, layouts, serving, memory under
-    adapters, quantised weights), for `tests/data/golden/workflows/`; a command that refuses the
-    model records its one-line error."""
+    adapters, quantised weights), for `tests/data/golden/workflows/`."""
     import flopcalc
 
     calls: dict[str, Callable[[], Any]] = {
@@ -111,6 +124,14 @@ def workflow_runs(name: str) -> dict[str, Any]:
         "serve_pp": lambda: flopcalc.serve(name, accelerator="h100", count=4, tp=2, pp=2,
                                            network="dgx-h100", weights_dtype="fp8",
                                            prompt=600, gen=200, batch=8, max_model_len=1024),
+        # experts split over devices, a shared prompt prefix, a draft model's speculation
+        "serve_ep": lambda: flopcalc.serve(name, accelerator="h200", count=8, tp=2, ep=4,
+                                           dp=4, weights_dtype="fp8", prompt=600, gen=200,
+                                           batch=8, max_model_len=1024, shared_prefix=300),
+        "serve_draft": lambda: flopcalc.serve(name, accelerator="h200", count=8, tp=8,
+                                              weights_dtype="fp8", prompt=600, gen=200,
+                                              batch=8, max_model_len=1024, draft="gpt2",
+                                              draft_tokens=3, acceptance=0.7),
         # one page size for every layer: windows and chunks cached as full attention
         "serve_unified": lambda: flopcalc.serve(name, accelerator="h200", count=8, tp=8,
                                                 weights_dtype="fp8", prompt=600, gen=200,
@@ -125,13 +146,7 @@ def workflow_runs(name: str) -> dict[str, Any]:
                                                weights_dtype="nvfp4", kv_dtype="fp8",
                                                accelerator="b200", count=2),
     }
-    out: dict[str, Any] = {}
-    for run, call in calls.items():
-        try:
-            out[run] = call().to_dict()
-        except flopcalc.FlopcalcError as exc:
-            out[run] = {"error": str(exc)}
-    return out
+    return reports(calls)
 
 
 def record_workflows(name: str) -> dict[str, Any]:
@@ -229,8 +244,7 @@ def zoo_configs(model_type: str) -> list[tuple[str, dict[str, Any]]]:
 
 def zoo_runs(path: str, variant: bool = False) -> dict[str, Any]:
     """The reports recorded for one model type (for a `variant`, the model, its memory and its
-    decode); a command that refuses the model records its one-line error, which is part of
-    what the user is told."""
+    decode)."""
     import flopcalc
 
     calls: dict[str, Callable[[], Any]] = {
@@ -239,6 +253,11 @@ def zoo_runs(path: str, variant: bool = False) -> dict[str, Any]:
         # a multimodal type's tower over two images (the others refuse --images)
         "model_images": lambda: flopcalc.model(path, seq=96, images=2, image_size="640x480",
                                                elementwise=True),
+        # tiny (a processor's floor), odd-sized and very wide images
+        "model_images_small": lambda: flopcalc.model(path, seq=96, images=1, image_size="30x21"),
+        "model_images_odd": lambda: flopcalc.model(path, seq=96, images=3, image_size="641x479"),
+        "model_images_wide": lambda: flopcalc.model(path, seq=96, images=1,
+                                                    image_size="300x2000"),
         "conventions": lambda: flopcalc.conventions(path, seq=64),
         "memory_split": lambda: split_memory(path),
         "infer": lambda: flopcalc.infer(path, prompt=40, gen=24, batch=3, accelerator="h100",
@@ -246,6 +265,8 @@ def zoo_runs(path: str, variant: bool = False) -> dict[str, Any]:
         "infer_scaled": lambda: flopcalc.infer(path, prompt=40, gen=24, weights_dtype="nvfp4",
                                                kv_dtype="fp8", accelerator="b200"),
         "memory_adapters": lambda: flopcalc.memory(path, seq=64, lora_rank=4, qlora=True),
+        "memory_offload": lambda: flopcalc.memory(path, seq=64, dp=4, zero=3, fp8=True,
+                                                  offload_optimizer=True, zero3_buffer=True),
         "step": lambda: flopcalc.step(path, seq=64, tp=2, pp=2, dp=2, global_batch=8,
                                       micro_batch=1, accelerator="h100", zero=1,
                                       recompute="selective", sequence_parallel=True),
@@ -253,13 +274,7 @@ def zoo_runs(path: str, variant: bool = False) -> dict[str, Any]:
     }
     if variant:
         calls = {k: calls[k] for k in ("model", "memory_split", "infer")}
-    out: dict[str, Any] = {}
-    for run, call in calls.items():
-        try:
-            out[run] = call().to_dict()
-        except flopcalc.FlopcalcError as exc:
-            out[run] = {"error": str(exc)}
-    return out
+    return reports(calls)
 
 
 def record_zoo(model_type: str) -> dict[str, Any]:

@@ -207,3 +207,18 @@ def test_unknown_kind_without_registration(cli, tmp_path):
     path.write_text(TOY)
     r = cli("model", path)
     assert r.code == 2 and "unknown key 'toy'" in r.err
+
+
+@pytest.mark.parametrize("layer_type, block", [("full", "toy_block"), ("toy2", "mamba2"),
+                                              ("mamba2", "toy_block")])
+def test_a_kind_cannot_take_a_name_in_use(layer_type, block):
+    # "full" is a layer type, "mamba2" both a layer type and a config block; either clash is
+    # refused, and nothing is registered
+    from dataclasses import replace
+
+    entry = replace(ENTRY, layer_types=(layer_type,), blocks=((block, ENTRY.blocks[0][1]),))
+    from flopcalc.kinds.registry import mixer_names
+
+    with pytest.raises(ValueError, match="kind names already taken"):
+        register(entry)
+    assert "toy2" not in mixer_names()
