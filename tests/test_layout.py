@@ -185,5 +185,5 @@ def test_cli_choice_lists_are_the_counting_tables():
     from flopcalc import commands
     from flopcalc.kinds import base
 
-    assert commands.CONVENTIONS == typing.get_args(base.Convention)
+    assert commands.CONVENTIONS == base.CONVENTIONS == typing.get_args(base.Convention)
     assert commands.SCANS == base.SCANS

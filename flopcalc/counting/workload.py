@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from typing import get_args
-
-from ..kinds.base import SCANS, Convention, Scan, Span
-
-CONVENTIONS: tuple[Convention, ...] = get_args(Convention)
+from ..kinds.base import CONVENTIONS, SCANS, Convention, Scan, Span
 
 
 @dataclass(frozen=True, slots=True)

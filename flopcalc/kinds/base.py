@@ -20,6 +20,7 @@ from math import ceil
 from typing import Any, Iterable, Iterator, Literal, Optional, Protocol
 
 Convention = Literal["full", "causal"]
+CONVENTIONS: tuple[Convention, ...] = ("full", "causal")
 
 # FLOP families: what kind of work a FLOP part is. `weights`: matmuls (and convolutions)
 # against weights, linear in the sequence. `attention`: score and value matmuls against
