@@ -120,6 +120,24 @@ def test_speculative_draft_model_by_hand():
     assert (c["bytes_per_block"], c["num_blocks"], c["max_concurrency"]) == (1024, 50, 12.5)
 
 
+def test_a_mixture_of_experts_draft_adds_its_weights_to_the_last_stage():
+    """tiny-moe.yaml drafting for tiny.yaml. Its parameters per layer: attention q, o 8·8 = 64
+    each, k, v 8·4 = 32 each (192), two RMSNorms (16), the router 8·4 (32), 4 gated experts of
+    3·8·8 = 192 (768): 1,008; 2 layers, an untied 16 x 8 table and head and a final norm:
+    2,016 + 264 = 2,280, 4,560 bf16 bytes; next to tiny's 2,384 on one device: 6,944.
+    On 2 tensor-parallel devices every matrix is halved (experts too: no expert parallelism),
+    the norms and router are whole, in parameters: tiny (64 + 32 + 32 + 64 + 256) / 2 + 16 =
+    240 a layer, 480 + 64 + 64 + 8 = 616;
+    the draft (192 + 768) / 2 + 16 + 32 = 528 a layer, 1,056 + 136 = 1,192: 1,808 parameters,
+    3,616 bytes."""
+    moe = str(DATA / "tiny-moe.yaml")
+    r = serve(draft=moe, draft_tokens=2, acceptance="0.5")
+    assert r["weights"]["bytes"] == 2384
+    assert r["weights"]["device_bytes"] == [6944]
+    r = serve(draft=moe, draft_tokens=2, acceptance="0.5", tp=2)
+    assert r["weights"]["device_bytes"] == [3616]
+
+
 def test_speculative_mtp_by_hand():
     """tiny-mtp.yaml: the tiny model with one MTP module (DeepSeek-V3's: a 2d → d projection,
     a layer of the last layer's kind, the shared head). k = 1, acceptance 0.8, prompt 4: the

@@ -24,7 +24,7 @@ import pytest
 
 import flopcalc
 from flopcalc.counting.roofline import decode_time
-from flopcalc.counting.serving import affine_segments
+from flopcalc.counting.serving import Segments, affine_segments
 from flopcalc.counting.traffic import weight_reads
 from flopcalc.kinds.masks import Mask
 
@@ -373,3 +373,14 @@ def test_a_trillion_decode_steps_with_chunked_layers(cli, model):
     assert time.monotonic() - start < 10
     d = r.json()["decode"]
     assert d["steps"] == 10**12
+
+
+def test_segment_ends_are_each_pieces_ends_and_the_cycles_first_and_last_repeat():
+    # a head (1..3), a cycle of two pieces over a period of 4 repeated 3 times (4..7, 8..11,
+    # 12..15), a tail (16..17)
+    s = Segments(((1, 3),), ((4, 5), (6, 7)), period=4, repeats=3, tail=((16, 17),))
+    assert s.ends() == [1, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 17]
+    assert s.expanded() == [(1, 3), (4, 5), (6, 7), (8, 9), (10, 11), (12, 13), (14, 15),
+                            (16, 17)]
+    assert Segments(((1, 3), (4, 9))).ends() == [1, 3, 4, 9]
+    assert Segments(((1, 3),), ((4, 5),), period=2, repeats=0).ends() == [1, 3, 4, 5]

@@ -1,7 +1,7 @@
 """Estimate the mutation score of the counting code from a uniform random sample of its mutants.
 
     pip install mutmut==3.8.1
-    python tools/mutation_sample.py [--per-folder 400] [--seed 2026]
+    python tools/mutation_sample.py [--per-folder 400] [--seed 2026] [--folders counting]
 
 A whole `mutmut run` over `flopcalc/counting/` and `flopcalc/kinds/` (about 19,000 mutants) is
 several hours on two cores. This draws, with a fixed seed, the same number of mutants from
@@ -65,6 +65,8 @@ def main() -> int:
     parser.add_argument("--per-folder", type=int, default=400)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--folders", nargs="+", choices=FOLDERS, default=list(FOLDERS),
+                        help="sample only these folders of flopcalc/")
     args = parser.parse_args()
 
     if not mutants():
@@ -75,7 +77,7 @@ def main() -> int:
     everything = mutants()
     rng = random.Random(args.seed)
     sample: list[str] = []
-    for f in FOLDERS:
+    for f in args.folders:
         names = sorted(n for n in everything if folder(n) == f)
         sample += rng.sample(names, min(args.per_folder, len(names)))
     mutmut("run", "--max-children", str(args.max_children), *sample)
@@ -83,7 +85,7 @@ def main() -> int:
     results = mutants()
     survivors: list[str] = []
     print(f"\nseed {args.seed}, {args.per_folder} mutants drawn from each folder")
-    for f in FOLDERS:
+    for f in args.folders:
         drawn = [n for n in sample if folder(n) == f]
         codes = [results[n] for n in drawn]
         ran = [c for c in codes if c not in (None, SKIPPED)]

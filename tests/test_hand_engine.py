@@ -1,0 +1,163 @@
+"""The paged-cache engine's small rules, each on specs built by hand: vLLM's bisection for the
+longest length that fits, a shared prefix's blocks per group, pipeline partitions and the
+page of each kind of spec. The vLLM-recorded cases (`test_serve_vllm.py`) hit these rules only
+at a few points; here each is checked against a brute-force definition or a hand-worked
+integer."""
+
+from __future__ import annotations
+
+import pytest
+
+from flopcalc.counting import engine as E
+from flopcalc.errors import FlopcalcError
+from flopcalc.kinds.base import EngineCache, EngineState
+
+
+def full(i: int = 0, bs: int = 16, per_token: int = 10) -> E.LayerSpec:
+    return E.LayerSpec(i, f"layers.{i}", "full", bs, per_token)
+
+
+def sliding(i: int = 0, bs: int = 16, window: int = 40, per_token: int = 10) -> E.LayerSpec:
+    return E.LayerSpec(i, f"layers.{i}", "sliding", bs, per_token, window=window)
+
+
+def brute_longest(groups: list[E.Group], bpb: int, check: int, length: int,
+                  in_flight: int) -> int:
+    """The definition: the largest n in 1..length whose blocks fit in `check` bytes, 0 if
+    none (vLLM bisects; blocks grow with n, so the two agree)."""
+    best = 0
+    for n in range(1, length + 1):
+        if bpb * sum(g.blocks_per_request(n, in_flight) for g in groups) <= check:
+            best = n
+    return best
+
+
+@pytest.mark.parametrize("check", [0, 99, 100, 101, 250, 999, 1000, 1600, 2300, 10 ** 6])
+@pytest.mark.parametrize("length", [1, 2, 15, 16, 17, 64, 100, 161])
+def test_longest_length_that_fits_is_the_largest_n_whose_blocks_fit(check, length):
+    groups = [E.Group([full()]), E.Group([sliding(1)])]
+    got = E._estimate_len(groups, 100, check, length, in_flight=8)
+    assert got == brute_longest(groups, 100, check, length, 8)
+
+
+def test_longest_length_by_hand():
+    # one full layer, 16-token blocks of 100 bytes: 1,000 bytes hold 10 blocks = 160 tokens
+    groups = [E.Group([full()])]
+    assert E._estimate_len(groups, 100, 1000, 1000, 0) == 160
+    assert E._estimate_len(groups, 100, 1000, 150, 0) == 150  # never past max_model_len
+    assert E._estimate_len(groups, 100, 99, 1000, 0) == 0  # not even one token
+
+
+def test_a_plan_that_does_not_fit_says_the_estimate():
+    # 2 full layers of 10 bytes a token, 16-token blocks: a 320-byte block; 64 tokens need 4.
+    layers = [full(0), full(1)]
+    engine = E.Engine(max_model_len=64)
+    p = E.plan(layers, engine, [320 * 4], 2)  # room for 4 blocks, one of them the null block
+    assert not p.fits
+    assert p.estimated_max_len == 48  # 3 blocks of 16 beside the null block
+    assert "estimated maximum model length is 48." in p.error
+    assert p.needed_bytes == 320 * 4
+    p = E.plan(layers, engine, [320], 2)  # the null block only
+    assert not p.fits and p.estimated_max_len == 0
+    assert p.error.startswith("No available memory for the cache blocks.")
+    p = E.plan(layers, engine, [320 * 5], 2)
+    assert p.fits and p.estimated_max_len is None and p.error == ""
+
+
+@pytest.mark.parametrize("kind, held", [("full", 6), ("mla", 6), ("indexer", 6),
+                                        ("sliding", 0), ("chunked", 0), ("state", 0)])
+def test_a_shared_prefix_is_held_once_only_where_every_token_is_kept(kind, held):
+    # 100 prefix tokens in 16-token blocks: 6 whole blocks in a group that keeps every token
+    spec = E.LayerSpec(0, "layers.0", kind, 16, 10, window=40, chunk=64, state_bytes=160)
+    p = E.plan([spec], E.Engine(max_model_len=256), [10 ** 9], 1)
+    assert E.shared_prefix_blocks(p, 100) == [held]
+
+
+def test_shared_prefix_blocks_follow_each_groups_block_size():
+    layers = [full(0, bs=16), sliding(1, bs=16), full(2, bs=16), sliding(3, bs=16)]
+    p = E.plan(layers, E.Engine(max_model_len=256), [10 ** 9], 4)
+    assert sorted(E.shared_prefix_blocks(p, 95)) == [0, 5]  # 95 // 16 = 5 in the full group
+    assert [g.kind for g in p.groups] in (["full", "sliding"], ["sliding", "full"])
+
+
+@pytest.mark.parametrize("layers, pp, parts", [
+    (8, 1, [8]), (8, 2, [4, 4]), (9, 2, [5, 4]), (10, 4, [2, 3, 3, 2]), (7, 4, [2, 2, 2, 1]),
+    (5, 3, [2, 2, 1])])
+def test_pipeline_partition_gives_the_remainder_to_the_stages_before_the_last(layers, pp, parts):
+    # vLLM's get_pp_indices: remainder r goes to stages p-2, p-3, ..., p-1-r
+    assert E.pp_partition(layers, pp) == parts
+    assert sum(parts) == layers
+
+
+def test_blocks_per_request_of_each_kind_by_hand():
+    L, T = 1000, 24
+    assert full(bs=16).blocks_per_request(L, T) == 63  # cdiv(1000, 16)
+    # window 40: cdiv(min(39 + 24, 1000), 16) + 1 = cdiv(63, 16) + 1 = 5
+    assert sliding(window=40).blocks_per_request(L, T) == 5
+    assert sliding(window=40).blocks_per_request(50, T) == 5  # cdiv(50, 16) + 1
+    assert replace_extra(sliding(window=40), 2).blocks_per_request(L, T) == 6  # 65 -> 5, +1
+    chunked = E.LayerSpec(0, "c", "chunked", 16, 10, chunk=64)
+    assert chunked.blocks_per_request(L, T) == 6  # cdiv(88, 16)
+    assert chunked.blocks_per_request(40, T) == 3  # cdiv(40, 16)
+    state = E.LayerSpec(0, "s", "state", 16, state_bytes=160, speculative_blocks=2)
+    assert state.blocks_per_request(L, T) == 3  # 1 + 2 speculative
+    aligned = E.LayerSpec(0, "s", "state", 16, state_bytes=160, speculative_blocks=2,
+                          checkpoint_blocks=3, align=True)
+    assert aligned.blocks_per_request(L, T) == 7  # 2 + 2 + 3
+
+
+def replace_extra(x: E.LayerSpec, extra: int) -> E.LayerSpec:
+    from dataclasses import replace
+    return replace(x, extra_retained=extra)
+
+
+def test_pages_of_each_spec():
+    assert full(bs=16, per_token=10).page_bytes == 160
+    assert E.LayerSpec(0, "s", "state", 16, state_bytes=999).page_bytes == 999
+    assert E.LayerSpec(0, "s", "state", 16, state_bytes=999, padded=1024).page_bytes == 1024
+    g = E.Group([full(0, per_token=10), full(1, per_token=20)], uniform_type=True)
+    assert g.page_bytes == 160 + 320 and g.block_bytes() == 480
+    assert g.block_bytes({"layers.1"}) == 320
+    assert E.Group([full(0, per_token=10), full(1, per_token=20)]).page_bytes == 160
+
+
+def test_engine_properties_by_hand():
+    e = E.Engine(max_model_len=10, pp=3, max_num_batched_tokens=100)
+    assert (e.concurrent_batches, e.in_flight_tokens) == (4, 400)  # pp + 1 with async
+    e = E.Engine(max_model_len=10, pp=3, max_num_batched_tokens=100, async_scheduling=False)
+    assert (e.concurrent_batches, e.in_flight_tokens) == (3, 300)
+    e = E.Engine(max_model_len=10, model_dtype="fp16", mamba_cache_dtype="fp32")
+    assert (e.value_bytes("auto"), e.conv_bytes, e.ssm_bytes) == (2, 4, 4)
+    e = E.Engine(max_model_len=10, mamba_ssm_cache_dtype="fp32")
+    assert (e.conv_bytes, e.ssm_bytes) == (2, 4)
+
+
+def test_token_bytes_of_each_cache_layout():
+    e = E.Engine(max_model_len=10)
+    attn = EngineCache("full", heads=2, k_dim=64, v_dim=32)
+    assert E.token_bytes(attn, e, False) == 2 * 96 * 2
+    assert E.token_bytes(attn, E.Engine(max_model_len=10, kv_dtype="fp8"), False) == 2 * 96
+    # nvfp4: d/2 + d/16 bytes per head and side: (32 + 4) + (16 + 2) = 54 per head
+    assert E.token_bytes(attn, E.Engine(max_model_len=10, kv_dtype="nvfp4"), False) == 108
+    mla = EngineCache("mla", heads=1, k_dim=576, rope_dim=64)
+    assert E.token_bytes(mla, e, False) == 576 * 2
+    # fp8_ds_mla: 512 + 512/128·4 + 2·64 = 656; a sparse model serves fp8 that way
+    assert E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="fp8_ds_mla"), False) == 656
+    assert E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="fp8"), True) == 656
+    assert E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="fp8"), False) == 576
+    assert E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="nvfp4_ds_mla"), False) == 352
+    assert E.token_bytes(EngineCache("indexer", heads=1, k_dim=128), e, True) == 132
+    with pytest.raises(FlopcalcError, match="latent-attention"):
+        E.token_bytes(attn, E.Engine(max_model_len=10, kv_dtype="fp8_ds_mla"), False)
+    with pytest.raises(FlopcalcError, match="nvfp4_ds_mla"):
+        E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="nvfp4"), False)
+    odd = EngineCache("mla", heads=1, k_dim=320, rope_dim=64)
+    with pytest.raises(FlopcalcError, match="512-wide latent"):
+        E.token_bytes(odd, E.Engine(max_model_len=10, kv_dtype="nvfp4_ds_mla"), False)
+
+
+def test_state_bytes_count_draft_copies_and_each_dtype_class():
+    cache = EngineCache("state", states=(EngineState("conv", 10, "conv", per_draft=3),
+                                         EngineState("ssm", 100, "state")))
+    e = E.Engine(max_model_len=10, speculative_tokens=2, mamba_ssm_cache_dtype="fp32")
+    assert E.state_bytes(cache, e) == (10 + 3 * 2) * 2 + 100 * 4  # 432
