@@ -78,9 +78,6 @@ def ring(kind: str, size: float, n: int, bw: float, base: float, step: float) ->
     return base + steps * step + factor(kind, n) * size / bw
 
 
-KINDS = ("allreduce", "allgather", "reducescatter", "alltoall")
-
-
 def collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> float:
     """Seconds for one collective of `size` bytes (the whole buffer) over n ranks, of which
     `per_domain` share each fast domain."""
