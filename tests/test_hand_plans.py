@@ -1,0 +1,169 @@
+"""`flopcalc plan`'s search and the interval over unknown inputs, against an enumeration of the
+layout space written from the rules `counting/plans.py`'s docstring states: tensor-parallel
+sizes dividing the heads within a domain, pipeline depths up to the layers, ZeRO 1-3 only with
+data parallelism, micro-batches dividing each replica's batch, virtual stages dividing each
+stage's layers with micro-batches a multiple of the stages.
+
+The model is test_hand_step's: 4 layers, d 64, 4 heads (MHA), a plain MLP of 256, tied, at 32
+tokens; the machine test_hand_steptime's (one domain of 64)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from flopcalc.counting import plans as P
+from flopcalc.counting import steptime as S
+from flopcalc.models.registry import load_model
+
+from .test_hand_step import MODEL
+from .test_hand_steptime import MC
+
+BIG = 10 ** 18  # every layout fits
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plans") / "hand.yaml"
+    path.write_text(MODEL)
+    return load_model(str(path)).spec
+
+
+@pytest.fixture(scope="module")
+def prof(spec):
+    return S.profile(spec, 32)
+
+
+def test_divisors():
+    assert P.divisors(12) == [1, 2, 3, 4, 6, 12]
+    assert P.divisors(12, 5) == [1, 2, 3, 4]
+    assert P.divisors(7) == [1, 7]
+
+
+def test_tensor_parallel_sizes_divide_the_heads_and_fit_the_domain(spec):
+    assert P.tp_sizes(spec, 64) == [1, 2, 4]  # 4 heads
+    assert P.tp_sizes(spec, 2) == [1, 2]
+
+
+def test_virtual_stages_must_divide_each_stage_and_the_micro_batches(prof):
+    lay = S.Layout(pp=2, global_batch=8)  # 2 layers a stage, 8 micro-batches
+    assert P.valid_vp(prof, lay, 1) is None
+    assert P.valid_vp(prof, lay, 2) is None
+    assert P.valid_vp(prof, lay, 3) == "--vp 3 must divide the 2 layers of each pipeline stage"
+    assert P.valid_vp(prof, S.Layout(global_batch=8), 2) == \
+        "--vp needs --pp > 1 (interleaving splits each pipeline stage)"
+    assert P.valid_vp(prof, replace(lay, global_batch=3), 2) == (
+        "--vp > 1 (the interleaved schedule) needs the micro-batches per pipeline (3) to be a "
+        "multiple of --pp 2")
+    assert P.valid_vp(prof, S.Layout(pp=4, global_batch=8), 2) == \
+        "--vp 2 must divide the 1 layers of each pipeline stage"
+
+
+def test_the_least_recomputation_that_fits(spec):
+    lay = S.Layout()
+    used = {r: P.memory_bytes(spec, P.setup_of(spec, 32, replace(lay, recompute=r)))
+            for r in ("none", "selective", "full")}
+    assert used["none"] > used["selective"] > used["full"]  # eager attention keeps its scores
+    assert P.least_recompute(spec, 32, lay, None) == "none"
+    assert P.least_recompute(spec, 32, lay, used["none"]) == "none"
+    assert P.least_recompute(spec, 32, lay, used["none"] - 1) == "selective"
+    assert P.least_recompute(spec, 32, lay, used["selective"] - 1) == "full"
+    assert P.least_recompute(spec, 32, lay, used["full"] - 1) is None
+
+
+def layouts(devices: int, batch: int) -> list[S.Layout]:
+    """The search space of the docstring, every layout fitting (no experts, no flash: cp 1)."""
+    out = []
+    for tp in (1, 2, 4):
+        for pp in (1, 2, 4):
+            if (devices // tp) % pp or pp > 4:
+                continue
+            dp = devices // (tp * pp)
+            for zero in ((0,) if dp == 1 else (0, 1, 2, 3)):
+                for mb in (1, 2, 4, 8, 16):
+                    if (batch // dp) % mb:
+                        continue
+                    m = batch // (dp * mb)
+                    for vp in (1, 2, 3, 4, 6, 8):
+                        if vp > 1 and (pp == 1 or (4 // pp) % vp or m % pp):
+                            continue
+                        out.append(S.Layout(tp=tp, pp=pp, dp=dp, zero=zero, micro_batch=mb,
+                                            global_batch=batch, vp=vp,
+                                            sequence_parallel=tp > 1))
+    return out
+
+
+def test_the_search_tries_the_whole_space_and_ranks_by_the_estimate(spec, prof):
+    every = layouts(8, 8)
+    best, fit = P.search(spec, prof, MC, 8, 8, BIG, flash=False, grad_fp32=False,
+                         tp_overlap=False, top=len(every) + 5)
+    assert fit == len(every)
+    assert {c.layout for c in best} == set(every)
+    totals = [c.time.total for c in best]
+    assert totals == sorted(totals)
+    for c in best[:5]:
+        assert c.time.total == S.step_time(prof, c.layout, MC, "estimate").total
+        assert c.memory == P.memory_bytes(spec, P.setup_of(spec, 32, c.layout))
+    top3, fit3 = P.search(spec, prof, MC, 8, 8, BIG, flash=False, grad_fp32=False,
+                          tp_overlap=False, top=3)
+    assert fit3 == fit and [c.layout for c in top3] == [c.layout for c in best[:3]]
+
+
+def test_the_search_takes_the_least_recomputation_and_drops_what_never_fits(spec, prof):
+    one = S.Layout(tp=1, pp=1, dp=8, zero=0, micro_batch=1, global_batch=8)
+    need = P.memory_bytes(spec, P.setup_of(spec, 32, one))
+    best, fit = P.search(spec, prof, MC, 8, 8, need - 1, flash=False, grad_fp32=False,
+                         tp_overlap=False, top=10_000)
+    assert all(c.memory <= need - 1 for c in best)
+    chosen = {c.layout: c.layout.recompute for c in best}
+    assert chosen.get(replace(one, recompute="selective")) == "selective"
+    assert replace(one, recompute="none") not in chosen
+    assert P.search(spec, prof, MC, 8, 8, 1, flash=False, grad_fp32=False,
+                    tp_overlap=False)[1] == 0
+
+
+def test_context_parallelism_needs_flash_and_1024_tokens_a_device(tmp_path):
+    path = tmp_path / "long.yaml"
+    path.write_text(MODEL.replace("max_seq_len: 32", "max_seq_len: 4096"))
+    spec = load_model(str(path)).spec
+    prof = S.profile(spec, 4096)
+    best, _ = P.search(spec, prof, MC, 4, 4, BIG, flash=True, grad_fp32=False,
+                       tp_overlap=False, top=10_000)
+    assert {c.layout.cp for c in best} == {1, 2, 4}  # 4096 / 4 = 1024 tokens a device
+    best, _ = P.search(spec, prof, MC, 4, 4, BIG, flash=False, grad_fp32=False,
+                       tp_overlap=False, top=10_000)
+    assert {c.layout.cp for c in best} == {1}
+
+
+@pytest.mark.parametrize("unknown, considered", [
+    ((), 1), (("micro_batch",), 3), (("recompute",), 3), (("dropout",), 2), (("vp",), 2),
+    (("micro_batch", "dropout", "recompute", "vp"), 3 * 2 * 3 * 2)])
+def test_the_interval_spans_every_value_of_the_unknowns(spec, prof, unknown, considered):
+    # pp 2, a batch of 8 on one replica: micro-batches 1, 2, 4 leave >= 2 per pipeline (8
+    # would leave 1); vp 1 or 2 (2 layers a stage, 8 / mb micro-batches even)
+    lay = S.Layout(pp=2, global_batch=8)
+    out = P.evaluate(spec, prof, lay, MC, None, unknown)
+    assert out.considered == considered
+    assert out.estimate.total == S.step_time(prof, lay, MC, "estimate").total
+    cands = [replace(lay, micro_batch=mb, dropout=d, recompute=r, vp=v)
+             for mb in ((1, 2, 4) if "micro_batch" in unknown else (1,))
+             for d in ((False, True) if "dropout" in unknown else (False,))
+             for r in (("none", "selective", "full") if "recompute" in unknown else ("none",))
+             for v in ((1, 2) if "vp" in unknown else (1,))]
+    assert len(cands) == considered
+    assert out.low.total == min(S.step_time(prof, c, MC, "low").total for c in cands)
+    assert out.high.total == max(S.step_time(prof, c, MC, "high").total for c in cands)
+    assert S.step_time(prof, out.low_layout, MC, "low").total == out.low.total
+    assert S.step_time(prof, out.high_layout, MC, "high").total == out.high.total
+    assert out.fits is None and out.memory == P.memory_bytes(spec, P.setup_of(spec, 32, lay))
+
+
+def test_an_interval_where_nothing_fits_is_the_layouts_own(spec, prof):
+    lay = S.Layout(pp=2, global_batch=8)
+    out = P.evaluate(spec, prof, lay, MC, 1, ("micro_batch", "recompute"))
+    assert out.considered == 0 and out.fits is False
+    assert out.low.total == S.step_time(prof, lay, MC, "low").total
+    assert out.high.total == S.step_time(prof, lay, MC, "high").total
+    assert out.low_layout == out.high_layout == lay
+    assert P.evaluate(spec, prof, lay, MC, BIG, ()).fits is True
