@@ -62,6 +62,11 @@ def test_a_plan_that_does_not_fit_says_the_estimate():
     assert p.error.startswith("No available memory for the cache blocks.")
     p = E.plan(layers, engine, [320 * 5], 2)
     assert p.fits and p.estimated_max_len is None and p.error == ""
+    # 1-token blocks of 20 bytes: 40 bytes hold the null block and one token
+    p = E.plan([full(0, bs=1), full(1, bs=1)], E.Engine(max_model_len=64, block_size=1),
+               [40], 2)
+    assert p.estimated_max_len == 1
+    assert "estimated maximum model length is 1." in p.error
 
 
 @pytest.mark.parametrize("kind, held", [("full", 6), ("mla", 6), ("indexer", 6),

@@ -62,7 +62,7 @@ def test_a_steps_roofline_and_what_binds():
     (VOCAB, 4, 1, Fraction(1, 4)), (EXPERT, 4, 1, Fraction(1, 4)), (EXPERT, 4, 8, Fraction(1, 8)),
     (COLUMN, 4, 8, Fraction(1, 4))])
 def test_the_share_of_a_tensor_one_device_holds(role, tp, ep, part):
-    p = Part("w", WEIGHTS, 10, role=role)
+    p = Part("w", 10, WEIGHTS, role=role)
     assert L.share(p, L.Layout(tp=tp, ep=ep)) == part
 
 

@@ -24,7 +24,7 @@ import pytest
 from flopcalc.commands import load
 from flopcalc.counting import steptime as S
 from flopcalc.counting.collectives import Net
-from flopcalc.kinds.base import COLUMN, EXPERT, REPLICATED, ROW, VOCAB
+from flopcalc.kinds.base import ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, VOCAB, WEIGHTS, Part
 
 TINY = str(Path(__file__).parent / "data" / "serve" / "tiny.yaml")
 ENDS3 = ("low", "estimate", "high")
@@ -322,3 +322,18 @@ def test_layout_counts_and_description():
     assert lay.describe() == ("tp 2, pp 4, vp 2, dp 8, cp 2, ep 4, ZeRO-1, mb 2, "
                               "recompute selective, sp")
     assert S.Layout().describe() == "tp 1, pp 1, dp 1, ZeRO-0, mb 1, recompute none"
+
+
+def test_only_parts_with_a_whole_number_of_rows_are_matmuls():
+    # (8 × 4) weights: 64 FLOPs a token; 3 tokens = 192. A part of 197 FLOPs (a bias folded
+    # in), one without a shape, a stack of 3 experts' (8 × 4), and an attention part
+    parts = [Part("a", 192, WEIGHTS, weight_shape=(8, 4), role=COLUMN),
+             Part("b", 197, WEIGHTS, weight_shape=(8, 4), role=COLUMN),
+             Part("c", 100, WEIGHTS),
+             Part("e", 384, WEIGHTS, weight_shape=(3, 8, 4), role=EXPERT),
+             Part("x", 64, WEIGHTS, weight_shape=(3, 8, 4), role=COLUMN),  # a stack, not experts
+             Part("s", 1000, ATTENTION)]
+    gemms, loose = S._gemms(parts)
+    assert gemms == [S.Gemm("a", 3, 8, 4, COLUMN, 1, 192), S.Gemm("e", 6, 8, 4, EXPERT, 3, 384)]
+    assert loose == 197 + 100 + 64
+    assert S._gemms([Part("z", 0, WEIGHTS, weight_shape=(8, 4), role=COLUMN)]) == ([], 0)
