@@ -297,3 +297,23 @@ def test_preset_is_the_published_config(cli):
         assert a["params"]["components"] == b["params"]["components"]
         assert a["flops"]["components"] == b["flops"]["components"]
     assert a["params"]["total"] == 27_432_406_640
+
+
+@pytest.mark.parametrize("text, size", [
+    ("448", (448, 448)), ("448x336", (448, 336)), ("448×336", (448, 336)),
+    (" 448 X 336 ", (448, 336)), (1024, (1024, 1024)), ("1x1000000", (1, 1_000_000)),
+    (None, None)])
+def test_image_size_reads_height_by_width_or_a_square(text, size):
+    from flopcalc.counting.images import parse_size
+
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["0", "abc", "1x2x3", "1000001", "448x0", "-5", "x448", ""])
+def test_an_image_size_that_is_not_two_positive_integers_is_refused(text):
+    from flopcalc.counting.images import parse_size
+
+    with pytest.raises(ValueError) as e:
+        parse_size(text)
+    assert str(e.value) == ("--image-size must be HEIGHTxWIDTH in pixels (e.g. 448x448, or "
+                            f"448), got {text!r}")
