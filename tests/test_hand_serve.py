@@ -251,3 +251,17 @@ def test_collectives_by_hand():
     r = serve(str(DATA / "tiny-moe.yaml"), accelerator="h100", ep=2, prompt=8, gen=1)
     step = r["timing"]["first_step"]
     assert (step["comm_bytes"], step["collectives"]) == (64, 4)
+
+
+def test_the_mtp_modules_parts_by_hand():
+    """tiny-mtp.yaml at 4 tokens (full attention): the 2d → d projection 2·4·16·8 = 1,024
+    FLOPs, the module's layer 4·896 + 32·16 = 4,096, its pass through the shared head
+    2·4·8·16 = 1,024, the one part marked as a head."""
+    from flopcalc.counting.model import mtp_flops, workload
+    from flopcalc.kinds.base import total
+
+    spec = load(TINY_MTP).spec
+    parts = mtp_flops(spec, workload(spec, 4, None, 1, "full"))
+    heads = [p for p in parts if p.head]
+    assert len(heads) == 1 and heads[0].value == 1024 and heads[0].name.endswith("lm_head")
+    assert total(parts) == 1024 + 4096 + 1024

@@ -179,3 +179,44 @@ def test_a_collective_is_one_of_four(kind):
     net = Net.of(load_network("dgx-h100").spec)
     with pytest.raises(ValueError, match="a collective is one of"):
         collective(kind, 1e6, 8, 8, net)
+
+
+def test_pipeline_sends_gather_only_after_a_tensor_parallel_split(prof):
+    # tp 1: the whole activation goes to the next stage and nothing is gathered after it:
+    # 4 sends of S = 2·32·64·2 = 8,192 bytes
+    v = volumes(prof, lay(tp=1))["pp"]
+    assert v.bytes == 4 * 8_192
+    assert "all-gather" not in v.collectives
+    assert "all-gather" in volumes(prof, lay())["pp"].collectives
+    assert "all-gather" not in volumes(prof, lay(sequence_parallel=True))["pp"].collectives
+
+
+def test_two_level_collectives_by_hand():
+    # 16 ranks, 8 to a domain (k = 2 domains): scale-up 1e9 B/s, NICs 1e10 B/s, base 10 µs,
+    # 1 µs a step inside, 5 µs across. An all-to-all of S = 1e6 bytes: base + n·5 µs + the
+    # slower of 7/16 of S over the links (437.5 µs) and 8/16 of S through the NICs (50 µs)
+    net = Net(domain=8, up=1e9, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6)
+    assert collective("alltoall", 1e6, 16, 8, net) == pytest.approx(
+        1e-5 + 16 * 5e-6 + 7 / 16 * 1e6 / 1e9, rel=1e-12)
+    fast_links = Net(domain=8, up=1e11, out=1e9, base=1e-5, lat_up=1e-6, lat_out=5e-6)
+    assert collective("alltoall", 1e6, 16, 8, fast_links) == pytest.approx(
+        1e-5 + 16 * 5e-6 + 8 / 16 * 1e6 / 1e9, rel=1e-12)
+    # an all-reduce: the least of a flat ring (30 steps, 2 of them across, × 1.4 latency, at
+    # min(up, 8·out)), the hierarchy (reduce-scatter in the domain, all-reduce of S/8 across,
+    # all-gather back) and the double binary tree
+    # with slow NICs (1e9 against 1e10 links) the flat ring wins for large buffers
+    for up, out in ((1e9, 1e10), (1e10, 1e9)):
+        net = Net(domain=8, up=up, out=out, base=1e-5, lat_up=1e-6, lat_out=5e-6)
+        for S in (1e2, 1e6, 1e9):
+            flat_bw = min(up, 8 * out)
+            flat = (1e-5 + 28 * 1e-6 + 2 * 5e-6) * 1.4 + 2 * 15 / 16 * S / flat_bw
+            hier = ((1e-5 + 7 * 1e-6 + 7 / 8 * S / up) + (1e-5 + 2 * 5e-6 + S / 8 / out)
+                    + (1e-5 + 7 * 1e-6 + 7 / 8 * S / up))
+            tree = 1e-5 + 2 * (7 * 1e-6 + 1 * 5e-6) + 2 * S / (0.92 * flat_bw)
+            assert collective("allreduce", S, 16, 8, net) == pytest.approx(
+                min(flat, hier, tree), rel=1e-12)
+            # an all-gather: flat (15 steps, 1 across) or the hierarchy
+            flat = 1e-5 + 14 * 1e-6 + 5e-6 + 15 / 16 * S / flat_bw
+            hier = (1e-5 + 7 * 1e-6 + 7 / 8 * S / up) + (1e-5 + 5e-6 + S / 8 / 2 / out)
+            assert collective("allgather", S, 16, 8, net) == pytest.approx(min(flat, hier),
+                                                                           rel=1e-12)

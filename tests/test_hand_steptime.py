@@ -337,3 +337,35 @@ def test_only_parts_with_a_whole_number_of_rows_are_matmuls():
     assert gemms == [S.Gemm("a", 3, 8, 4, COLUMN, 1, 192), S.Gemm("e", 6, 8, 4, EXPERT, 3, 384)]
     assert loose == 197 + 100 + 64
     assert S._gemms([Part("z", 0, WEIGHTS, weight_shape=(8, 4), role=COLUMN)]) == ([], 0)
+
+
+def test_context_parallel_ring_steps_hide_behind_blocks_of_attention(prof):
+    # cp 2, 4 sequences on one replica (m = 4): 8 tokens a device keep 8 K/V values each,
+    # 8·8·2 = 128 bytes a ring step (a send inside the domain: 1 µs + 128 / 1e11); 1 step
+    # per layer forward and 2 backward, 2 layers: 2 forward, 4 backward
+    lay = S.Layout(cp=2, global_batch=4, flash=True)
+    step = 1e-6 + 128 / 1e11
+    comp = replace(COMP, attn_f=1e-6, attn_b=2e-6)  # a block of attention: 0.5 µs
+    st = S._schedule(prof, lay, MC, "estimate", comp, "only", S.placement(lay, NET))
+    assert st.comm_all["cp"] == approx(4 * 6 * step)
+    assert st.exposed["cp"] == approx(4 * (2 * (step - 0.5e-6) + 4 * (step - 0.5e-6)))
+    st = S._schedule(prof, lay, MC, "high", comp, "only", S.placement(lay, NET))
+    assert st.exposed["cp"] == approx(4 * 6 * step)
+    st = S._schedule(prof, lay, MC, "low", comp, "only", S.placement(lay, NET))
+    assert st.exposed["cp"] == 0.0 and st.comm_all["cp"] == approx(4 * 6 * step)
+    st = S._schedule(prof, lay, MC, "estimate", COMP, "only", S.placement(lay, NET))
+    assert st.exposed["cp"] == 0.0  # 50 µs blocks hide every step
+
+
+def test_expert_parallel_all_to_alls_are_exposed(tmp_path):
+    # tiny-moe (4 experts, top 2) on ep 2, dp 2, a batch of 4: m = 2. A micro-batch's 16
+    # tokens send 16·2·8·2 = 512-byte buffers, a dispatch and a combine forward per MoE layer
+    # and the same backward: 4 + 4 all-to-alls, each a 2-rank ring in the domain
+    spec = load(str(Path(TINY).parent / "tiny-moe.yaml")).spec
+    prof = S.profile(spec, 16)
+    lay = S.Layout(ep=2, dp=2, global_batch=4)
+    a2a = ring("alltoall", 512, 2)
+    for end, exposed in (("estimate", 2 * 8 * a2a), ("high", 2 * 8 * a2a), ("low", 0.0)):
+        st = S._schedule(prof, lay, MC, end, COMP, "only", S.placement(lay, NET))
+        assert st.exposed["ep"] == approx(exposed)
+        assert st.comm_all["ep"] == approx(2 * 8 * a2a)
