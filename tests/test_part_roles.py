@@ -39,3 +39,27 @@ def test_flop_parts_carry_their_weights_role(name):
                 assert part.role == role, (slot, part.name)
                 checked += 1
     assert checked > 0
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_bias_is_gathered_with_its_weight(name):
+    """ZeRO-3 gathers a module's tensors together (`Part.module`), so a bias names the module
+    of the weight it is added to: for `x.bias` beside `x.weight`, the two modules are equal.
+    BERT's head transform and head norm are among the pairs this reads."""
+    from flopcalc.counting.model import model_params
+
+    parts = model_params(load_model(name).spec)
+    weights = {p.name: p for p in parts if p.name.endswith(".weight")}
+    pairs = [(p, weights[p.name[:-len("bias")] + "weight"]) for p in parts
+             if p.name.endswith(".bias") and p.name[:-len("bias")] + "weight" in weights]
+    for bias, weight in pairs:
+        assert weight.module is not None, weight.name
+        assert bias.module == weight.module, (bias.name, bias.module, weight.module)
+
+
+def test_bert_head_biases_are_read_by_the_invariant():
+    # The test above must see BERT's masked-LM transform bias, or it proves nothing for it.
+    from flopcalc.counting.model import model_params
+
+    names = {p.name for p in model_params(load_model("bert-base").spec)}
+    assert {"head.transform.bias", "head.transform.weight", "head.norm.bias"} <= names
