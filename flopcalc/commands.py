@@ -386,7 +386,7 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
                                 tp_overlap=tp_overlap, capacity_factor=capacity_factor,
                                 count=count)
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
-    problem = check_setup(spec, setup_of(spec, seq, lay, **mem))
+    problem = check_setup(spec, setup_of(seq, lay, **mem))
     if problem:
         raise FlopcalcError(problem)
     problem = valid_vp(profile(spec, seq), lay, lay.vp)

@@ -62,7 +62,7 @@ def test_virtual_stages_must_divide_each_stage_and_the_micro_batches(prof):
 
 def test_the_least_recomputation_that_fits(spec):
     lay = S.Layout()
-    used = {r: P.memory_bytes(spec, P.setup_of(spec, 32, replace(lay, recompute=r)))
+    used = {r: P.memory_bytes(spec, P.setup_of(32, replace(lay, recompute=r)))
             for r in ("none", "selective", "full")}
     assert used["none"] > used["selective"] > used["full"]  # eager attention keeps its scores
     assert P.least_recompute(spec, 32, lay, None) == "none"
@@ -104,7 +104,7 @@ def test_the_search_tries_the_whole_space_and_ranks_by_the_estimate(spec, prof):
     assert totals == sorted(totals)
     for c in best[:5]:
         assert c.time.total == S.step_time(prof, c.layout, MC, "estimate").total
-        assert c.memory == P.memory_bytes(spec, P.setup_of(spec, 32, c.layout))
+        assert c.memory == P.memory_bytes(spec, P.setup_of(32, c.layout))
     top3, fit3 = P.search(spec, prof, MC, 8, 8, BIG, flash=False, grad_fp32=False,
                           tp_overlap=False, top=3)
     assert fit3 == fit and [c.layout for c in top3] == [c.layout for c in best[:3]]
@@ -112,7 +112,7 @@ def test_the_search_tries_the_whole_space_and_ranks_by_the_estimate(spec, prof):
 
 def test_the_search_takes_the_least_recomputation_and_drops_what_never_fits(spec, prof):
     one = S.Layout(tp=1, pp=1, dp=8, zero=0, micro_batch=1, global_batch=8)
-    need = P.memory_bytes(spec, P.setup_of(spec, 32, one))
+    need = P.memory_bytes(spec, P.setup_of(32, one))
     best, fit = P.search(spec, prof, MC, 8, 8, need - 1, flash=False, grad_fp32=False,
                          tp_overlap=False, top=10_000)
     assert all(c.memory <= need - 1 for c in best)
@@ -156,7 +156,7 @@ def test_the_interval_spans_every_value_of_the_unknowns(spec, prof, unknown, con
     assert out.high.total == max(S.step_time(prof, c, MC, "high").total for c in cands)
     assert S.step_time(prof, out.low_layout, MC, "low").total == out.low.total
     assert S.step_time(prof, out.high_layout, MC, "high").total == out.high.total
-    assert out.fits is None and out.memory == P.memory_bytes(spec, P.setup_of(spec, 32, lay))
+    assert out.fits is None and out.memory == P.memory_bytes(spec, P.setup_of(32, lay))
 
 
 def test_an_interval_where_nothing_fits_is_the_layouts_own(spec, prof):

@@ -28,7 +28,7 @@ def test_fast_memory_equals_memory(name):
         lay = Layout(tp=tp, pp=pp, dp=4, cp=cp, ep=ep, zero=zero, recompute=rec,
                      sequence_parallel=tp > 1 and flag, micro_batch=mb, global_batch=16,
                      flash=cp > 1 or flag, dropout=not flag, grad_fp32=flag)
-        setup = setup_of(spec, 1024, lay, fp8=flag and zero == 1)
+        setup = setup_of(1024, lay, fp8=flag and zero == 1)
         assert fast.total(setup) == memory_bytes_slow(spec, setup), setup
         checked += 1
     assert checked > 100

@@ -268,7 +268,7 @@ class DeviceCosts:
         n = last - first + 1
         flops = Fraction(sum(p.value for p in decode_flops(self.spec, first, last, batch)),
                          self.layout.tp)
-        kv = batch * self.kv_read_bytes(last, last) * 1  # the context, read once
+        kv = batch * self.kv_read_bytes(last, last)  # the context, read once
         written = batch * n * self.token_bytes
         states = 2 * batch * self.state_bytes
         return Step(flops, self.weight_bytes(batch * n) + kv + written + states,

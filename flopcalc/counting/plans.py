@@ -105,7 +105,7 @@ def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str])
 # ---------------------------------------------------------------------------------- memory
 
 
-def setup_of(spec: ModelSpec, seq: int, lay: Layout, precision: str = "mixed",
+def setup_of(seq: int, lay: Layout, precision: str = "mixed",
              optimizer: str = "adamw", fp8: bool = False) -> Setup:
     """The memory Setup of a layout (ZeRO-3 counts its gathered layer)."""
     return Setup(seq=seq, batch=lay.micro_batch, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
@@ -158,8 +158,8 @@ def least_recompute(spec: ModelSpec, seq: int, lay: Layout, capacity: Optional[i
                     **mem: object) -> Optional[str]:
     """The least recomputation with which the layout fits (None: none fits)."""
     for policy in RECOMPUTE:
-        used = memory_bytes(spec, setup_of(spec, seq, replace(lay, recompute=policy),
-                                           **mem))  # type: ignore[arg-type]
+        setup = setup_of(seq, replace(lay, recompute=policy), **mem)  # type: ignore[arg-type]
+        used = memory_bytes(spec, setup)
         if used is not None and (capacity is None or used <= capacity):
             return policy
     return None
@@ -216,8 +216,8 @@ def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
             for drop in choices("dropout", base):
                 for rec in choices("recompute", base):
                     cand = replace(base, dropout=drop, recompute=rec)
-                    used = memory_bytes(spec, setup_of(spec, prof.seq, cand,
-                                                       **mem))  # type: ignore[arg-type]
+                    setup = setup_of(prof.seq, cand, **mem)  # type: ignore[arg-type]
+                    used = memory_bytes(spec, setup)
                     if used is None or (capacity is not None and used > capacity):
                         continue
                     for vp in choices("vp", cand):
@@ -234,7 +234,7 @@ def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
         if considered == 0:  # no combination fits: the estimate's layout alone
             low, high, low_lay, high_lay = (step_time(prof, lay, mc, "low"),
                                             step_time(prof, lay, mc, "high"), lay, lay)
-    est_mem = memory_bytes(spec, setup_of(spec, prof.seq, lay, **mem))  # type: ignore
+    est_mem = memory_bytes(spec, setup_of(prof.seq, lay, **mem))  # type: ignore
     fits = None if capacity is None or est_mem is None else est_mem <= capacity
     return Outcome(estimate, low, high, lay, low_lay, high_lay, est_mem, fits, considered)
 
@@ -265,7 +265,6 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
     experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
                       if k.ep_units()})
     fitting: list[Candidate] = []
-    tried = 0
     for tp in tp_sizes(spec, mc.net.domain):
         for cp in (1, 2, 4, 8, 16, 32):
             if cp > 1 and (not flash or seq % cp or seq // cp < 1024):
@@ -292,12 +291,11 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                         if rec is None:
                             continue
                         lay = replace(lay, recompute=rec)
-                        used = memory_bytes(spec, setup_of(spec, seq, lay,
-                                                           **mem))  # type: ignore[arg-type]
+                        setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
+                        used = memory_bytes(spec, setup)
                         for vp in ([1] + [v for v in (2, 3, 4, 6, 8)
                                           if valid_vp(prof, lay, v) is None]):
                             cand = replace(lay, vp=vp)
-                            tried += 1
                             t = step_time(prof, cand, mc, "estimate")
                             fitting.append(Candidate(cand, t, used or 0))
     fitting.sort(key=lambda c: c.time.total)

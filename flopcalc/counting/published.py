@@ -265,21 +265,6 @@ def _output_notes(spec: ModelSpec, name: str) -> list[str]:
     return notes
 
 
-def megatron_lm(spec: ModelSpec, s: int) -> Optional[Fraction]:
-    """Megatron-LM's num_floating_point_operations, GPT path, per token (`codebase`)."""
-    return codebase(spec, s, "megatron_lm").per_token
-
-
-def megatron_lm_hybrid(spec: ModelSpec, s: int) -> Optional[Fraction]:
-    """Megatron-LM's num_floating_point_operations, hybrid path, per token (`codebase`)."""
-    return codebase(spec, s, "megatron_lm_hybrid").per_token
-
-
-def maxtext(spec: ModelSpec, s: int) -> Optional[Fraction]:
-    """MaxText's calculate_tflops_training_per_device, per token (`codebase`)."""
-    return codebase(spec, s, "maxtext").per_token
-
-
 def exact(spec: ModelSpec, s: int, attention: Convention, passes: int, scan: Scan,
           mtp: bool = True) -> Fraction:
     """This tool's count: `passes` × the exact forward FLOPs per output token (LM head and

@@ -17,9 +17,8 @@ from typing import Callable, Optional, Union
 
 from ..kinds.base import Scan, round_fraction
 from ..counting.published import (MAXTEXT_COMMIT, MEGATRON_LM_COMMIT, Shape, chinchilla,
-                                  codebase, delta_pct, exact, kaplan, maxtext, megatron,
-                                  megatron_assumptions, megatron_lm, megatron_lm_hybrid, palm,
-                                  shape_of, six_nd, six_nd_total)
+                                  codebase, delta_pct, exact, kaplan, megatron,
+                                  megatron_assumptions, palm, shape_of, six_nd, six_nd_total)
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from ..numbers import counted
@@ -37,11 +36,11 @@ class Convention:
     name: str
     formula: str
     source: str
-    per_token: Callable[[Shape, int], Optional[Fraction]]
+    # None: a codebase's own function, whose value and notes come from `codebase`
+    per_token: Optional[Callable[[Shape, int], Optional[Fraction]]]
     decoder_only: bool = True  # a published decoder-only formula (see the module docstring)
     uses_n: bool = False  # has an N term (which covers cross-attention weights)
     on_spec: bool = False  # computed from the whole model rather than its Shape
-    codebase: bool = False  # a codebase's own function: value and notes from `codebase`
 
 
 PUBLISHED = (
@@ -68,19 +67,18 @@ PUBLISHED = (
                "mtp·2·(2·d² + 3·d)), attention 2·(d·(d_q + 2·d_kv + gate) + d_q·d) + 2·s·d_q",
                "Megatron-LM, megatron/training/training.py, num_floating_point_operations, GPT "
                f"path (transformer_flops), at commit {MEGATRON_LM_COMMIT}; its batch total "
-               "per token", megatron_lm, on_spec=True, codebase=True),  # type: ignore[arg-type]
+               "per token", None, on_spec=True),
     Convention("megatron_lm_hybrid", "3·(Σ_layers (attention, Mamba, gated DeltaNet, MLP or "
                "MoE term) + 2·d·V·(1 + mtp)), Mamba 2·d·(4d + 2·G·N + H) + 14·d·N + 4·d²",
                "Megatron-LM, megatron/training/training.py, num_floating_point_operations, "
                f"hybrid path (hybrid_flops, a model with a hybrid_layer_pattern), at commit "
-               f"{MEGATRON_LM_COMMIT}; its batch total per token", megatron_lm_hybrid,
-               on_spec=True, codebase=True),  # type: ignore[arg-type]
+               f"{MEGATRON_LM_COMMIT}; its batch total per token", None, on_spec=True),
     Convention("maxtext", "3·(Σ_layers (qkv + projection + causal attention + FFN, router "
                "included) + 2·d·V), causal attention 2·s·h·d_h (windows and chunks by their keys "
                "in models mixing local and global layers)",
                "MaxText, src/maxtext/utils/maxtext_utils.py, calculate_tflops_training_per_device "
                f"(learnable-weight + attention TFLOPs), at commit {MAXTEXT_COMMIT}; its per-device "
-               "total per token", maxtext, on_spec=True, codebase=True),  # type: ignore[arg-type]
+               "total per token", None, on_spec=True),
 )
 
 EXACT_SOURCE = ("flopcalc's exact count, as in flopcalc model: every matmul of this model, "
@@ -212,7 +210,7 @@ def rows(spec: ModelSpec, seq: int, tokens: int, recompute: bool = False,
             notes.append(f"query/key width {m.attn_width:,} and value width {m.attn_v_width:,} "
                          "(summed over layers) differ: the attention term is "
                          "6·L·H·(Q_k + Q_v)·T, PaLM's 12·L·H·Q·T with each matmul's own width")
-        if conv.codebase:  # the value and the notes (or why it does not apply) in one walk
+        if conv.per_token is None:  # a codebase: value and notes (or why not) in one walk
             count = codebase(spec, seq, conv.name)
             value, notes = count.per_token, list(count.notes)
         else:

@@ -248,7 +248,7 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
     from ..counting import memory as cm
     from ..counting.plans import setup_of
 
-    setup = setup_of(spec, seq, lay, **mem)
+    setup = setup_of(seq, lay, **mem)
     state = {x.name.removeprefix("memory."): x.value for x in cm.state_parts(spec, setup)}
     acts = sum(x.value for x in cm.activation_parts(spec, setup))
     total = sum(state.values()) + acts
