@@ -166,3 +166,43 @@ def test_state_bytes_count_draft_copies_and_each_dtype_class():
                                          EngineState("ssm", 100, "state")))
     e = E.Engine(max_model_len=10, speculative_tokens=2, mamba_ssm_cache_dtype="fp32")
     assert E.state_bytes(cache, e) == (10 + 3 * 2) * 2 + 100 * 4  # 432
+
+
+@pytest.mark.parametrize("n_full, n_sliding, sizes", [
+    (4, 3, [4, 3]),  # 4 < 1.5·3: groups of the larger count, 4; the sliding group is short
+    (6, 3, [3, 3, 3]),  # 6 ≥ 1.5·3: groups of the smaller count, 3: the full layers make two
+    (5, 4, [5, 4]),
+    (6, 4, [3, 3, 4]),  # 6 = 1.5·4 is not below it: groups of 4, so the 6 full layers make
+])                      # cdiv(6, 4) = 2 groups of 3 (every other layer)
+def test_hybrid_groups_take_the_larger_count_only_when_under_one_and_a_half_times(
+        n_full, n_sliding, sizes):
+    # vLLM's _get_kv_cache_groups_uniform_page_size (kv_cache_planning.py:521-532): group size
+    # max if max < 1.5·min else min; each type's layers split into cdiv(n, size) groups, taking
+    # every cdiv-th layer
+    layers = [full(i) for i in range(n_full)] + [sliding(n_full + i) for i in range(n_sliding)]
+    groups = E._hybrid_groups(layers)
+    assert [len(g.layers) for g in groups] == sizes
+    if n_full == 6 and n_sliding == 3:
+        assert [x.layer for x in groups[0].layers] == [0, 2, 4]
+
+
+def test_a_prefill_kernel_that_keeps_no_checkpoint_asks_for_no_blocks_and_no_multiple():
+    # Gated DeltaNet's checkpoints belong to FlashInfer's prefill (1 block, on multiples of
+    # 64); under Triton's prefill there are none, and no alignment beyond 1
+    gdn = EngineCache("state", checkpoint_blocks=1, checkpoint_alignment=64,
+                      checkpoint_kernel="flashinfer")
+    flashinfer = E.Engine(max_model_len=1024)
+    triton = E.Engine(max_model_len=1024, gdn_prefill_backend="triton")
+    assert E._checkpoint(gdn, flashinfer) == (1, 64)
+    assert E._checkpoint(gdn, triton) == (0, 1)
+    mamba2 = EngineCache("state", checkpoint_blocks=1)  # every kernel keeps Mamba-2's
+    assert E._checkpoint(mamba2, triton) == (1, 1)
+
+
+def test_each_cache_of_a_layer_has_its_own_name():
+    # a layer holding attention and a state (Falcon-H1's parallel mixers) has two caches;
+    # vLLM keys every cache by its own layer name
+    caches = [(0, (EngineCache("full", heads=2, k_dim=4, v_dim=4), EngineCache("state"))),
+              (1, (EngineCache("full", heads=2, k_dim=4, v_dim=4),))]
+    layers, _ = E.engine_layers(caches, E.Engine(max_model_len=1024))
+    assert [x.name for x in layers] == ["layers.0", "layers.0.1", "layers.1"]

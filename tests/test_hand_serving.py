@@ -384,3 +384,24 @@ def test_segment_ends_are_each_pieces_ends_and_the_cycles_first_and_last_repeat(
                             (16, 17)]
     assert Segments(((1, 3), (4, 9))).ends() == [1, 3, 4, 9]
     assert Segments(((1, 3),), ((4, 5),), period=2, repeats=0).ends() == [1, 3, 4, 5]
+
+
+def test_too_many_flipping_decode_steps_are_refused_not_summed_one_by_one():
+    # One piece, contexts c = 0 .. 2·10⁶ + 2, repeated 2·10⁶ + 3 times one context apart:
+    # compute c, memory 10⁶ + 1, so a step is memory-bound below c = 10⁶ + 1. Repeat j covers
+    # c = j .. j + 2·10⁶ + 2: wholly compute-bound only from j = 10⁶ + 1, never wholly
+    # memory-bound, so j = 0 .. 10⁶ flip: 1,000,001 repeats, one more than the 10⁶ summed
+    # term by term.
+    from flopcalc.counting.roofline import _repeated
+    from flopcalc.errors import FlopcalcError
+
+    def compute(c):
+        return Fraction(c)
+
+    def memory(c):
+        return Fraction(10 ** 6 + 1)
+
+    hi = 2 * 10 ** 6 + 2
+    with pytest.raises(FlopcalcError, match=r"^too many decode steps flip between compute- and "
+                       r"memory-bound to sum exactly; give fewer generated tokens$"):
+        _repeated(compute, memory, 0, hi, 1, hi + 1)

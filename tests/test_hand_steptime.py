@@ -197,6 +197,19 @@ def test_a_stage_holds_its_share_of_layers_and_the_last_the_head(prof):
     assert S.stage_compute(prof, lay, MC, "estimate", True).forward == approx(last.forward)
 
 
+def test_a_stage_is_remembered_for_its_own_profile_only(prof):
+    lay = S.Layout(pp=2, tp=2)
+    once = S.stage_compute(prof, lay, MC, "high", True)
+    assert S.stage_compute(prof, lay, MC, "high", True) is once  # remembered
+    # an entry left by another profile at the same key (ids are reused once one is freed)
+    # is not this profile's: it is worked again
+    for key, (_, mc, _) in list(S._STAGES.items()):
+        S._STAGES[key] = (object(), mc, "stale")  # type: ignore[assignment]
+    again = S.stage_compute(prof, lay, MC, "high", True)
+    assert again != "stale" and again.forward == approx(once.forward)
+    S._STAGES.clear()  # leave no stale entry to another test
+
+
 # ------------------------------------------------------------------------------ the schedule
 
 
@@ -312,6 +325,10 @@ def test_placement_in_megatrons_order():
         {"tp": 4, "cp": 2, "dp": 2, "ep": 1, "pp_across": 1}
     assert S.placement(S.Layout(tp=2, dp=2, ep=2), net) == \
         {"tp": 2, "cp": 1, "dp": 2, "ep": 2, "pp_across": 0}
+    # the gradient reduction spans data and context ranks (Megatron-LM reduces over dp × cp):
+    # cp 2 × dp 2 = 4 ranks, all in the domain of 8
+    assert S.placement(S.Layout(cp=2, dp=2), net) == \
+        {"tp": 1, "cp": 2, "dp": 4, "ep": 1, "pp_across": 0}
 
 
 def test_layout_counts_and_description():

@@ -122,3 +122,14 @@ def test_cli_options(cli, model):
     r = cli("memory", model, "--seq", "4", "--lora-rank", "4", "--qlora", "--format", "json")
     assert r.code == 0 and r.json()["extras"]["qlora"] is True
     assert cli("memory", model, "--seq", "4", "--lora-rank", "4").code == 0
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"lora_rank": 4}, {"lora_rank": 4, "qlora": True}, {"fp8": True},
+    {"zero": 3, "dp": 2, "zero3_buffer": True}, {"offload_optimizer": True}])
+def test_every_state_part_is_in_bytes(model, options):
+    # the parts say their unit: weights, gradients, optimizer state and the extras are bytes
+    from flopcalc.counting.memory import BYTES, Setup, state_parts
+
+    parts = state_parts(flopcalc.load(model).spec, Setup(seq=4, batch=2, **options))
+    assert parts and {p.kind for p in parts} == {BYTES}
