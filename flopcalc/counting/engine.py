@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import FlopcalcError
-from ..kinds.base import EngineCache
+from ..kinds.base import EngineCache, cdiv
 
 VLLM_VERSION = "0.33.0"
 DEFAULT_BLOCK_SIZE = 16  # config/cache.py:185
@@ -64,10 +64,6 @@ KV_DTYPES = ("auto", "bf16", "fp16", "fp32", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8
              "nvfp4_ds_mla", "nvfp4")
 STATE_DTYPES = ("auto", "bf16", "fp16", "fp32")
 ATTENTION = ("full", "sliding", "chunked", "mla", "indexer")
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(a // -b)
 
 
 def format_gib(nbytes: int) -> str:

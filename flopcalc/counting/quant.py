@@ -26,17 +26,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from ..kinds.base import COLUMN, EXPERT, LAYERS, ROW, Part
+from ..kinds.base import COLUMN, EXPERT, LAYERS, ROW, Part, cdiv
 from ..models.spec import ModelSpec
 from ..tables import DTYPE_BITS, SCALED_FORMATS
 from .model import model_params, token_params
 
 UNQUANTISED = "bf16"  # what a scaled format leaves unquantised
 FORMATS = tuple(DTYPE_BITS) + tuple(SCALED_FORMATS)
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(a // -b)
 
 
 def quantised(p: Part) -> bool:

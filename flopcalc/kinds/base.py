@@ -170,6 +170,11 @@ def ceil_fraction(x: Fraction) -> int:
     return ceil(x)
 
 
+def cdiv(a: int, b: int) -> int:
+    """⌈a / b⌉ of integers, exactly."""
+    return -(a // -b)
+
+
 def round_fraction(x: Fraction) -> int:
     """Nearest integer, halves away from zero (counts here are never negative)."""
     return (2 * x.numerator + x.denominator) // (2 * x.denominator)

@@ -40,7 +40,7 @@ from typing import Annotated, Any, Literal, Optional
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache,
                    EngineCache, EngineState, Keeping, Kind, Part, Published, Span, State, gemm,
-                   linear)
+                   cdiv, linear)
 from .registry import Entry
 
 SOFTPLUS = 3  # exp, log1p and the threshold compare
@@ -252,7 +252,7 @@ def build(cfg: Any, name: str) -> Mamba1:
     m = cfg.mamba1 or Mamba1Config()
     d = cfg.d_model
     return Mamba1(inner=m.d_inner or m.expand * d, state=m.d_state, conv=m.d_conv,
-                  dt_rank=m.dt_rank or -(-d // 16), bias=m.bias, conv_bias=m.conv_bias,
+                  dt_rank=m.dt_rank or cdiv(d, 16), bias=m.bias, conv_bias=m.conv_bias,
                   dt_norms=m.dt_norms)
 
 
