@@ -191,6 +191,19 @@ def test_pipeline_sends_gather_only_after_a_tensor_parallel_split(prof):
     assert "all-gather" not in volumes(prof, lay(sequence_parallel=True))["pp"].collectives
 
 
+def test_a_group_that_spills_into_a_second_domain_crosses_it():
+    # 12 ranks, 8 to a domain: they span k = 2 domains, so the all-gather of S = 1e6 bytes is
+    # two-level, never the single in-domain ring (1e-5 + 11 µs + 11/12·S/1e9 = 937.7 µs):
+    # flat: 11 steps, 1 across, 11/12 of S at min(1e9, 8·1e10): 25 µs + 916.7 µs;
+    # hierarchy: 8 ranks inside (10 + 7 µs + 7/8·S/1e9) and 2 across (10 + 5 µs + ½·(S/8)/1e10)
+    # = 913.25 µs, the faster
+    net = Net(domain=8, up=1e9, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6)
+    flat = 1e-5 + 10 * 1e-6 + 5e-6 + 11 / 12 * 1e6 / 1e9
+    hier = (1e-5 + 7 * 1e-6 + 7 / 8 * 1e6 / 1e9) + (1e-5 + 5e-6 + 1e6 / 8 / 2 / 1e10)
+    assert collective("allgather", 1e6, 12, 8, net) == pytest.approx(min(flat, hier), rel=1e-12)
+    assert min(flat, hier) == pytest.approx(913.25e-6, rel=1e-12)
+
+
 def test_two_level_collectives_by_hand():
     # 16 ranks, 8 to a domain (k = 2 domains): scale-up 1e9 B/s, NICs 1e10 B/s, base 10 µs,
     # 1 µs a step inside, 5 µs across. An all-to-all of S = 1e6 bytes: base + n·5 µs + the

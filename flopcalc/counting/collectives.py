@@ -12,7 +12,8 @@ all-reduce rings ("plateau effect", line 649); a double binary tree (all-reduce 
 base + 2·((g-1)·intra + log2(k)·inter_step) (line 416) at 0.92 of the ring's bus bandwidth
 (line 331) and twice its bytes per rank (algbw = busBw/2, line 380).
 
-Two levels: a group of n ranks with g of them in each fast domain (k = n/g domains). The model
+Two levels: a group of n ranks with g of them in each fast domain (k = ⌈n/g⌉ domains; a
+group that leaves its last domain part-empty is costed as if it filled it). The model
 takes the fastest of
   - a flat ring at min(B_up, g·B_out): each rank's NIC carries a 1/g share of the traffic that
     leaves the domain (NCCL builds one ring per NIC);
@@ -31,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..kinds.base import cdiv
 from ..models.networks import NetworkSpec
 
 KINDS = ("allreduce", "reducescatter", "allgather", "alltoall")
@@ -86,7 +88,7 @@ def collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> flo
     if n <= 1 or size <= 0:
         return 0.0
     g = max(1, min(per_domain, n))
-    k = max(1, n // g)
+    k = cdiv(n, g)  # domains the group spans (12 ranks, 8 to a domain: 2)
     up = net.up_for(g)
     if k == 1:
         return ring(kind, size, n, up, net.base, net.lat_up)
