@@ -167,3 +167,19 @@ def test_an_interval_where_nothing_fits_is_the_layouts_own(spec, prof):
     assert out.high.total == S.step_time(prof, lay, MC, "high").total
     assert out.low_layout == out.high_layout == lay
     assert P.evaluate(spec, prof, lay, MC, BIG, ()).fits is True
+
+
+def test_a_layouts_memory_setup_carries_fp8_and_the_optimizer(spec, tmp_path):
+    # what `plan` and `step` fit is `flopcalc memory`'s figure of the same options: fp8 adds
+    # a 1-byte copy of each matrix, 4 layers × (4·64² + 2·64·256) = 196,608 bytes
+    import flopcalc
+
+    path = tmp_path / "hand.yaml"
+    path.write_text(MODEL)
+    lay = S.Layout()
+    for options in ({}, {"fp8": True}, {"optimizer": "sgd"}, {"precision": "fp32"}):
+        want = flopcalc.memory(str(path), seq=32, batch=1, **options).to_dict()["memory"]
+        assert P.memory_bytes(spec, P.setup_of(32, lay, **options)) == want["total"], options
+    fp8 = flopcalc.memory(str(path), seq=32, batch=1, fp8=True).to_dict()
+    assert fp8["memory"]["total"] - sum(fp8["memory"][k] for k in (
+        "weights", "gradients", "optimizer", "activations")) == 196_608

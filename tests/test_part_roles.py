@@ -63,3 +63,18 @@ def test_bert_head_biases_are_read_by_the_invariant():
 
     names = {p.name for p in model_params(load_model("bert-base").spec)}
     assert {"head.transform.bias", "head.transform.weight", "head.norm.bias"} <= names
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-3.1-8b", "qwen3-next-80b-a3b"])
+def test_the_lm_heads_flops_are_marked_as_the_head(name):
+    # serving leaves the head out of a prefill's body by this mark (engines compute the last
+    # token's logits only), so a forward's and a decode step's head part must carry it:
+    # 2·t·d·V for t tokens, and nothing else is marked
+    from flopcalc.counting.model import decode_flops, model_flops, workload
+
+    spec = load_model(name).spec
+    head = 2 * spec.d_model * spec.vocab_size
+    forward = [p for p in model_flops(spec, workload(spec, 7)) if p.head]
+    assert sum(p.value for p in forward) == 7 * head
+    decode = [p for p in decode_flops(spec, 5, 7, 2) if p.head]  # contexts 5, 6, 7; batch 2
+    assert [(p.name, p.value) for p in decode] == [("lm_head", 3 * 2 * head)]

@@ -53,7 +53,7 @@ def _terms(spec: ModelSpec, convention: Convention) -> tuple[int, list[tuple[int
     """W (weight FLOPs per token of all layers) and, for every s² term of every group, (count·c,
     the mask that counts its pairs): c = 2·h·(d_qk + d_v) for attention."""
     # Linear in s: W·1 at s = 1 (target length = source length).
-    weights, _ = layers_weights_attention(spec, workload(spec, 1, 1, 1, convention))
+    weights, _ = layers_weights_attention(spec, workload(spec, 1, attention=convention))
     terms = [(g.count * per_pair, mask) for g in spec.groups() for _, kind in g.layer.slots()
              for per_pair, mask in kind.pair_terms()]
     return weights, terms

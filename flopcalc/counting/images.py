@@ -43,9 +43,9 @@ def parse_size(text: Optional[str]) -> Optional[tuple[int, int]]:
         parts = parts * 2
     try:
         h, w = (int(p.strip()) for p in parts)
-    except ValueError:
+    except ValueError:  # not integers, or not two of them
         h = w = 0
-    if len(parts) != 2 or h < 1 or w < 1 or max(h, w) > 1_000_000:
+    if h < 1 or w < 1 or max(h, w) > 1_000_000:
         raise ValueError(f"--image-size must be HEIGHTxWIDTH in pixels (e.g. 448x448, or 448), "
                          f"got {text!r}")
     return h, w
