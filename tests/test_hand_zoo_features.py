@@ -176,3 +176,16 @@ def test_show_prints_the_new_keys_and_reloads(cli, tmp_path):
     again.write_text(shown)
     a, b = run(cli, "model", model), run(cli, "model", str(again))
     assert (a["params"], a["flops"]) == (b["params"], b["flops"])
+
+
+def test_a_model_without_a_head_has_no_head_flops(cli, tmp_path):
+    # head: none (an encoder read for its hidden states): at 3 tokens q, k, v, o 2·3·4·4 = 96
+    # each, scores and A·V 2·3·3·2·2 = 72 each, up and down 2·3·4·8 = 192 each; no lm_head,
+    # which with a head is 2·3·4·8 = 192 more
+    model = write(tmp_path, "positions: rotary\nhead: none\n")
+    _, flops = components(cli, model)
+    assert flops == {"decoder.attn.q": 96, "decoder.attn.k": 96, "decoder.attn.v": 96,
+                     "decoder.attn.scores": 72, "decoder.attn.av": 72, "decoder.attn.o": 96,
+                     "decoder.mlp.up": 192, "decoder.mlp.down": 192}
+    _, with_head = components(cli, write(tmp_path, "positions: rotary\n"))
+    assert with_head == {**flops, "lm_head": 192}

@@ -78,3 +78,15 @@ def test_the_lm_heads_flops_are_marked_as_the_head(name):
     assert sum(p.value for p in forward) == 7 * head
     decode = [p for p in decode_flops(spec, 5, 7, 2) if p.head]  # contexts 5, 6, 7; batch 2
     assert [(p.name, p.value) for p in decode] == [("lm_head", 3 * 2 * head)]
+
+
+def test_the_mtp_modules_tensors_are_named_under_mtp():
+    # DeepSeek-V3's one MTP module: its tensors are reported as mtp.*, apart from the model's
+    # own layers of the same kind
+    from flopcalc.counting.model import mtp_params
+
+    names = [p.name for p in mtp_params(load_model("deepseek-v3").spec)]
+    assert names and all(n.startswith("mtp.") for n in names)
+    # DeepSeek-V3's own names for the module's norms and 2d → d projection (enorm, hnorm,
+    # eh_proj in its checkpoint's model.layers.61)
+    assert {"mtp.enorm.weight", "mtp.hnorm.weight", "mtp.eh_proj.weight"} <= set(names)
