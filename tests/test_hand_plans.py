@@ -136,6 +136,18 @@ def test_context_parallelism_needs_flash_and_1024_tokens_a_device(tmp_path):
     assert {c.layout.cp for c in best} == {1}
 
 
+def test_context_parallelism_goes_up_to_32(tmp_path):
+    # 32,768 tokens on 32 devices, a batch of 1 (no data parallelism): 1,024 tokens a device
+    # at cp 32, the largest the search tries; cp 1 would need tp·pp = 32, past tp 4 (4 heads)
+    # × pp 4 (4 layers)
+    path = tmp_path / "longer.yaml"
+    path.write_text(MODEL.replace("max_seq_len: 32", "max_seq_len: 32768"))
+    spec = load_model(str(path)).spec
+    best, _ = P.search(spec, S.profile(spec, 32768), MC, 32, 1, BIG, flash=True,
+                       grad_fp32=False, tp_overlap=False, top=10_000)
+    assert {c.layout.cp for c in best} == {2, 4, 8, 16, 32}
+
+
 @pytest.mark.parametrize("unknown, considered", [
     ((), 1), (("micro_batch",), 3), (("recompute",), 3), (("dropout",), 2), (("vp",), 2),
     (("micro_batch", "dropout", "recompute", "vp"), 3 * 2 * 3 * 2)])
