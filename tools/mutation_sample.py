@@ -1,10 +1,10 @@
 """Estimate the mutation score of the counting code from a uniform random sample of its mutants.
 
     pip install mutmut==3.8.1
-    python tools/mutation_sample.py [--per-folder 400] [--seed 2026] [--folders counting]
+    python tools/mutation_sample.py [--per-folder 400] [--draw 2026] [--folders counting]
 
 A whole `mutmut run` over `flopcalc/counting/` and `flopcalc/kinds/` (about 19,000 mutants) is
-several hours on two cores. This draws, with a fixed seed, the same number of mutants from
+several hours on two cores. This draws, by a fixed draw number (the random generator's start), the same number of mutants from
 each folder, uniformly among all of that folder's mutants, has mutmut run exactly those, and
 prints for each folder the share caught with its 95% Wilson interval, then every survivor's
 name (`mutmut show NAME` prints its diff). The sample is unbiased where a partial run is not:
@@ -63,7 +63,8 @@ def mutmut(*args: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-folder", type=int, default=400)
-    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--draw", type=int, default=2026,
+                        help="start of the random generator: the same number draws the same sample")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--folders", nargs="+", choices=FOLDERS, default=list(FOLDERS),
                         help="sample only these folders of flopcalc/")
@@ -75,7 +76,7 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "mutmut", "run", "flopcalc.no_such_module*"],
                        cwd=ROOT, check=False)
     everything = mutants()
-    rng = random.Random(args.seed)
+    rng = random.Random(args.draw)
     sample: list[str] = []
     for f in args.folders:
         names = sorted(n for n in everything if folder(n) == f)
@@ -84,7 +85,7 @@ def main() -> int:
 
     results = mutants()
     survivors: list[str] = []
-    print(f"\nseed {args.seed}, {args.per_folder} mutants drawn from each folder")
+    print(f"\ndraw {args.draw}, {args.per_folder} mutants drawn from each folder")
     for f in args.folders:
         drawn = [n for n in sample if folder(n) == f]
         codes = [results[n] for n in drawn]
