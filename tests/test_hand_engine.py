@@ -152,7 +152,9 @@ def test_token_bytes_of_each_cache_layout():
     assert E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="fp8"), False) == 576
     assert E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="nvfp4_ds_mla"), False) == 352
     assert E.token_bytes(EngineCache("indexer", heads=1, k_dim=128), e, True) == 132
-    with pytest.raises(FlopcalcError, match="latent-attention"):
+    # the error names the fix: softmax attention's fp8 layout
+    with pytest.raises(FlopcalcError, match="latent-attention .*model has softmax attention: "
+                                            "choose fp8$"):
         E.token_bytes(attn, E.Engine(max_model_len=10, kv_dtype="fp8_ds_mla"), False)
     with pytest.raises(FlopcalcError, match="nvfp4_ds_mla"):
         E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="nvfp4"), False)

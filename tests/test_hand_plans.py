@@ -146,6 +146,9 @@ def test_context_parallelism_goes_up_to_32(tmp_path):
     best, _ = P.search(spec, S.profile(spec, 32768), MC, 32, 1, BIG, flash=True,
                        grad_fp32=False, tp_overlap=False, top=10_000)
     assert {c.layout.cp for c in best} == {2, 4, 8, 16, 32}
+    # ZeRO shards over the dp·cp ranks: with dp 1, the 32 context ranks still split the
+    # optimizer states, gradients and weights
+    assert {c.layout.zero for c in best if c.layout.cp == 32} == {0, 1, 2, 3}
 
 
 @pytest.mark.parametrize("unknown, considered", [

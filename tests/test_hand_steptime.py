@@ -291,6 +291,9 @@ def test_zero_3_gathers_each_layer_forward_and_backward(prof):
     est = schedule(replace(LAY, zero=3), "estimate", prof)
     # prefetching one layer ahead: the first gather and the last reduction stay exposed
     assert est.exposed["dp"] == approx(4 * (ag + rs))
+    # hidden or not, the axis carries every micro-batch's gathers (forward and backward)
+    # and reduction
+    assert st.comm_all["dp"] == est.comm_all["dp"] == approx(4 * (ag + ag + rs))
 
 
 def test_interleaving_exposes_only_the_fill_and_drain_sends(prof):

@@ -88,5 +88,55 @@ def test_the_mtp_modules_tensors_are_named_under_mtp():
     names = [p.name for p in mtp_params(load_model("deepseek-v3").spec)]
     assert names and all(n.startswith("mtp.") for n in names)
     # DeepSeek-V3's own names for the module's norms and 2d → d projection (enorm, hnorm,
-    # eh_proj in its checkpoint's model.layers.61)
-    assert {"mtp.enorm.weight", "mtp.hnorm.weight", "mtp.eh_proj.weight"} <= set(names)
+    # eh_proj and shared_head.norm in its checkpoint's model.layers.61)
+    assert {"mtp.enorm.weight", "mtp.hnorm.weight", "mtp.eh_proj.weight",
+            "mtp.shared_head.norm.weight"} <= set(names)
+
+
+# The flag's two exceptions, each on purpose: JetMoE's attention experts are held as
+# q_experts/o_experts (transformers' names) and counted as the q and o of the layer, and
+# LongCat-Flash's gate/up rows for its identity experts are stacked expert matrices (so
+# quantised with the rest) that no token ever multiplies.
+NAMED_APART = {"jetmoe": {"decoder.attn.q_experts", "decoder.attn.o_experts"},
+               "longcat_flash": {"decoder.mlp.zero_experts.gate_up"}}
+ZOO_LOADED = sorted(NAMED_APART) + ["dbrx", "deepseek_v3", "gemma3_text", "kimi_linear",
+                                    "lfm2", "minimax", "qwen3_next", "qwen3_5_moe"]
+
+
+def _matmul_marks_match_the_flops(spec):
+    from flopcalc.counting.model import model_flops, token_params, workload
+
+    # the text model's tensors and a text forward (the towers name their FLOPs coarser,
+    # vision.layers.attn.qkv for q, k and v)
+    marked = {p.name.removesuffix(".weight") for p in token_params(spec) if p.matmul}
+    multiplied = {p.name for p in model_flops(spec, workload(spec, 8)) if p.kind == WEIGHTS}
+    if spec.tie_embeddings:  # a tied head multiplies the token table, a lookup table
+        multiplied.discard("lm_head")
+    return marked, multiplied
+
+
+@pytest.mark.parametrize("name", PRESETS + [f"zoo:{n}" for n in ZOO_LOADED])
+def test_a_tensor_marked_matmul_is_one_a_forward_multiplies(name):
+    """`Part.matmul` marks the weights a matmul multiplies: quantisation and adapters read it.
+    Over every preset and the zoo configs that load as they are, the marked tensors are those
+    the forward's weight FLOPs are named by (the untied LM head among them), but for the
+    exceptions above."""
+    if name.startswith("zoo:"):
+        name = name[4:]
+        spec = load_model(str(ROOT / "tests" / "data" / "zoo" / f"{name}.json")).spec
+    else:
+        spec = load_model(name).spec
+    marked, multiplied = _matmul_marks_match_the_flops(spec)
+    assert marked - NAMED_APART.get(name, set()) == multiplied - {
+        n.replace("_experts", "") for n in NAMED_APART.get(name, set())}
+
+
+def test_opts_narrow_embedding_projection_is_a_marked_matmul(tmp_path):
+    # OPT-350M's embed_dim: project_in (e → d) and project_out (d → e) are matmuls like any
+    # other, and its untied head (tie_embeddings: false) is marked with them
+    path = tmp_path / "m.yaml"
+    path.write_text("n_layers: 1\nd_model: 4\nn_heads: 1\nd_ff: 8\nvocab_size: 8\n"
+                    "positions: learned\nmax_seq_len: 6\nembed_dim: 2\ntie_embeddings: false\n")
+    marked, multiplied = _matmul_marks_match_the_flops(load_model(str(path)).spec)
+    assert {"embed.project_in", "embed.project_out", "lm_head"} <= marked
+    assert marked == multiplied

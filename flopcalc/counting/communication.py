@@ -61,7 +61,7 @@ def stage_params(prof: Any, lay: Any, which: str) -> tuple[Fraction, Fraction]:
     layers = Fraction(stage_layers(prof, lay.pp), prof.n_layers)
     t = lay.tp
     dense = sum((lp.count * (Fraction(lp.params_split, t) + lp.params_replicated)
-                 for lp in prof.layers), Fraction(0)) * layers
+                 for lp in prof.layers)) * layers
     expert = sum((lp.count * lp.params_expert for lp in prof.layers), 0) * layers / (t * lay.ep)
     for held, ends in ((prof.first_params, ("first", "only")), (prof.last_params,
                                                                ("last", "only"))):
@@ -197,7 +197,7 @@ def volumes(prof, lay, which: str = "last") -> dict[str, AxisVolume]:  # type: i
         texts.append("the tied embedding's gradient all-reduced between the first and last "
                      "stage")
     out["dp"] = AxisVolume(ceil(total), "; ".join(texts) or "none (dp 1)")
-    if lay.ep > 1 and c.ep_size:
+    if c.ep_size:  # none unless experts are split (ep > 1) and this stage holds some
         total = m * (c.ep_forward + c.ep_backward) * c.ep_size * Fraction(lay.ep - 1, lay.ep)
         out["ep"] = AxisVolume(ceil(total), f"all-to-all (dispatch, combine): "
                                f"{_n(c.ep_forward)} forward, {_n(c.ep_backward)} backward per "

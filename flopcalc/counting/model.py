@@ -215,12 +215,13 @@ def non_embedding(parts: list[Part]) -> int:
 def mtp_params(spec: ModelSpec) -> list[Part]:
     """DeepSeek-V3's multi-token-prediction modules (outside the model's totals): per module
     two RMSNorms (of the hidden state and of the next token's embedding), a 2d → d projection,
-    one layer of the last layer's kind and the norm before the shared output head. The
+    one layer of the last layer's kind and the norm before the shared output head, under the
+    names of DeepSeek-V3's checkpoint (`shared_head.norm`; transformers' `post_norm`). The
     embedding and output head are shared with the model."""
     d = spec.d_model
     one = (spec.norm.params(d, "enorm") + spec.norm.params(d, "hnorm")
            + [Part("eh_proj.weight", 2 * d * d, LAYERS, (2 * d, d), ROW, matmul=True)]
-           + layer_params(spec.mtp_layer, d) + spec.norm.params(d, "head_norm"))
+           + layer_params(spec.mtp_layer, d) + spec.norm.params(d, "shared_head.norm"))
     return scaled(one, spec.mtp_layers, "mtp") if spec.mtp_layers else []
 
 

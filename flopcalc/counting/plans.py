@@ -279,9 +279,9 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                 replica = global_batch // dp
                 eps = [1] + [e for e in divisors(dp) if e > 1 and experts
                              and all(x % e == 0 for x in experts)]
-                for ep, zero in itertools.product(eps, (0, 1, 2, 3)):
-                    if zero and dp * cp == 1:
-                        continue
+                # ZeRO shards over the dp·cp ranks: with one there is nothing to shard
+                zeros = (0, 1, 2, 3) if dp * cp > 1 else (0,)
+                for ep, zero in itertools.product(eps, zeros):
                     for mb in divisors(replica, 16):
                         lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, zero=zero,
                                      sequence_parallel=tp > 1, micro_batch=mb,
