@@ -208,3 +208,46 @@ def test_each_cache_of_a_layer_has_its_own_name():
               (1, (EngineCache("full", heads=2, k_dim=4, v_dim=4),))]
     layers, _ = E.engine_layers(caches, E.Engine(max_model_len=1024))
     assert [x.name for x in layers] == ["layers.0", "layers.0.1", "layers.1"]
+
+
+def test_a_latent_attention_hybrid_aligns_its_block_to_128_tokens():
+    # Kimi Linear's shape: latent attention (576 bf16 values, 1,152 bytes a token) beside a
+    # state layer of 100,000 bf16 values (200,000 bytes). Without prefix caching the block
+    # only has to hold the state page: k = max(16, 16) = 16 would give 16·⌈200,000 / (16 ·
+    # 1,152)⌉ = 176 tokens, but an MLA hybrid's kernel block is at least 128
+    # (platforms/interface.py:1083-1088): 128·⌈200,000 / (128 · 1,152)⌉ = 256 tokens, a
+    # page of 256 · 1,152 = 294,912 bytes, the state padded to it
+    caches = [(0, (EngineCache("mla", heads=1, k_dim=576, rope_dim=64),)),
+              (1, (EngineCache("state", states=(EngineState("ssm", 100_000, "state"),)),))]
+    layers, alignment = E.engine_layers(caches, E.Engine(max_model_len=1024,
+                                                         prefix_caching=False))
+    assert alignment == E.Alignment(256, 1152, 200_000, 294_912, 128)
+    assert [x.block_size for x in layers] == [256, 1024]  # the state keeps one whole-length block
+    softmax = [(0, (EngineCache("full", heads=1, k_dim=288, v_dim=288),)), caches[1]]
+    _, plain = E.engine_layers(softmax, E.Engine(max_model_len=1024, prefix_caching=False))
+    assert plain is not None and (plain.block_size, plain.align_multiple) == (176, 16)
+
+
+def test_unifying_pages_pads_a_state_page_even_where_it_divides_the_largest():
+    # kv_cache_planning.py:346-408: an attention page that divides the largest grows by
+    # whole blocks (16 tokens of 10 bytes, 160 bytes, under a 320-byte page: 32 tokens),
+    # but a state page is padded, never multiplied, even when it divides (80 into 320)
+    layers = [full(0, per_token=20), full(1), E.LayerSpec(2, "layers.2", "state", 1024,
+                                                          state_bytes=80)]
+    out = E._unify_pages(layers)
+    assert (out[0].block_size, out[0].padded) == (16, None)
+    assert (out[1].block_size, out[1].padded) == (32, None)
+    assert (out[2].block_size, out[2].padded, out[2].page_bytes) == (1024, 320, 320)
+
+
+def test_the_hybrid_manager_off_promotes_windows_beside_latent_attention_too():
+    # kv_cache_planning.py:744-816: with full-attention layers present, sliding and chunked
+    # layers are made full; latent attention is full attention there
+    mla = E.LayerSpec(0, "layers.0", "mla", 16, 10)
+    out = E._promote([mla, sliding(1), E.LayerSpec(2, "layers.2", "chunked", 16, 10,
+                                                   chunk=64)])
+    assert [(x.kind, x.window, x.chunk) for x in out] == [("mla", None, None),
+                                                          ("full", None, None),
+                                                          ("full", None, None)]
+    alone = [sliding(0), sliding(1)]  # no full layer: nothing to promote to
+    assert E._promote(alone) == alone

@@ -195,6 +195,11 @@ def test_a_layouts_memory_setup_carries_fp8_and_the_optimizer(spec, tmp_path):
     for options in ({}, {"fp8": True}, {"optimizer": "sgd"}, {"precision": "fp32"}):
         want = flopcalc.memory(str(path), seq=32, batch=1, **options).to_dict()["memory"]
         assert P.memory_bytes(spec, P.setup_of(32, lay, **options)) == want["total"], options
+        # the interval's evaluation reports, and fits, that same figure
+        prof = S.profile(spec, 32)
+        out = P.evaluate(spec, prof, lay, MC, want["total"], (), **options)
+        assert (out.memory, out.fits) == (want["total"], True), options
+        assert P.evaluate(spec, prof, lay, MC, want["total"] - 1, (), **options).fits is False
     fp8 = flopcalc.memory(str(path), seq=32, batch=1, fp8=True).to_dict()
     assert fp8["memory"]["total"] - sum(fp8["memory"][k] for k in (
         "weights", "gradients", "optimizer", "activations")) == 196_608

@@ -127,6 +127,21 @@ def test_expert_all_to_all(tmp_path):
     assert v["ep"].bytes == 262_144
 
 
+def test_dense_and_expert_gradients_are_reduced_over_their_own_ranks(tmp_path):
+    # The MoE model: per layer q, k, v, o 4·64² = 16,384, two norms 128, the router 64·4 =
+    # 256; 4 layers, the tied table 128·64 = 8,192 and the final norm 64: 75,328 dense.
+    # Experts: 4 × 3·64·128 = 98,304 a layer, 393,216 in all, 196,608 a device at ep 2.
+    # dp 4, ZeRO 0, bf16 gradients: the dense all-reduce over 4 sends 2·3/4 · 2 · 75,328 =
+    # 225,984 bytes; the experts' over 4 / 2 = 2 ranks sends 2·1/2 · 2 · 196,608 = 393,216.
+    path = tmp_path / "moe.yaml"
+    path.write_text(MOE)
+    p = profile(load_model(str(path)).spec, 32)
+    v = volumes(p, Layout(tp=1, pp=1, dp=4, ep=2, micro_batch=2, global_batch=8))["dp"]
+    assert v.bytes == 225_984 + 393_216
+    assert "over 4" in v.collectives and "expert weights' gradients once per step over 2" \
+        in v.collectives
+
+
 # ------------------------------------------------------------------------------ collectives
 
 

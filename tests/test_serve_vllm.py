@@ -55,8 +55,8 @@ def test_engine_equals_vllm(case: dict) -> None:
     engine = engine_for(case)
     tp = case["tp"]
     drafts = E.mtp_caches(spec, tp) if case["options"].get("mtp") else ()
-    layers, alignment = E.engine_layers(E.model_caches(spec, tp), engine, drafts)
-    plan = E.plan(layers, engine, [case["kv_memory"]], spec.n_layers("decoder"), alignment)
+    layers, _ = E.engine_layers(E.model_caches(spec, tp), engine, drafts)
+    plan = E.plan(layers, engine, [case["kv_memory"]], spec.n_layers("decoder"))
     if "error" in case:
         assert not plan.fits
         assert E.format_gib(plan.needed_bytes) == case["error"]["needed_gib"]

@@ -145,3 +145,18 @@ def test_custom_device_without_efficiency_file_warns(cli, tmp_path):
             "dgx-h100", "--format", "json")
     assert r.code == 0, r.err
     assert any("no efficiency preset" in w for w in r.json()["warnings"])
+
+
+
+def test_a_device_without_memory_bandwidth_is_refused_naming_the_fix():
+    # an accelerator file must give memory_bandwidth, but a custom device from --peak alone
+    # (enough for `flopcalc train`) has none, and the step time's memory-bound work needs it
+    from flopcalc.counting.plans import machine_for
+    from flopcalc.errors import FlopcalcError
+    from flopcalc.models.accelerators import resolve_hardware
+
+    hw = resolve_hardware(None, "bf16", 1, 10 ** 15, None, need_bandwidth=False)
+    assert hw is not None and hw.bandwidth is None
+    with pytest.raises(FlopcalcError) as e:
+        machine_for(hw, "dgx-h100", None)
+    assert str(e.value) == "the step time needs the memory bandwidth: give --accelerator"

@@ -42,7 +42,7 @@ module pages them as vLLM's `KVCacheSpec`s do. Citations are paths in the vLLM 0
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Optional, Sequence
 
 from ..errors import FlopcalcError
@@ -470,8 +470,6 @@ class Plan:
     in_flight_tokens: int
     log_line: str
     error: str = ""
-    alignment: Optional[Alignment] = None
-    group_blocks: list[int] = field(default_factory=list)  # blocks per request, per group
 
 
 def _per_request(groups: list[Group], length: int, in_flight: int) -> int:
@@ -497,7 +495,7 @@ def _estimate_len(groups: list[Group], bpb: int, check: int, length: int,
 
 
 def plan(layers: list[LayerSpec], engine: Engine, available: Sequence[int], n_layers: int,
-         alignment: Optional[Alignment] = None, device: str = "GPU") -> Plan:
+         device: str = "GPU") -> Plan:
     """The plan for `available` bytes per worker (one per pipeline stage, or one for all) of a
     model of `n_layers` decoder layers (draft layers sit on the last stage)."""
     groups = kv_cache_groups(layers, engine.hma)
@@ -548,8 +546,7 @@ def plan(layers: list[LayerSpec], engine: Engine, available: Sequence[int], n_la
             f"per request: {concurrency:.2f}x")
     return Plan(groups, stages, stages[0].bytes_per_block, num_blocks, per_request,
                 concurrency, tokens, failing is None, stages[0].needed_bytes, estimate,
-                inflight, line, error, alignment,
-                [g.blocks_per_request(L, inflight) for g in groups])
+                inflight, line, error)
 
 
 def concurrency_at(p: Plan, length: int) -> float:

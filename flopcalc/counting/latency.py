@@ -185,8 +185,7 @@ class DeviceCosts:
             for _, kind in g.layer.slots():
                 stacked = [p for p in kind.params(d) if p.role == EXPERT]
                 if stacked:
-                    b = sum((part_bytes(p, fmt, experts) * share(p, layout) for p in stacked),
-                            Fraction(0))
+                    b = sum(part_bytes(p, fmt, experts) * share(p, layout) for p in stacked)
                     self.moe.append((g.count, kind, b))
         sparse = any(c.kind == "indexer" for g in spec.groups("decoder")
                      for _, k in g.layer.slots() for c in k.engine_cache(layout.tp))

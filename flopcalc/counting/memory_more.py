@@ -107,8 +107,8 @@ def extended_state_parts(spec: ModelSpec, setup, share: Share,  # type: ignore
         return value / shards if setup.zero >= split[name] else value
 
     held = _device_share(spec, setup, share, stage_layers)
-    matrix = sum((p.value * f for p, f in held if is_matrix(p)), Fraction(0))
-    everything = sum((p.value * f for p, f in held), Fraction(0))
+    matrix = Fraction(sum(p.value * f for p, f in held if is_matrix(p)))
+    everything = Fraction(sum(p.value * f for p, f in held))
     if setup.lora_rank:
         trainable = adapter_params(spec, setup, share, stage_layers)
         base = (matrix * NF4 + (everything - matrix) * w) if setup.qlora else everything * w

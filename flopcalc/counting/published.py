@@ -135,7 +135,7 @@ def chinchilla_forward_per_sequence(spec: ModelSpec, s: int) -> int:
     activations; no cross-attention (a decoder-only formula).
     """
     d, V = spec.d_model, spec.vocab_size
-    w = workload(spec, s, s, 1, "full")
+    w = workload(spec, s)  # one sequence, full attention (the defaults)
     embeddings = 2 * s * V * d  # their convention: the lookup costs a (s×V)·(V×d) matmul
     layers = 0
     for g in spec.groups():

@@ -37,12 +37,13 @@ FORMATS = tuple(DTYPE_BITS) + tuple(SCALED_FORMATS)
 
 def quantised(p: Part) -> bool:
     """Whether a scaled format quantises this tensor: a layer's matmul weight (2-D, split by
-    tensor parallelism) or a routed expert's stacked matrices (`Part.matmul`)."""
+    tensor parallelism) or a routed expert's stacked matrices, experts × n_in × n_out
+    (`Part.matmul`)."""
     if p.kind != LAYERS or p.lookup or not p.matmul:
         return False
     if p.role in (COLUMN, ROW):
         return len(p.shape) == 2
-    return p.role == EXPERT and len(p.shape) >= 2
+    return p.role == EXPERT and len(p.shape) == 3
 
 
 def matrix_bytes(n_in: int, n_out: int, fmt: str) -> Fraction:

@@ -17,19 +17,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil, lcm
 
-from ..kinds.base import Convention, Part
+from ..kinds.base import Part
 from ..models.spec import ModelSpec
 from ..tables import SCALED_FORMATS
-from .model import decode_flops, model_flops, workload
+from .model import decode_flops
 from .quant import read_bytes
 from .traffic import (kv_bytes_per_token, kv_read_bytes, state_bytes_per_sequence, storage_bytes,
                       weight_reads)
-
-
-def prefill_parts(spec: ModelSpec, prompt: int, batch: int, convention: Convention
-                  ) -> list[Part]:
-    """Forward FLOPs over `batch` prompts of `prompt` tokens: exactly `model_flops`."""
-    return model_flops(spec, workload(spec, prompt, None, batch, convention))
 
 
 def decode_parts(spec: ModelSpec, first: int, last: int, batch: int) -> list[Part]:

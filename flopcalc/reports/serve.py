@@ -438,7 +438,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                "'Available KV cache memory', or --kv-cache-memory-bytes)"]
         stage_info = [(None, None, None, None)] * pp
     elif kv_blocks is not None:
-        probe = E.plan(layers, engine, [1 << 62], n_layers, alignment)
+        probe = E.plan(layers, engine, [1 << 62], n_layers)
         available = [kv_blocks * st.bytes_per_block for st in probe.stages]
         source = "blocks"
         how = [f"--kv-blocks {kv_blocks:,}: the engine's block count (num_gpu_blocks), each "
@@ -472,7 +472,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                 f"leave no memory for the cache on {hw.name} at gpu_memory_utilization "
                 f"{float(gpu_memory_utilization):g}: add devices (--tp, --pp), quantise "
                 "(--weights-dtype) or raise --gpu-memory-utilization")
-    plan = E.plan(layers, engine, available, n_layers, alignment)
+    plan = E.plan(layers, engine, available, n_layers)
     if not plan.fits:
         warnings.append(f"the engine would refuse to start: {plan.error}")
 
