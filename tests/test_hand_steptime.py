@@ -310,6 +310,12 @@ def test_tensor_parallel_overlap_hides_behind_a_share_of_the_matmuls(prof):
     st = S._schedule(prof, lay, MC, "estimate", slow, "last", S.placement(lay, NET))
     each_f, each_b = TP - 1e-5, max(0.0, TP - 2e-5)
     assert st.exposed["tp"] == approx(4 * (2 * each_f + 2 * each_b))
+    # pp 1: the stage's 2 layers share its matmul time, 8e-5 / 2 a layer, so a collective
+    # hides behind ¼ of 4e-5 forward and ½ of it backward; 2 layers × 2 sublayers each way
+    lay = replace(LAY, pp=1, tp_overlap=True)
+    st = S._schedule(prof, lay, MC, "estimate", replace(COMP, gemm_f=8e-5), "only",
+                     S.placement(lay, NET))
+    assert st.exposed["tp"] == approx(4 * (4 * each_f + 4 * each_b))
 
 
 def test_the_slowest_stage_decides(prof):

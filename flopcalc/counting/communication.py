@@ -103,8 +103,7 @@ def per_microbatch(prof, lay, layers: int) -> PerMicrobatch:  # type: ignore[no-
         tp_f, tp_b = fwd * tp_subs, (bwd + (fwd if full else 0)) * tp_subs
     else:
         tp_f = tp_b = Fraction(0)
-    cp_step = Fraction(0)
-    steps = Fraction(0)
+    cp_step = steps = Fraction(0)
     if lay.cp > 1 and kv_layers:
         # bytes per step: the mean over this stage's layers with K/V
         kv_count = sum(c for _, c in kv_layers)

@@ -225,5 +225,5 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
     if setup.extended:
         from .memory_more import check_extended
 
-        return check_extended(spec, setup)
+        return check_extended(setup)
     return None

@@ -189,7 +189,8 @@ def extended_activation_parts(spec: ModelSpec, setup,  # type: ignore[no-untyped
     return merged(parts)
 
 
-def check_extended(spec: ModelSpec, setup) -> Optional[str]:  # type: ignore[no-untyped-def]
+def check_extended(setup) -> Optional[str]:  # type: ignore[no-untyped-def]
+    """What the extended options (context parallelism, QLoRA) refuse, whatever the model."""
     if setup.cp > 1:
         if setup.seq % setup.cp:
             return f"--cp {setup.cp} must divide --seq {setup.seq:,} (each device holds " \

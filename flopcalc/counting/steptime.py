@@ -559,9 +559,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     dp_exposed = dp_all = 0.0
     t_f0 = comp.forward + tp_f + cp_f + ep_f
     t_b0 = comp.backward + tp_b + cp_b + ep_b
-    for params, n, per in dp_groups:
-        if n <= 1 or params <= 0:
-            continue
+    for params, n, per in dp_groups:  # a collective over one rank or of no bytes takes 0
         grads, weights = params * g_bytes, params * ACT_BYTES
         bucket = min(params, max(BUCKET_MIN, BUCKET_PER_DP * n))
         if lay.zero == 3:
