@@ -74,6 +74,15 @@ def test_forward(cli, model):
                for line in doc["conventions"])
 
 
+def test_frontend_runs_over_the_encoder_length(cli, model):
+    # --tgt-seq 3 shortens the decoder only: conv1 and conv2 still run over 7 positions
+    # (1344 each, as above); the decoder's MLP 2·2·3·4·8 = 384
+    f = run(cli, "model", model, "--seq", 7, "--tgt-seq", 3, "--batch", 2)["flops"][
+        "components"]
+    assert (f["encoder.frontend.conv1"], f["encoder.frontend.conv2"], f["decoder.mlp.up"]) == (
+        1344, 1344, 384)
+
+
 def test_elementwise(cli, model):
     f = run(cli, "model", model, "--seq", 7, "--batch", 2, "--elementwise")["flops"][
         "components"]

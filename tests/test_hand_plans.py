@@ -184,6 +184,17 @@ def test_an_interval_where_nothing_fits_is_the_layouts_own(spec, prof):
     assert P.evaluate(spec, prof, lay, MC, BIG, ()).fits is True
 
 
+def test_the_interval_keeps_a_value_that_fills_memory_exactly(spec, prof):
+    # with exactly selective recomputation's bytes, selective and full fit and none does not
+    lay = S.Layout(pp=2, global_batch=8)
+    used = {r: P.memory_bytes(spec, P.setup_of(32, replace(lay, recompute=r)))
+            for r in ("none", "selective", "full")}
+    assert used["none"] > used["selective"]
+    assert P.evaluate(spec, prof, lay, MC, used["selective"], ("recompute",)).considered == 2
+    assert P.evaluate(spec, prof, lay, MC, used["selective"] - 1,
+                      ("recompute",)).considered == 1
+
+
 def test_a_layouts_memory_setup_carries_fp8_and_the_optimizer(spec, tmp_path):
     # what `plan` and `step` fit is `flopcalc memory`'s figure of the same options: fp8 adds
     # a 1-byte copy of each matrix, 4 layers × (4·64² + 2·64·256) = 196,608 bytes

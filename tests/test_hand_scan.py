@@ -354,12 +354,16 @@ def test_which_kinds_have_a_chunked_scan():
     assert DECLARED_SCANS == SCANS == ("chunked", "recurrent")
 
 
-@pytest.mark.parametrize("keys", [{"attention": "CAUSAL"}, {"attention": ""},
-                                  {"scan": "Recurrent"}, {"scan": "chunk"}])
-def test_a_workload_takes_only_the_named_forms(keys):
+@pytest.mark.parametrize("keys, message", [
+    ({"attention": "CAUSAL"}, "attention is one of full, causal, got 'CAUSAL'"),
+    ({"attention": ""}, "attention is one of full, causal, got ''"),
+    ({"scan": "Recurrent"}, "scan is one of chunked, recurrent, got 'Recurrent'"),
+    ({"scan": "chunk"}, "scan is one of chunked, recurrent, got 'chunk'")])
+def test_a_workload_takes_only_the_named_forms(keys, message):
     # the kinds test `attention == "causal"` and `scan == "recurrent"`: another text would
-    # silently count as one of the two forms
+    # silently count as one of the two forms; the error names the choices
     from flopcalc.counting.workload import Workload
 
-    with pytest.raises(ValueError, match="is one of"):
+    with pytest.raises(ValueError) as e:
         Workload(seq=5, tgt_seq=5, **keys)
+    assert str(e.value) == message

@@ -150,6 +150,10 @@ def test_affine_pieces_by_hand(model):
     # (c − 1) mod 4 + 1 restarts after every multiple of 4.
     assert affine_segments(chunked, 4, 13).expanded() == [(4, 4), (5, 8), (9, 12), (13, 13)]
     assert affine_segments(chunked, 1, 3).expanded() == [(1, 3)]
+    # from 6 (2 past a multiple of 4) the repeats still start at 6, not in the chunk before
+    assert affine_segments(chunked, 6, 30).expanded() == [
+        (6, 8), (9, 12), (13, 16), (17, 20), (21, 24), (25, 28), (29, 30)]
+    assert affine_segments(chunked, 2, 12).expanded() == [(2, 4), (5, 8), (9, 12)]
 
 
 # ------------------------------------------------------------------- roofline across breaks

@@ -103,6 +103,11 @@ def test_data_parallel_zero_stages(prof):
     # m · (2·Ψ + Ψ) = 6Ψ (1.5 × DDP per micro-batch, Rajbhandari et al. §7.2.2).
     assert volumes(prof, lay(zero=2))["dp"].bytes == 3 * psi + tied
     assert volumes(prof, lay(zero=3))["dp"].bytes == 6 * psi + tied
+    # and the collectives say so
+    assert "reduce-scatter of the weights' gradients every micro-batch and all-gather" in \
+        volumes(prof, lay(zero=2))["dp"].collectives
+    assert "reduce-scatter of the weights' gradients once per step and all-gather" in \
+        volumes(prof, lay(zero=1))["dp"].collectives
     # fp32 gradients double the gradient bytes: DDP 4Ψ.
     assert volumes(prof, lay(zero=0, grad_fp32=True))["dp"].bytes == 4 * psi + 2 * tied
 

@@ -282,6 +282,21 @@ def test_zero_1_and_2_reduce_scatter_gradients_and_gather_weights(prof, zero):
     assert est.exposed["dp"] == approx(reductions * rs + ag)  # the bucket is everything
 
 
+def test_the_exposed_bucket_grows_with_the_data_parallel_ranks(prof):
+    # Megatron-Core's DDP bucket is max(40M, 1M·n) elements: over n = 64 ranks, 64M. The last
+    # stage given 10⁸ more replicated parameters (tp 1: the layer's 448 + 16, the head 128 and
+    # the norm 8, 600 in all) reduces 2·(10⁸ + 600) bytes; its last 64M-element bucket stays
+    # exposed past the backward, and whatever of the whole reduction outlasts the backward.
+    big = replace(prof, last_params=(prof.last_params[0],
+                                     prof.last_params[1] + 10 ** 8))
+    lay = S.Layout(pp=2, dp=64, global_batch=256)
+    st = S._schedule(big, lay, MC, "estimate", COMP, "last", S.placement(lay, NET))
+    red = ring("allreduce", 2 * (10 ** 8 + 600), 64)
+    bucket = ring("allreduce", 2 * 64_000_000, 64)
+    assert red > COMP.backward
+    assert st.exposed["dp"] == approx(bucket + red - COMP.backward)
+
+
 def test_zero_3_gathers_each_layer_forward_and_backward(prof):
     st = schedule(replace(LAY, zero=3), "high", prof)
     ag = ring("allgather", LAST * 2, 2)  # one layer a stage: its weights are the stage's
@@ -338,6 +353,9 @@ def test_placement_in_megatrons_order():
     # cp 2 × dp 2 = 4 ranks, all in the domain of 8
     assert S.placement(S.Layout(cp=2, dp=2), net) == \
         {"tp": 1, "cp": 2, "dp": 4, "ep": 1, "pp_across": 0}
+    # context ranks alone can fill the domain
+    assert S.placement(S.Layout(cp=8), net) == \
+        {"tp": 1, "cp": 8, "dp": 8, "ep": 1, "pp_across": 1}
 
 
 def test_layout_counts_and_description():

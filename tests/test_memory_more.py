@@ -82,6 +82,21 @@ def test_fp8_copies_and_inputs(model):
     assert fp8["memory"]["total"] - plain["memory"]["total"] == 1_536 - 256
 
 
+def test_fp8_keeps_dropout_masks_at_a_byte(model):
+    # dropout masks are a byte per element and no projection's input: with dropout, fp8 still
+    # saves only the sublayer inputs' 256 bytes
+    plain, fp8 = mem(model, dropout=True), mem(model, dropout=True, fp8=True)
+    assert fp8["memory"]["total"] - plain["memory"]["total"] == 1_536 - 256
+
+
+def test_offload_with_lora_moves_only_the_adapters_state(model):
+    # LoRA rank 4 trains the 1,152 adapter parameters (above): AdamW's 12 bytes each,
+    # 13,824, go to the host; the device keeps none
+    d = mem(model, lora_rank=4, offload_optimizer=True)
+    assert d["memory"]["optimizer"] == 0
+    assert d["extras"]["host_optimizer_bytes"] == 12 * 1_152
+
+
 def test_context_parallelism_splits_the_sequence(model):
     # cp = 2 (flash): each device holds s/cp = 2 tokens: every activation halves; ZeRO-1
     # shards the optimizer over dp·cp = 4 devices
@@ -133,3 +148,22 @@ def test_every_state_part_is_in_bytes(model, options):
 
     parts = state_parts(flopcalc.load(model).spec, Setup(seq=4, batch=2, **options))
     assert parts and {p.kind for p in parts} == {BYTES}
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "gpt2"])
+def test_every_activation_part_is_in_bytes(name):
+    # the multi-token-prediction module's parts (DeepSeek-V3) as much as the layers'
+    from flopcalc.counting.memory import BYTES, Setup, activation_parts
+
+    parts = activation_parts(flopcalc.load(name).spec, Setup(seq=4, batch=2, dropout=True))
+    assert any(p.name.startswith("mtp.") for p in parts) == (name == "deepseek-v3")
+    assert {p.kind for p in parts} == {BYTES}
+
+
+def test_every_cache_part_is_in_bytes():
+    # a hybrid's fixed states (Mamba-2's conv and SSM states) as much as its K/V
+    from flopcalc.counting.memory import BYTES
+    from flopcalc.counting.traffic import kv_cache_parts
+
+    parts = kv_cache_parts(flopcalc.load("nemotron-h-8b").spec, 16, 2, 2)
+    assert len(parts) >= 3 and {p.kind for p in parts} == {BYTES}

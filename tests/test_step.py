@@ -160,3 +160,15 @@ def test_a_device_without_memory_bandwidth_is_refused_naming_the_fix():
     with pytest.raises(FlopcalcError) as e:
         machine_for(hw, "dgx-h100", None)
     assert str(e.value) == "the step time needs the memory bandwidth: give --accelerator"
+
+
+def test_a_custom_fp8_device_runs_attention_at_its_own_peak():
+    # an fp8 preset's attention runs at its bf16 peak; a custom device (--peak, --bandwidth)
+    # has no table to look that up in, so its one peak serves both
+    from flopcalc.counting.plans import machine_for
+    from flopcalc.models.accelerators import resolve_hardware
+
+    hw = resolve_hardware(None, "fp8", 1, 2 * 10 ** 15, 3 * 10 ** 12)
+    assert hw is not None and hw.name == "custom"
+    m = machine_for(hw, "dgx-h100", None).machine
+    assert m.attention_peak == m.matmul_peak == 2e15 and m.matmul_bytes == 1
