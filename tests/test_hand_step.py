@@ -112,6 +112,13 @@ def test_data_parallel_zero_stages(prof):
     assert volumes(prof, lay(zero=0, grad_fp32=True))["dp"].bytes == 4 * psi + 2 * tied
 
 
+def test_one_rank_axes_carry_nothing_and_say_so(prof):
+    # tp 1, pp 1: no tensor- or pipeline-parallel traffic, and the report names why
+    v = volumes(prof, lay(tp=1, pp=1))
+    assert (v["tp"].bytes, v["tp"].collectives) == (0, "none (tp 1)")
+    assert (v["pp"].bytes, v["pp"].collectives) == (0, "none (pp 1)")
+
+
 def test_context_parallel_ring(prof):
     # cp = 2 (flash): T = 2·32/2 = 32 tokens per device; K and V are 2·64 = 128 values per
     # token, split by t = 2: 32·128·2/2 = 4,096 bytes per ring step. Per micro-batch (cp−1) =

@@ -160,6 +160,26 @@ def test_every_activation_part_is_in_bytes(name):
     assert {p.kind for p in parts} == {BYTES}
 
 
+def test_lora_intermediates_are_in_bytes(model):
+    from flopcalc.counting.memory import BYTES, Setup, activation_parts
+
+    parts = activation_parts(flopcalc.load(model).spec, Setup(seq=4, batch=2, lora_rank=4))
+    assert "layers.lora.intermediates" in {p.name for p in parts}
+    assert {p.kind for p in parts} == {BYTES}
+
+
+def test_mtp_projection_input_is_split_by_sequence_parallelism():
+    # DeepSeek-V3's one MTP module: the 2d-wide input of eh_proj, 2 bytes × s 4 × b 2 × 2·7,168
+    # = 229,376 bytes, halved over tp 2 with sequence parallelism
+    from flopcalc.counting.memory import Setup, output_activation_parts
+
+    spec = flopcalc.load("deepseek-v3").spec
+    for tp, sp, want in ((1, False, 229_376), (2, False, 229_376), (2, True, 114_688)):
+        parts = output_activation_parts(spec, Setup(seq=4, batch=2, tp=tp,
+                                                    sequence_parallel=sp))
+        assert {p.name: p.value for p in parts}["mtp.eh_proj_input"] == want
+
+
 def test_every_cache_part_is_in_bytes():
     # a hybrid's fixed states (Mamba-2's conv and SSM states) as much as its K/V
     from flopcalc.counting.memory import BYTES

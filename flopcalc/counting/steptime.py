@@ -600,7 +600,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     t_b = t_b0 + fsdp_b
     # --- the pipeline -------------------------------------------------------------------
     steady = m * (t_f + t_b)
-    bubble = (p - 1) / v * (t_f + t_b) if p > 1 else 0.0
+    bubble = (p - 1) / v * (t_f + t_b)  # none with one stage
     pp_exposed = pp_all = 0.0
     if p > 1:
         across = bool(where["pp_across"])
