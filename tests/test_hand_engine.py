@@ -159,7 +159,8 @@ def test_token_bytes_of_each_cache_layout():
     with pytest.raises(FlopcalcError, match="nvfp4_ds_mla"):
         E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="nvfp4"), False)
     odd = EngineCache("mla", heads=1, k_dim=320, rope_dim=64)
-    with pytest.raises(FlopcalcError, match="512-wide latent"):
+    with pytest.raises(FlopcalcError, match="^nvfp4_ds_mla is DeepSeek's layout for a 512-wide "
+                                            "latent and 64 rotary dims; choose fp8 or auto$"):
         E.token_bytes(odd, E.Engine(max_model_len=10, kv_dtype="nvfp4_ds_mla"), False)
 
 

@@ -172,3 +172,18 @@ def test_a_custom_fp8_device_runs_attention_at_its_own_peak():
     assert hw is not None and hw.name == "custom"
     m = machine_for(hw, "dgx-h100", None).machine
     assert m.attention_peak == m.matmul_peak == 2e15 and m.matmul_bytes == 1
+
+
+def test_the_machine_cites_its_efficiency_file():
+    # the plan and step reports quote where the shares came from: the preset's own source
+    from pathlib import Path
+
+    import yaml
+
+    from flopcalc.counting.plans import machine_for
+    from flopcalc.models.accelerators import resolve_hardware
+
+    source = yaml.safe_load((Path(__file__).parent.parent / "presets" / "efficiency"
+                             / "h200.yaml").read_text())["source"]
+    r = machine_for(resolve_hardware("h200", "bf16", 1), None, None)
+    assert r.efficiency == "h200" and r.efficiency_source == source
