@@ -1131,3 +1131,11 @@ def test_cli_json_csv_and_table_show_the_rows(cli):
     line = next(x for x in table.splitlines() if x.startswith("megatron_lm "))
     assert "not applicable" in line
     assert "- maxtext: not applicable: MaxText's calculate_tflops_training_per_device" in table
+
+
+def test_the_mtp_note_counts_its_modules(cli):
+    # DeepSeek-V3 has 1 multi-token-prediction module; with 2 the note says so in the plural
+    for n, word in (("1", "module counted"), ("2", "modules counted")):
+        r = cli("conventions", "deepseek-v3", "--set", f"mtp_layers={n}", "-f", "json")
+        assert r.code == 0, r.err
+        assert f"the {n} multi-token-prediction {word} as the codebase does" in r.out

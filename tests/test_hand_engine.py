@@ -252,3 +252,15 @@ def test_the_hybrid_manager_off_promotes_windows_beside_latent_attention_too():
                                                           ("full", None, None)]
     alone = [sliding(0), sliding(1)]  # no full layer: nothing to promote to
     assert E._promote(alone) == alone
+
+
+def test_a_drafters_layers_are_marked_as_its_own():
+    # a drafter's layers, state or attention, are flagged draft (they sit on the last
+    # pipeline stage) and named draft.layers.N; the target's are not
+    state = EngineCache("state", states=(EngineState("ssm", 100, "state"),))
+    attn = EngineCache("full", heads=1, k_dim=8, v_dim=8)
+    layers, _ = E.engine_layers([(0, [state]), (1, [attn])], E.Engine(max_model_len=16),
+                                draft=[(2, [state]), (3, [attn])])
+    assert [(x.name, x.draft) for x in layers] == [
+        ("layers.0", False), ("layers.1", False), ("draft.layers.2", True),
+        ("draft.layers.3", True)]

@@ -97,4 +97,8 @@ def test_weight_bytes_read_by_a_forward_by_hand():
     # the cache: 1 KV head x (4 + 4) values x 2 bytes = 16 bytes a token and layer
     assert costs.token_bytes == 32 and costs.state_bytes == 0
     assert costs.held_kv_bytes(10) == 320
+    # routed experts stored in fp8, the rest in bf16: each layer's 4 experts 768 bytes
+    fp8 = L.DeviceCosts(spec, L.Layout(), Engine(max_model_len=64), "bf16", "fp8")
+    assert fp8.fixed == 1232 and fp8.held_weight_bytes() == 1232 + 256 + 2 * 768
+    assert fp8.weight_bytes(1) == 1232 + 16 + 2 * 384
     assert costs.kv_read_bytes(5, 6) == 2 * (5 + 6) * 16

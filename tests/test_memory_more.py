@@ -187,3 +187,15 @@ def test_every_cache_part_is_in_bytes():
 
     parts = kv_cache_parts(flopcalc.load("nemotron-h-8b").spec, 16, 2, 2)
     assert len(parts) >= 3 and {p.kind for p in parts} == {BYTES}
+
+
+@pytest.mark.parametrize("name", ["t5-base", "gemma-3-27b-vision", "gpt2"])
+def test_offload_moves_exactly_the_optimizer_the_device_would_hold(name):
+    # over 2 pipeline stages the first stage's optimizer state goes to the host whole. T5's
+    # and Gemma's parameter lists put a last-stage tensor (the encoder's final norm; the
+    # decoder's, before the vision tower) ahead of others the first stage holds (the decoder's
+    # relative bias, the tower), which must still be counted
+    on_device = flopcalc.memory(name, seq=64, pp=2).to_dict()["memory"]["optimizer"]
+    d = flopcalc.memory(name, seq=64, pp=2, offload_optimizer=True).to_dict()
+    assert d["memory"]["optimizer"] == 0
+    assert d["extras"]["host_optimizer_bytes"] == on_device > 0
