@@ -116,6 +116,19 @@ def test_zero3_gathered_largest_module(model):
     assert d["memory"]["total"] - without["memory"]["total"] == 1_024
 
 
+def test_zero3_largest_module_leaves_the_last_stages_head_out(tmp_path):
+    # The tiny model with a vocabulary of 100, untied, the head with a bias: the token table
+    # 100·8 = 800 (a module of its own), the head 800 + 100 = 900, the MLP's 256 each. One
+    # stage holds the head: 4 × 900 = 3,600 bytes gathered; with two stages the first holds
+    # the table but not the head: 4 × 800 = 3,200.
+    path = tmp_path / "untied.yaml"
+    path.write_text(DENSE.replace("vocab_size: 10", "vocab_size: 100")
+                    + "tie_embeddings: false\nlm_head_bias: 1\n")
+    gathered = [mem(str(path), dp=2, pp=pp, zero=3, zero3_buffer=True)["extras"]
+                ["zero3_gathered_layer"] for pp in (1, 2)]
+    assert gathered == [3_600, 3_200]
+
+
 def test_lora_8b_adapter_count_matches_peft():
     # Llama 3 8B, rank 16 on every linear of the layers: PEFT prints 41,943,040 trainable
     # parameters (16·(4096 + 4096 + 2·(4096 + 1024) + 4096 + 4096 + 3·(4096 + 14336))·32)

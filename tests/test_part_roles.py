@@ -5,6 +5,7 @@ the same name."""
 
 from __future__ import annotations
 
+import json
 
 import pytest
 
@@ -41,20 +42,50 @@ def test_flop_parts_carry_their_weights_role(name):
     assert checked > 0
 
 
-@pytest.mark.parametrize("name", PRESETS)
-def test_a_bias_is_gathered_with_its_weight(name):
-    """ZeRO-3 gathers a module's tensors together (`Part.module`), so a bias names the module
-    of the weight it is added to: for `x.bias` beside `x.weight`, the two modules are equal.
-    BERT's head transform and head norm are among the pairs this reads."""
+def _assert_biases_gathered_with_weights(spec) -> None:
     from flopcalc.counting.model import model_params
 
-    parts = model_params(load_model(name).spec)
+    parts = model_params(spec)
     weights = {p.name: p for p in parts if p.name.endswith(".weight")}
     pairs = [(p, weights[p.name[:-len("bias")] + "weight"]) for p in parts
              if p.name.endswith(".bias") and p.name[:-len("bias")] + "weight" in weights]
     for bias, weight in pairs:
         assert weight.module is not None, weight.name
         assert bias.module == weight.module, (bias.name, bias.module, weight.module)
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_bias_is_gathered_with_its_weight(name):
+    """ZeRO-3 gathers a module's tensors together (`Part.module`), so a bias names the module
+    of the weight it is added to: for `x.bias` beside `x.weight`, the two modules are equal.
+    BERT's head transform and head norm are among the pairs this reads."""
+    _assert_biases_gathered_with_weights(load_model(name).spec)
+
+
+def test_a_bias_is_gathered_with_its_weight_in_bert_with_its_pooler():
+    # BertModel's pooler is a Linear: its weight and bias one module (no preset holds it)
+    spec = load_model("bert-base", ["pooler=true"]).spec
+    _assert_biases_gathered_with_weights(spec)
+    assert spec.pooler
+
+
+def _zoo_configs() -> list[tuple[str, dict]]:
+    from .test_zoo import PARAMS
+
+    return [(label, entry["config"]) for label, entry in PARAMS]
+
+
+ZOO_CONFIGS = _zoo_configs()
+
+
+@pytest.mark.parametrize("config", [c for _, c in ZOO_CONFIGS],
+                         ids=[label for label, _ in ZOO_CONFIGS])
+def test_a_bias_is_gathered_with_its_weight_in_the_zoo(config, tmp_path):
+    # the same over every recorded config: BERT's pooler and a biased `embed.project_in`
+    # (OPT-like projections with a bias) are in no preset
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    _assert_biases_gathered_with_weights(load_model(str(path)).spec)
 
 
 def test_bert_head_biases_are_read_by_the_invariant():

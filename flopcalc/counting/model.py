@@ -161,7 +161,7 @@ def _head_params(spec: ModelSpec) -> list[Part]:
     return parts
 
 
-def stack_params(spec: ModelSpec, stack: str, active: bool = False) -> list[Part]:
+def stack_params(spec: ModelSpec, stack: str, active: bool) -> list[Part]:
     """Every layer of `stack`, each tensor summed over the layers (`decoder.attn.q.weight`); a
     tensor layers share (`Part.tied`) counts once."""
     parts: list[Part] = []
