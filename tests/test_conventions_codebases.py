@@ -934,6 +934,20 @@ def test_not_applicable_rows_say_why(name, convention, why):
     assert len(r.notes) == 1 and r.notes[0].startswith("not applicable") and why in r.notes[0]
 
 
+def test_a_narrower_embedding_is_outside_every_codebase_formula():
+    # OPT-350m's shape: a token table 512 wide projected to d = 768; the codebases take the
+    # logits d_model wide, so each row says it does not apply, and how wide the table is
+    report = flopcalc.conventions("gpt2", seq=512, set=["embed_dim=512"])
+    notes = {r.name: tuple(r.notes) for r in report.conventions if not r.applicable}
+    assert notes == {
+        "megatron_lm": ("not applicable: Megatron-LM's GPT path (transformer_flops) takes the "
+                        "logits d_model wide; this model's embedding is 512 wide",),
+        "megatron_lm_hybrid": ("not applicable: Megatron-LM's hybrid path (hybrid_flops) takes "
+                               "the logits d_model wide; this model's embedding is 512 wide",),
+        "maxtext": ("not applicable: MaxText's calculate_tflops_training_per_device takes the "
+                    "logits d_model wide; this model's embedding is 512 wide",)}
+
+
 def test_spread_skips_rows_that_do_not_apply():
     report = flopcalc.conventions("nemotron-h-8b", seq=4096)
     applicable = [r for r in report.conventions if r.applicable]

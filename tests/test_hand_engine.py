@@ -264,3 +264,49 @@ def test_a_drafters_layers_are_marked_as_its_own():
     assert [(x.name, x.draft) for x in layers] == [
         ("layers.0", False), ("layers.1", False), ("draft.layers.2", True),
         ("draft.layers.3", True)]
+
+
+def test_a_page_that_does_not_divide_the_largest_is_padded_unless_it_is_latent():
+    # unify_kv_cache_spec_page_size: a smaller attention page that does not divide the
+    # largest keeps its block and is padded to it (a backend reading pages by block stride);
+    # latent attention's and the indexer's backends do not, and vLLM raises. 16 tokens of 20
+    # bytes (320) under 16 of 30 (480): 480 % 320 = 160, so the 320 page is padded to 480.
+    out = E._unify_pages([full(0, per_token=20), sliding(1, per_token=30)])
+    assert [(x.block_size, x.padded, x.page_bytes) for x in out] == [(16, 480, 480),
+                                                                     (16, None, 480)]
+    for kind in ("mla", "indexer"):
+        latent = E.LayerSpec(0, "layers.0", kind, 16, 20)
+        with pytest.raises(FlopcalcError) as caught:
+            E._unify_pages([latent, sliding(1, per_token=30)])
+        assert str(caught.value) == ("the latent-attention page (320 bytes) does not divide "
+                                     "the largest page (480); vLLM cannot unify them")
+
+
+def test_an_engine_cache_of_an_unknown_kind_or_state_class_is_refused():
+    engine = E.Engine(max_model_len=16)
+    with pytest.raises(FlopcalcError, match="an engine cache of kind 'paged': kinds are full, "):
+        E.engine_layers([(0, [EngineCache("paged")])], engine)
+    with pytest.raises(FlopcalcError, match="an engine cache of kind 'paged'"):  # a drafter's
+        E.engine_layers([(0, [EngineCache("full", k_dim=8, v_dim=8)])], engine,
+                        draft=[(1, [EngineCache("paged")])])
+    odd = EngineCache("state", states=(EngineState("ssm", 100, "fp8"),))
+    with pytest.raises(FlopcalcError, match="^an engine state's dtype class is conv or state$"):
+        E.engine_layers([(0, [odd])], engine)
+
+
+def test_a_model_with_nothing_to_cache_has_no_groups_and_no_plan():
+    assert E.kv_cache_groups([]) == [] and E.kv_cache_groups([], hma=False) == []
+    with pytest.raises(FlopcalcError, match="^this model keeps no KV cache or state: nothing "
+                                            "to page$"):
+        E.plan([], E.Engine(max_model_len=16), [10**9], 1)
+
+
+def test_kv_memory_is_given_once_or_once_per_stage():
+    # three stages: one figure (every worker the same) or three; two is refused
+    engine = E.Engine(max_model_len=16, pp=3)
+    layers = [full(i) for i in range(3)]
+    assert E.plan(layers, engine, [10**6], 3) == E.plan(layers, engine, [10**6] * 3, 3)
+    with pytest.raises(FlopcalcError) as caught:
+        E.plan(layers, engine, [10**6, 10**6], 3)
+    assert str(caught.value) == ("give one KV memory for every worker or one per pipeline "
+                                 "stage (3), not 2")

@@ -447,6 +447,14 @@ def test_mtp_modules_train_so_memory_holds_them(cli, tmp_path):
             if k.startswith("mtp.layer.")} == layer
     assert (c["mtp.norm_inputs"], c["mtp.eh_proj_input"], c["mtp.lm_head_input"],
             c["mtp.logits_fp32"]) == (384, 256, 128, 320)
+    # Without norms (`norm: none`) neither the model nor the module has any: parameters
+    # 80 + 768 and 128 + 768, and no norm inputs are saved; the projection's, the head's and
+    # the logits are as before.
+    bare = doc(cli, tmp_path, DENSE.format(L=1) + "mtp_layers: 1\nnorm: none\n", *SB)
+    assert bare["params"]["device"] == 848 + 896
+    assert {k: v for k, v in bare["activations"]["components"].items()
+            if k.startswith("mtp.") and not k.startswith("mtp.layer.")} == {
+        "mtp.eh_proj_input": 256, "mtp.lm_head_input": 128, "mtp.logits_fp32": 320}
     # With two stages the module sits on the last one, with the head: the first stage's
     # device holds neither its parameters nor its activations.
     two = doc(cli, tmp_path, DENSE.format(L=2) + "mtp_layers: 1\n", *SB, "--pp", 2)

@@ -56,7 +56,9 @@ def test_dense_nvfp4_and_a_plain_dtype(tmp_path):
     s = spec(tmp_path, "dense", DENSE)
     # nvfp4: n_in·n_out/2 + n_out·⌈n_in/16⌉ (one byte each) + 4. 32×32: 512 + 32·2 + 4 = 580
     # (x4); 32×64: 1,024 + 64·2 + 4 = 1,156 (x2); 64×32: 1,024 + 32·4 + 4 = 1,156.
-    assert read_bytes(s, 1, "nvfp4").expected == 4 * 580 + 3 * 1156 + 192 + 4096 + 64 == 10140
+    r = read_bytes(s, 1, "nvfp4")
+    assert r.expected == 4 * 580 + 3 * 1156 + 192 + 4096 + 64 == 10140
+    assert {type(x) for x in (r.least, r.expected, r.most)} == {Fraction}  # exact, no floats
     # a plain dtype stores everything at its width: int8, 1 byte a value; embedding 2 rows
     params = 4 * 1024 + 3 * 2048 + 96 + 2048
     assert read_bytes(s, 2, "int8").expected == params + 2 * 32

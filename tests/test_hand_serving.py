@@ -24,7 +24,7 @@ import pytest
 
 import flopcalc
 from flopcalc.counting.roofline import decode_time
-from flopcalc.counting.serving import Segments, affine_segments
+from flopcalc.counting.serving import Segments, _cut, affine_segments
 from flopcalc.counting.traffic import weight_reads
 from flopcalc.kinds.masks import Mask
 
@@ -409,3 +409,10 @@ def test_too_many_flipping_decode_steps_are_refused_not_summed_one_by_one():
     with pytest.raises(FlopcalcError, match=r"^too many decode steps flip between compute- and "
                        r"memory-bound to sum exactly; give fewer generated tokens$"):
         _repeated(compute, memory, 0, hi, 1, hi + 1)
+
+
+def test_a_range_is_cut_after_each_cut_inside_it():
+    # [1, 10] cut after 1 and after 4: [1, 1], [2, 4], [5, 10]; a cut past the end (12), at
+    # the end (10) or before the start (0) changes nothing, and a repeated cut counts once
+    assert _cut(1, 10, [4, 1, 12, 4, 10, 0]) == ((1, 1), (2, 4), (5, 10))
+    assert _cut(3, 3, [3]) == ((3, 3),)

@@ -22,7 +22,7 @@ from fractions import Fraction
 import pytest
 
 from flopcalc.counting.collectives import Net, collective, factor, ring
-from flopcalc.counting.communication import volumes
+from flopcalc.counting.communication import _b, volumes
 from flopcalc.counting.steptime import Layout, profile, step_time
 from flopcalc.models.networks import load_network
 from flopcalc.models.registry import load_model
@@ -260,3 +260,8 @@ def test_two_level_collectives_by_hand():
             hier = (1e-5 + 7 * 1e-6 + 7 / 8 * S / up) + (1e-5 + 5e-6 + S / 8 / 2 / out)
             assert collective("allgather", S, 16, 8, net) == pytest.approx(min(flat, hier),
                                                                            rel=1e-12)
+
+
+def test_collective_sizes_in_the_report_are_decimal_units_to_three_figures():
+    assert [_b(Fraction(x)) for x in (0, 999, 1000, 1_234_567, 10**9, 2_250_000_000)] == [
+        "0 B", "999 B", "1 kB", "1.23 MB", "1 GB", "2.25 GB"]

@@ -148,6 +148,12 @@ def test_errors(cli, toy, tmp_path):
     bad.write_text(TOY.replace("projector: [{op: linear", "projector: [{op: pool}, {op: linear"))
     r = cli("model", str(bad))
     assert r.code == 2 and "pool step needs 'tokens'" in r.err
+    dynamic = tmp_path / "dynamic.yaml"  # no trained size: Qwen's processor, no position table
+    dynamic.write_text(TOY.replace("  image_size: 32\n", "  position_table: false\n"
+                                   "  processor: qwen\n"))
+    r = cli("model", str(dynamic), "--images", 1)
+    assert r.code == 2 and r.err.strip() == ("flopcalc: error: --images: give --image-size HxW: "
+                                             "the vision tower has no fixed image size")
     wide = tmp_path / "wide.yaml"
     wide.write_text(TOY.replace("{op: linear, out: 64, bias: true}]",
                                 "{op: linear, out: 48, bias: true}]"))

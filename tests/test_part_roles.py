@@ -69,6 +69,22 @@ def test_a_bias_is_gathered_with_its_weight_in_bert_with_its_pooler():
     assert spec.pooler
 
 
+def _assert_quantised_parts_hold_whole_matrices(spec) -> None:
+    # counting.quant prices a quantised part as value / (n_in·n_out) matrices in the format
+    from flopcalc.counting.model import model_params
+    from flopcalc.counting.quant import quantised
+
+    for p in model_params(spec):
+        if quantised(p):
+            n_in, n_out = p.shape[-2:]
+            assert p.value % (n_in * n_out) == 0, (p.name, p.value, p.shape)
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_a_quantised_part_is_whole_matrices(name):
+    _assert_quantised_parts_hold_whole_matrices(load_model(name).spec)
+
+
 def _zoo_configs() -> list[tuple[str, dict]]:
     from .test_zoo import PARAMS
 
@@ -80,12 +96,14 @@ ZOO_CONFIGS = _zoo_configs()
 
 @pytest.mark.parametrize("config", [c for _, c in ZOO_CONFIGS],
                          ids=[label for label, _ in ZOO_CONFIGS])
-def test_a_bias_is_gathered_with_its_weight_in_the_zoo(config, tmp_path):
+def test_biases_and_quantised_matrices_in_the_zoo(config, tmp_path):
     # the same over every recorded config: BERT's pooler and a biased `embed.project_in`
     # (OPT-like projections with a bias) are in no preset
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    _assert_biases_gathered_with_weights(load_model(str(path)).spec)
+    spec = load_model(str(path)).spec
+    _assert_biases_gathered_with_weights(spec)
+    _assert_quantised_parts_hold_whole_matrices(spec)
 
 
 def test_bert_head_biases_are_read_by_the_invariant():

@@ -36,6 +36,21 @@ def test_fast_memory_equals_memory(name):
     assert checked > 100
 
 
+def test_an_invalid_layout_has_no_memory_and_lora_is_left_to_counting_memory():
+    # gpt2's 12 heads do not split over 5 tensor ranks: no figure from either model
+    from dataclasses import replace
+
+    spec = flopcalc.load("gpt2").spec
+    fast = FastMemory(spec)
+    lay = Layout(tp=5, pp=1, dp=1, micro_batch=1, global_batch=1)
+    assert fast.total(setup_of(1024, lay)) is None
+    assert memory_bytes_slow(spec, setup_of(1024, lay)) is None
+    # the search never asks for adapters; the fast model refuses them rather than miscount
+    lora = replace(setup_of(1024, replace(lay, tp=1)), lora_rank=4)
+    with pytest.raises(NotImplementedError, match="LoRA layouts go through counting.memory"):
+        fast.total(lora)
+
+
 def test_plans_fit_and_are_ranked():
     d = flopcalc.plan("llama-3.1-70b", accelerator="h100", count=64, seq="8k", global_batch=64,
                       flash=True).to_dict()

@@ -7,6 +7,8 @@ import pytest
 
 import flopcalc
 
+from .conftest import ROOT
+
 GPT3 = dict(tp=8, pp=8, count=1024, global_batch=1536, accelerator="h100", flash=True,
             sequence_parallel=True, zero=1, micro_batch=1, recompute="selective", vp=2,
             dropout="off")
@@ -145,6 +147,27 @@ def test_custom_device_without_efficiency_file_warns(cli, tmp_path):
             "dgx-h100", "--format", "json")
     assert r.code == 0, r.err
     assert any("no efficiency preset" in w for w in r.json()["warnings"])
+    # without --network it has no usual system either: DGX H100's is taken, and said
+    r = cli("step", "gpt2", "--accelerator", str(acc), "--global-batch", "8", "--format",
+            "json")
+    assert r.code == 0, r.err
+    assert r.json()["warnings"] == [
+        "no efficiency preset for 'chip': the h100-sxm shares are used (give --efficiency "
+        "FILE for yours)",
+        "no default network for 'chip': dgx-h100 is used (give --network NAME)"]
+    assert r.json()["machine"]["network"] == "dgx-h100"
+
+
+def test_an_efficiency_file_without_the_devices_dtype_is_refused(cli, tmp_path):
+    # H100's file with its bf16 share taken out: an H100 computes in bf16 by default
+    eff = tmp_path / "eff.yaml"
+    eff.write_text((ROOT / "presets" / "efficiency" / "h100-sxm.yaml").read_text().replace(
+        "matmul: {bf16: 80.3%, fp16: 80.3%, fp8: 73.4%}", "matmul: {fp16: 80.3%, fp8: 73.4%}"))
+    r = cli("step", "gpt2", "--accelerator", "h100", "--efficiency", str(eff),
+            "--global-batch", "8")
+    assert r.code == 2 and r.err.strip() == (
+        "flopcalc: error: the efficiency file eff has no matmul share for bf16 (it lists fp16, "
+        "fp8); choose one of those dtypes")
 
 
 
@@ -187,3 +210,27 @@ def test_the_machine_cites_its_efficiency_file():
                              / "h200.yaml").read_text())["source"]
     r = machine_for(resolve_hardware("h200", "bf16", 1), None, None)
     assert r.efficiency == "h200" and r.efficiency_source == source
+
+
+def test_the_interval_skips_micro_batches_the_interleaved_schedule_cannot_run(cli):
+    # gpt2 on two stages of 6 layers, 2 virtual stages each, 6 sequences on one replica, the
+    # micro-batch not given: it ranges over 1, 2 and 3 (each leaving at least 2 micro-batches
+    # for the 2 stages), but 2 leaves 3 micro-batches, not a multiple of --pp 2, which the
+    # interleaved schedule needs: 2 combinations remain
+    r = cli("step", "gpt2", "--accelerator", "h100", "--global-batch", "6", "--pp", "2",
+            "--vp", "2", "--dp", "1", "--tp", "1", "--recompute", "none", "--dropout", "off",
+            "--flash")
+    assert r.code == 0, r.err
+    assert "unknowns (options not given) ranged over 2 combinations that fit" in r.out
+
+
+def test_a_model_without_a_head_spends_no_step_time_on_one(cli):
+    # BERT with its masked-LM head taken off (`head: none`): no logits, no cross-entropy
+    def head_seconds(*extra):
+        r = cli("step", "bert-base", "--accelerator", "h100", "--global-batch", "8",
+                "--format", "json", *extra)
+        assert r.code == 0, r.err
+        return [b["head"] for b in r.json()["time"]["breakdown"].values()]
+
+    assert head_seconds("--set", "head=none") == [0.0, 0.0, 0.0]
+    assert all(t > 0 for t in head_seconds())

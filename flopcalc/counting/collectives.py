@@ -41,9 +41,8 @@ TREE_BW = 0.92  # NCCL tuning.cc: tree bus bandwidth relative to the ring's
 
 
 def factor(kind: str, n: int) -> float:
-    """Bytes each rank sends per byte of the buffer (NCCL's bus-bandwidth factor)."""
-    if n <= 1:
-        return 0.0
+    """Bytes each rank sends per byte of the buffer (NCCL's bus-bandwidth factor; 0 on one
+    rank)."""
     return 2 * (n - 1) / n if kind == "allreduce" else (n - 1) / n
 
 
@@ -115,7 +114,6 @@ def collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> flo
 
 
 def p2p(size: float, across: bool, net: Net) -> float:
-    """One point-to-point send of `size` bytes, across domains (NIC) or inside one."""
-    if size <= 0:
-        return 0.0
+    """One point-to-point send of `size` bytes, across domains (NIC) or inside one (callers
+    send only what exists: a stage's activations, a ring step's K/V)."""
     return (net.lat_out + size / net.out) if across else (net.lat_up + size / net.up)

@@ -92,9 +92,7 @@ def _first_root(a: Fraction, b: Fraction, c: Fraction, lo: int, hi: Optional[int
         root: Optional[Fraction] = -c / b
         approx = float(root)
     else:
-        disc = b * b - 4 * a * c
-        if disc < 0:
-            return None
+        disc = b * b - 4 * a * c  # > 0: f(lo) < 0 and a > 0, so f has two real roots
         num, den = disc.numerator, disc.denominator
         r = isqrt(num * den)  # √(num/den) = √(num·den)/den: rational iff num·den is a square
         root = (-b + Fraction(r, den)) / (2 * a) if r * r == num * den else None

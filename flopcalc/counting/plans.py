@@ -209,9 +209,7 @@ def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
     considered = 1
     if unknown:
         considered = 0
-        for mb in choices("micro_batch", lay):
-            if replica % mb:
-                continue
+        for mb in choices("micro_batch", lay):  # each divides the replica's batch
             base = replace(lay, micro_batch=mb)
             for drop in choices("dropout", base):
                 for rec in choices("recompute", base):

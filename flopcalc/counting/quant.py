@@ -68,9 +68,7 @@ def part_bytes(p: Part, fmt: str, experts: Optional[str] = None) -> Fraction:
     if not quantised(p):
         return Fraction(p.value * DTYPE_BITS[UNQUANTISED], 8)
     n_in, n_out = p.shape[-2:]
-    matrices, rest = divmod(p.value, n_in * n_out)  # a stack's matrices, over every layer
-    if rest:
-        return Fraction(p.value * DTYPE_BITS[UNQUANTISED], 8)
+    matrices = p.value // (n_in * n_out)  # a stack's matrices, over every layer: a whole number
     return matrices * matrix_bytes(n_in, n_out, fmt)
 
 
