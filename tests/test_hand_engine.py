@@ -156,7 +156,8 @@ def test_token_bytes_of_each_cache_layout():
     with pytest.raises(FlopcalcError, match="latent-attention .*model has softmax attention: "
                                             "choose fp8$"):
         E.token_bytes(attn, E.Engine(max_model_len=10, kv_dtype="fp8_ds_mla"), False)
-    with pytest.raises(FlopcalcError, match="nvfp4_ds_mla"):
+    with pytest.raises(FlopcalcError, match="^--kv-dtype nvfp4 packs softmax attention's K and "
+                                            "V; for latent attention vLLM has nvfp4_ds_mla$"):
         E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="nvfp4"), False)
     odd = EngineCache("mla", heads=1, k_dim=320, rope_dim=64)
     with pytest.raises(FlopcalcError, match="^nvfp4_ds_mla is DeepSeek's layout for a 512-wide "
@@ -306,7 +307,24 @@ def test_kv_memory_is_given_once_or_once_per_stage():
     engine = E.Engine(max_model_len=16, pp=3)
     layers = [full(i) for i in range(3)]
     assert E.plan(layers, engine, [10**6], 3) == E.plan(layers, engine, [10**6] * 3, 3)
+    # each stage its own: one 160-byte page a layer, so 1e6 // 160 = 6,250 blocks and so on;
+    # the pool is the least of them
+    plan = E.plan(layers, engine, [10**6, 2 * 10**6, 3 * 10**6], 3)
+    assert [(s.available_bytes, s.num_blocks) for s in plan.stages] == [
+        (10**6, 6_250), (2 * 10**6, 12_500), (3 * 10**6, 18_750)]
+    assert plan.num_blocks == 6_250
     with pytest.raises(FlopcalcError) as caught:
         E.plan(layers, engine, [10**6, 10**6], 3)
     assert str(caught.value) == ("give one KV memory for every worker or one per pipeline "
                                  "stage (3), not 2")
+
+
+def test_sliding_layers_of_two_windows_are_two_types_not_one():
+    # get_kv_cache_groups: layers of one registered type and one block size share a uniform
+    # group; sliding windows of 40 and 80 keys are two types (the window is part of it), so
+    # the hybrid grouping gives each its own group, as it would full and sliding layers
+    groups = E.kv_cache_groups([sliding(0, window=40), sliding(1, window=80)])
+    assert [[x.name for x in g.layers] for g in groups] == [["layers.0"], ["layers.1"]]
+    assert not any(g.uniform_type for g in groups)
+    same = E.kv_cache_groups([sliding(0, per_token=10), sliding(1, per_token=20)])
+    assert len(same) == 1 and same[0].uniform_type  # one window, two widths: one type

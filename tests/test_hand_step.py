@@ -263,5 +263,6 @@ def test_two_level_collectives_by_hand():
 
 
 def test_collective_sizes_in_the_report_are_decimal_units_to_three_figures():
-    assert [_b(Fraction(x)) for x in (0, 999, 1000, 1_234_567, 10**9, 2_250_000_000)] == [
-        "0 B", "999 B", "1 kB", "1.23 MB", "1 GB", "2.25 GB"]
+    assert [_b(Fraction(x)) for x in (0, 999, 1000, 999_999, 10**6, 1_234_567, 10**9,
+                                      2_250_000_000)] == [
+        "0 B", "999 B", "1 kB", "1e+03 kB", "1 MB", "1.23 MB", "1 GB", "2.25 GB"]

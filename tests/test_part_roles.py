@@ -85,6 +85,19 @@ def test_a_quantised_part_is_whole_matrices(name):
     _assert_quantised_parts_hold_whole_matrices(load_model(name).spec)
 
 
+def test_only_layer_matrices_are_quantised():
+    # BERT with its pooler: the head transform and the pooler are matmuls, column-split like a
+    # layer's up projection, but outside the layers (kind `head`), so a scaled format leaves
+    # them in 16 bits, as it does the lookup tables
+    from flopcalc.counting.model import model_params
+    from flopcalc.counting.quant import quantised
+
+    parts = {p.name: p for p in model_params(load_model("bert-base", ["pooler=true"]).spec)}
+    assert not any(quantised(parts[n]) for n in ("head.transform.weight", "pooler.weight",
+                                                  "embed.tokens", "embed.positions"))
+    assert quantised(parts["encoder.mlp.up.weight"]) and quantised(parts["encoder.attn.q.weight"])
+
+
 def _zoo_configs() -> list[tuple[str, dict]]:
     from .test_zoo import PARAMS
 
@@ -178,6 +191,14 @@ def test_a_tensor_marked_matmul_is_one_a_forward_multiplies(name):
     marked, multiplied = _matmul_marks_match_the_flops(spec)
     assert marked - NAMED_APART.get(name, set()) == multiplied - {
         n.replace("_experts", "") for n in NAMED_APART.get(name, set())}
+
+
+def test_berts_pooler_is_a_marked_matmul():
+    # BertModel's pooler (a d x d dense on the first token), in no preset: marked as the
+    # forward multiplies it
+    marked, multiplied = _matmul_marks_match_the_flops(
+        load_model("bert-base", ["pooler=true"]).spec)
+    assert "pooler" in marked and marked == multiplied
 
 
 def test_opts_narrow_embedding_projection_is_a_marked_matmul(tmp_path):

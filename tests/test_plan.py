@@ -72,6 +72,12 @@ def test_plans_fit_and_are_ranked():
     assert d["why"] and d["why"][0].startswith("against #2")
 
 
+def test_tp_overlap_reaches_every_searched_layout():
+    d = flopcalc.plan("llama-3.1-8b", accelerator="h100", count=16, seq="4k", global_batch=32,
+                      flash=True, tp_overlap=True).to_dict()
+    assert d["plans"] and all(p["layout"]["tp_overlap"] for p in d["plans"])
+
+
 def test_405b_on_16k_gpus_in_seconds():
     d = flopcalc.plan("llama-3.1-405b", accelerator="h100", count=16384, seq="8k",
                       global_batch=2048, flash=True, grad_fp32=True).to_dict()

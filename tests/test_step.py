@@ -234,3 +234,28 @@ def test_a_model_without_a_head_spends_no_step_time_on_one(cli):
 
     assert head_seconds("--set", "head=none") == [0.0, 0.0, 0.0]
     assert all(t > 0 for t in head_seconds())
+
+
+def test_the_step_reports_memory_as_flopcalc_memory_counts_it_with_dropout():
+    # the step's memory comes from its layout (plans.setup_of); `flopcalc memory` builds its
+    # own: the two agree with dropout's masks on (and differ from the figure without them)
+    kw = dict(seq=1024, tp=2, flash=True)
+    step = flopcalc.step("gpt2", accelerator="h100", global_batch=8, dp=1, pp=1,
+                         micro_batch=2, recompute="none", dropout="on", zero=0,
+                         sequence_parallel=False, **kw).to_dict()
+    on = flopcalc.memory("gpt2", batch=2, dropout=True, **kw).to_dict()["memory"]["total"]
+    off = flopcalc.memory("gpt2", batch=2, dropout=False, **kw).to_dict()["memory"]["total"]
+    assert step["memory"]["total"] == on > off
+
+
+def test_an_int8_device_runs_attention_at_its_bf16_peak(tmp_path):
+    # A100 SXM: int8 624 TOPS, bf16 312 TFLOP/s; attention's softmax matmuls stay in 16 bits
+    # (an efficiency file with an int8 share, which the shipped A100 file has not)
+    from flopcalc.counting.plans import machine_for
+    from flopcalc.models.accelerators import resolve_hardware
+
+    eff = tmp_path / "a100-int8.yaml"
+    eff.write_text((ROOT / "presets" / "efficiency" / "a100-sxm-80gb.yaml").read_text().replace(
+        "matmul: {bf16: 86.9%, fp16: 86.9%}", "matmul: {bf16: 86.9%, int8: 86.9%}"))
+    m = machine_for(resolve_hardware("a100-sxm-80gb", "int8", 1), None, str(eff)).machine
+    assert (m.matmul_peak, m.attention_peak, m.matmul_bytes) == (624e12, 312e12, 1)

@@ -445,7 +445,6 @@ def pp_partition(layers: int, pp: int) -> list[int]:
 class Stage:
     """One pipeline stage's worker: its memory, its block bytes, its blocks."""
 
-    layers: tuple[int, int]  # decoder layers [first, last)
     available_bytes: int
     bytes_per_block: int
     num_blocks: int
@@ -505,7 +504,7 @@ def plan(layers: list[LayerSpec], engine: Engine, available: Sequence[int], n_la
     if len(available) not in (1, pp):
         raise FlopcalcError(f"give one KV memory for every worker or one per pipeline stage "
                             f"({pp}), not {len(available)}")
-    memory = list(available) * pp if len(available) == 1 else list(available)
+    memory = [available[0]] * pp if len(available) == 1 else list(available)
     L, inflight = engine.max_model_len, engine.in_flight_tokens
     per_request = _per_request(groups, L, inflight)
     bounds, start = [], 0
@@ -520,7 +519,7 @@ def plan(layers: list[LayerSpec], engine: Engine, available: Sequence[int], n_la
         bpb = max(g.block_bytes(names) for g in groups)
         avail = memory[s]
         needed = bpb * per_request
-        stages.append(Stage((a, b), avail, bpb, avail // bpb if bpb else 0, needed,
+        stages.append(Stage(avail, bpb, avail // bpb if bpb else 0, needed,
                             needed <= avail - bpb))
     num_blocks = min(st.num_blocks for st in stages)
     failing = next((st for st in stages if not st.fits), None)

@@ -61,7 +61,7 @@ class FastMemory:
     def state(self, setup: Setup) -> int:
         everything, matrix = self.held(setup.tp, setup.pp, setup.ep)
         w, g, o = setup.bytes_per_param
-        shards = setup.shards if setup.extended else setup.dp
+        shards = setup.shards  # dp, times cp (> 1 only among the extended options)
 
         def zero(stage: int, value: Fraction) -> int:
             return ceil(value / shards if setup.zero >= stage else value)

@@ -228,16 +228,14 @@ def _gemms(parts: list[Part]) -> tuple[list[Gemm], int]:
         if p.kind != WEIGHTS:
             continue
         w = p.weight_shape
-        ok = False
         if (len(w) == 2 and p.role != EXPERT) or (len(w) == 3 and p.role == EXPERT):
             n_in, n_out = w[-2:]
             tokens, rest = divmod(p.value, 2 * n_in * n_out)
             if rest == 0 and tokens > 0:
                 copies = w[0] if len(w) == 3 else 1
                 gemms.append(Gemm(p.name, tokens, n_in, n_out, p.role, copies, p.value))
-                ok = True
-        if not ok:
-            loose += p.value
+                continue
+        loose += p.value
     return gemms, loose
 
 
@@ -517,7 +515,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     hidden_all, none_hidden = end == "low", end == "high"
     # --- tensor parallelism: every micro-batch, on the critical path --------------------
     t_coll = collective("allgather" if lay.sequence_parallel else "allreduce", comm.tp_size,
-                        lay.tp, where["tp"], net) if lay.tp > 1 else 0.0
+                        lay.tp, where["tp"], net)  # 0 over one rank
     tp_f_all, tp_b_all = comm.tp_forward * t_coll, comm.tp_backward * t_coll
     if hidden_all:
         tp_f = tp_b = 0.0
