@@ -38,6 +38,29 @@ def test_conventions_by_hand():
     assert all(x["possible"] for x in r.values())
 
 
+def test_megatron_core_on_a_plain_mlp_and_not_on_an_ffn_it_cannot_read():
+    from dataclasses import replace
+
+    from flopcalc.counting.utilisation import megatron_core
+    from flopcalc.kinds.base import Published
+    from flopcalc.kinds.mlp import Mlp
+
+    # GPT-2 (d 768, 12 layers, 12 heads of 64, f 3,072 plain, V 50,257) at s = 1,024:
+    # 12·d²·L·[(1 + 12/12 + 1024/768)·768/768 + 3072/768] + 6·d·V
+    # = 12·589,824·12·(22/3) + 6·768·50,257 = 622,854,144 + 231,584,256
+    spec = flopcalc.load("gpt2").spec
+    assert megatron_core(spec, 1024) == 854_438_400
+
+    class Unpublished(Mlp):  # a channel mixer with no published view (ffn = "")
+        def published(self, d):
+            return Published()
+
+    layer = spec.layers[0]
+    odd = replace(layer, ffn=Unpublished(**{f: getattr(layer.ffn, f)
+                                            for f in layer.ffn.__dataclass_fields__}))
+    assert megatron_core(replace(spec, layers=(odd,) * len(spec.layers)), 1024) is None
+
+
 def test_step_time_and_total_throughput_agree():
     a = flopcalc.mfu("gpt3", step_time="10", global_batch=1536, accelerator="h100",
                      count=1024).to_dict()
