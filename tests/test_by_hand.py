@@ -377,6 +377,24 @@ def test_crossover_of_a_windowed_model(cli, tmp_path, w, seq, exact):
     assert doc(cli, "model", path)["crossover"]["seq"] == 48
 
 
+def test_crossover_search_that_runs_out_of_segments_says_so(monkeypatch):
+    # Llama 4 Scout's chunked layers (chunks of 8,192) cut the causal search into segments of
+    # 8,192 lengths; its crossover, at 221,252, lies in the 28th. Allowed one or two segments,
+    # the search stops short of it and says how far it looked rather than "never".
+    import flopcalc
+    from flopcalc.counting import crossover as module
+
+    spec = flopcalc.load("llama-4-scout").spec
+    for cap, reached in ((1, "8,192"), (2, "16,384")):
+        monkeypatch.setattr(module, "MAX_SEGMENTS", cap)
+        x = module.crossover(spec, "causal")
+        assert x.seq is None
+        assert x.reason == (f"no crossover in the first {cap:,} window or chunk segments "
+                            f"(lengths up to {reached})")
+    monkeypatch.setattr(module, "MAX_SEGMENTS", 28)
+    assert module.crossover(spec, "causal").seq == 221_252
+
+
 def test_crossover_at_an_irrational_root(cli, tmp_path):
     # The one-layer model above with a window of 4 keys beside a causal layer (weights 3,072
     # per token). Past the window the pairs are (4s − 6) + s(s+1)/2, so 32 of them per pair

@@ -132,6 +132,8 @@ def crossover(spec: ModelSpec, convention: Convention = "full") -> Crossover:
             n, exact, value = found
             return Crossover(n, exact, value, "")
         if hi is None:
-            break
+            return Crossover(None, None, None,
+                             "attention stays below the weight GEMMs at every length")
         lo = hi + 1
-    return Crossover(None, None, None, "attention stays below the weight GEMMs at every length")
+    return Crossover(None, None, None, f"no crossover in the first {MAX_SEGMENTS:,} window or "
+                     f"chunk segments (lengths up to {lo - 1:,})")
