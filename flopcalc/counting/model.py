@@ -83,7 +83,8 @@ def _factorised(spec: ModelSpec) -> bool:
 
 
 def _table_width(spec: ModelSpec) -> int:
-    """The width of position and token-type tables: E in a factorised embedding, else d."""
+    """The width of position and token-type tables and of the masked-LM head's transform: E in
+    a factorised embedding, else d."""
     return spec.embed_dim if _factorised(spec) and spec.embed_dim else spec.d_model
 
 
@@ -320,7 +321,7 @@ def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]
     d, parts = spec.d_model, []
     if spec.head == "masked-lm":
         act = ACTIVATION_FLOPS[spec.head_activation]
-        t = spec.embed_dim if _factorised(spec) and spec.embed_dim else d
+        t = _table_width(spec)  # the transform is E wide in a factorised embedding
         if spec.head_bias:
             parts.append(Part("head.elementwise.bias", tokens * t, ELEMENTWISE))
         parts += [Part("head.elementwise.activation", tokens * t * act, ELEMENTWISE),
