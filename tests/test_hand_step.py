@@ -69,6 +69,8 @@ def test_tensor_parallel_all_reduce(prof):
     # 2 · (4 + 4) · 8,192 = 131,072 bytes.
     v = volumes(prof, lay())
     assert v["tp"].bytes == 131_072
+    assert v["tp"].collectives == ("all-reduce: 4 forward and 4 backward per micro-batch over "
+                                   "2 ranks, 8.19 kB each")  # 8,192 B
     # Full recomputation repeats the forward's 4: 2 · (4 + 8) · 8,192 = 196,608.
     assert volumes(prof, lay(recompute="full"))["tp"].bytes == 196_608
 
@@ -78,7 +80,10 @@ def test_sequence_parallel_same_bytes_per_collective_pair(prof):
     # (2·4 = 8 per stage) and, as Megatron-LM runs it, all-gather, reduce-scatter and the
     # input's all-gather again backward (3·4 = 12); each sends (t−1)/t·S = 4,096:
     # m · 20 · 4,096 = 163,840.
-    assert volumes(prof, lay(sequence_parallel=True))["tp"].bytes == 163_840
+    v = volumes(prof, lay(sequence_parallel=True))
+    assert v["tp"].bytes == 163_840
+    assert v["tp"].collectives.startswith("all-gather + reduce-scatter: 8 forward and 12 "
+                                          "backward per micro-batch over 2 ranks")
 
 
 def test_pipeline_sends(prof):

@@ -193,12 +193,13 @@ def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
     replica = lay.global_batch // lay.dp
 
     def choices(name: str, base: Layout) -> list:
+        if name == "vp":  # those the layout allows (a micro-batch size may rule the given out)
+            offered = divisors(64) if name in unknown else [base.vp]
+            return [v for v in offered if valid_vp(prof, base, v) is None]
         if name not in unknown:
             return [getattr(base, name)]
         if name == "micro_batch":  # those that fill the pipeline: m >= p micro-batches
             return [mb for mb in divisors(replica, 64) if replica // mb >= base.pp]
-        if name == "vp":
-            return [v for v in divisors(64) if valid_vp(prof, base, v) is None] or [1]
         if name == "dropout":
             return [False, True]
         return list(RECOMPUTE)
@@ -220,8 +221,6 @@ def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
                         continue
                     for vp in choices("vp", cand):
                         c2 = replace(cand, vp=vp)
-                        if valid_vp(prof, c2, vp):
-                            continue
                         considered += 1
                         lo = step_time(prof, c2, mc, "low")
                         hi = step_time(prof, c2, mc, "high")

@@ -522,7 +522,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     elif none_hidden or not lay.tp_overlap:
         tp_f, tp_b = tp_f_all, tp_b_all
     else:
-        per_layer_gemm = comp.gemm_f / max(1, layers)
+        per_layer_gemm = comp.gemm_f / layers
         each_f = max(0.0, t_coll - per_layer_gemm / 4)
         each_b = max(0.0, t_coll - per_layer_gemm / 2)
         tp_f, tp_b = comm.tp_forward * each_f, comm.tp_backward * each_b
@@ -561,8 +561,8 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         grads, weights = params * g_bytes, params * ACT_BYTES
         bucket = min(params, max(BUCKET_MIN, BUCKET_PER_DP * n))
         if lay.zero == 3:
-            layer_w = weights / max(1, layers)
-            layer_g = grads / max(1, layers)
+            layer_w = weights / layers  # ⌈L/p⌉ >= 1
+            layer_g = grads / layers
             ag = collective("allgather", layer_w, n, per, net)
             rs = collective("reducescatter", layer_g, n, per, net)
             all_f, all_b = layers * ag, layers * (ag + rs)
@@ -571,7 +571,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
                 fsdp_f += all_f
                 fsdp_b += all_b
             elif not hidden_all:
-                lf, lb = t_f0 / max(1, layers), t_b0 / max(1, layers)
+                lf, lb = t_f0 / layers, t_b0 / layers
                 fsdp_f += ag + (layers - 1) * max(0.0, ag - lf)
                 fsdp_b += rs + layers * max(0.0, ag + rs - lb)
             continue
