@@ -77,6 +77,19 @@ def test_layout_that_does_not_fit_is_reported():
     assert any("does not fit" in w for w in d["warnings"])
 
 
+def test_an_attention_free_model_passes_nothing_round_the_context_ring():
+    # Mamba-2 2.7B has no layer with K/V: context parallelism sends nothing this tool counts
+    # (its recurrent state's hand-off between ranks is left out, and the text says so)
+    def cp(count, **kw):
+        return flopcalc.step("mamba2-2.7b", accelerator="h100", seq=8192, count=count,
+                             global_batch=8, flash=True, **kw).to_dict()["communication"]["cp"]
+
+    assert (cp(8)["bytes"], cp(8)["collectives"]) == (0, "none (cp 1)")
+    two = cp(8, cp=2)
+    assert two["bytes"] == 0 and two["seconds"] == 0
+    assert two["collectives"] == "none counted over 2 ranks: no layer has K/V to pass round the ring"
+
+
 def test_fp8_matmuls_and_days():
     bf = flopcalc.step("gpt3", **GPT3).to_dict()
     f8 = flopcalc.step("gpt3", **{**GPT3, "dtype": "fp8"}).to_dict()

@@ -154,6 +154,9 @@ def volumes(prof, lay, which: str = "last") -> dict[str, AxisVolume]:  # type: i
                                f"{_n(c.cp_steps_forward)} steps forward, "
                                f"{_n(c.cp_steps_backward)} backward per micro-batch, "
                                f"{_b(c.cp_step)} each")
+    elif lay.cp > 1:  # an attention-free stack: a recurrent state's hand-off is not counted
+        out["cp"] = AxisVolume(0, f"none counted over {lay.cp} ranks: no layer has K/V to "
+                               f"pass round the ring")
     else:
         out["cp"] = AxisVolume(0, "none (cp 1)")
     if lay.pp > 1:
