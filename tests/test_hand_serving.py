@@ -154,6 +154,11 @@ def test_affine_pieces_by_hand(model):
     assert affine_segments(chunked, 6, 30).expanded() == [
         (6, 8), (9, 12), (13, 16), (17, 20), (21, 24), (25, 28), (29, 30)]
     assert affine_segments(chunked, 2, 12).expanded() == [(2, 4), (5, 8), (9, 12)]
+    # As few explicit pieces as the period allows: from 5 (one past a multiple of 4) the cycle
+    # (5, 8) starts at once and repeats 6 times, to 28; 29..30 is the tail. Starting it a
+    # period later would write (5, 8) out and repeat 5 times: the same pieces, more of them
+    # explicit.
+    assert affine_segments(chunked, 5, 30) == Segments((), ((5, 8),), 4, 6, ((29, 30),))
 
 
 # ------------------------------------------------------------------- roofline across breaks
