@@ -385,6 +385,7 @@ def test_crossover_search_that_runs_out_of_segments_says_so(monkeypatch):
     from flopcalc.counting import crossover as module
 
     spec = flopcalc.load("llama-4-scout").spec
+    full = module.crossover(spec, "full").seq
     for cap, reached in ((1, "8,192"), (2, "16,384")):
         monkeypatch.setattr(module, "MAX_SEGMENTS", cap)
         x = module.crossover(spec, "causal")
@@ -393,6 +394,10 @@ def test_crossover_search_that_runs_out_of_segments_says_so(monkeypatch):
                             f"(lengths up to {reached})")
     monkeypatch.setattr(module, "MAX_SEGMENTS", 28)
     assert module.crossover(spec, "causal").seq == 221_252
+    # Under the full convention the chunks change nothing: one polynomial, one segment, the
+    # same crossover (past the first chunk) with the search allowed a single segment.
+    monkeypatch.setattr(module, "MAX_SEGMENTS", 1)
+    assert module.crossover(spec, "full").seq == full > 8192
 
 
 def test_crossover_at_an_irrational_root(cli, tmp_path):
