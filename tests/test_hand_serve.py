@@ -265,3 +265,7 @@ def test_the_mtp_modules_parts_by_hand():
     heads = [p for p in parts if p.head]
     assert len(heads) == 1 and heads[0].value == 1024 and heads[0].name.endswith("lm_head")
     assert total(parts) == 1024 + 4096 + 1024
+    # named within the module: its projection, its layer's parts, its pass through the head
+    names = [p.name for p in parts]
+    assert (names[0], names[-1]) == ("mtp.eh_proj", "mtp.lm_head")
+    assert all(n.startswith("mtp.") for n in names)
