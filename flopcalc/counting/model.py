@@ -252,7 +252,7 @@ def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
     parts = []
     if spec.head == "masked-lm":  # (T×d)·(d×d), or (T×d)·(d×E) in a factorised embedding
         parts.append(Part("head.transform",
-                          2 * tokens * d * (e if _factorised(spec) else d), WEIGHTS, head=True))
+                          2 * tokens * d * _table_width(spec), WEIGHTS, head=True))
     if spec.embed_dim is not None and not _factorised(spec):
         parts.append(Part("embed.project_out", 2 * tokens * d * e, WEIGHTS))  # (T×d)·(d×e)
     if spec.head != "none":
