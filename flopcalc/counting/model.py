@@ -138,7 +138,7 @@ def _head_params(spec: ModelSpec) -> list[Part]:
         parts.append(Part("embed.project_out.weight", d * e, LAYERS, (d, e), REPLICATED, LAST,
                           matmul=True))
     if spec.head == "masked-lm":
-        t = e if _factorised(spec) else d  # ALBERT's transform is d x E
+        t = _table_width(spec)  # ALBERT's transform is d x E
         parts.append(Part("head.transform.weight", d * t, HEAD, (d, t), COLUMN, LAST,
                           matmul=True, module="head.transform"))
         if spec.head_bias:
