@@ -267,6 +267,26 @@ def test_a_drafters_layers_are_marked_as_its_own():
         ("draft.layers.3", True)]
 
 
+def test_the_hybrid_alignment_sizes_pages_by_the_latent_cache_not_the_indexer():
+    # beside state layers the attention page of one token is the first non-indexer cache's,
+    # whichever order a layer lists them in: MLA's 576 values (512 latent + 64 rotary) at
+    # 2 bytes (auto = bf16) = 1,152 bytes, not the indexer's 128 + 4 = 132
+    state = EngineCache("state", states=(EngineState("ssm", 100, "state"),))
+    indexer = EngineCache("indexer", heads=1, k_dim=128)
+    mla = EngineCache("mla", heads=1, k_dim=576, rope_dim=64)
+    _, align = E.engine_layers([(0, [state]), (1, [indexer, mla])], E.Engine(max_model_len=16))
+    assert align is not None and align.attention_page_1 == 1152
+
+
+def test_the_mtp_drafter_layers_follow_the_targets():
+    # vLLM's DeepSeek MTP drafter registers its module as layer num_hidden_layers + k:
+    # DeepSeek-V3's 61 layers put its one module at 61 (the checkpoint's model.layers.61)
+    import flopcalc
+
+    spec = flopcalc.load("deepseek-v3").spec
+    assert [i for i, _ in E.mtp_caches(spec, 1)] == [61]
+
+
 def test_a_page_that_does_not_divide_the_largest_is_padded_unless_it_is_latent():
     # unify_kv_cache_spec_page_size: a smaller attention page that does not divide the
     # largest keeps its block and is padded to it (a backend reading pages by block stride);

@@ -44,6 +44,11 @@ def test_divisors():
 def test_tensor_parallel_sizes_divide_the_heads_and_fit_the_domain(spec):
     assert P.tp_sizes(spec, 64) == [1, 2, 4]  # 4 heads
     assert P.tp_sizes(spec, 2) == [1, 2]
+    # GPT-3's 96 heads (FFN 49,152 wide) in a 72-device NVLink domain: of the sizes tried
+    # (powers of two to 64, and 72), those dividing 96 are 1..32; 64 and 72 do not
+    import flopcalc
+
+    assert P.tp_sizes(flopcalc.load("gpt3").spec, 72) == [1, 2, 4, 8, 16, 32]
 
 
 def test_virtual_stages_must_divide_each_stage_and_the_micro_batches(prof):
