@@ -30,7 +30,7 @@ TINY = str(Path(__file__).parent / "data" / "serve" / "tiny.yaml")
 ENDS3 = ("low", "estimate", "high")
 NET = Net(domain=64, up=1e11, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6)
 MC = S.Machine(
-    peak=1e15, matmul_peak=1e15, attention_peak=5e14, hbm=4e12, matmul_share=0.8, sms=100,
+    matmul_peak=1e15, attention_peak=5e14, hbm=4e12, matmul_share=0.8, sms=100,
     attention_forward=dict(zip(ENDS3, (0.7, 0.6, 0.5))),
     attention_backward=dict(zip(ENDS3, (0.5, 0.4, 0.3))),
     memory_share=dict(zip(ENDS3, (0.9, 0.8, 0.7))), net=NET)

@@ -91,7 +91,7 @@ def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str])
             peaks = load_accelerator(hw.name).spec.peak_flops
             attention_peak = peaks.get("bf16", hw.peak_flops)  # type: ignore[call-overload]
     machine = Machine(
-        peak=float(hw.peak_flops), matmul_peak=float(hw.peak_flops),
+        matmul_peak=float(hw.peak_flops),
         attention_peak=float(attention_peak), hbm=float(hw.bandwidth), matmul_share=share,
         sms=spec.sms,
         attention_forward={e: spec.attention_forward.at(EFFICIENCY_END[e]) for e in ENDS},

@@ -153,7 +153,6 @@ class Layout:
 class Machine:
     """What the step runs on, per device: peaks, bandwidth, efficiencies and the network."""
 
-    peak: float  # dense FLOP/s of --dtype (what MFU divides by)
     matmul_peak: float  # the matmuls' peak (fp8 GEMMs with --dtype fp8)
     attention_peak: float  # 16-bit peak (attention kernels, scans)
     hbm: float  # bytes/s
