@@ -90,6 +90,23 @@ def test_an_attention_free_model_passes_nothing_round_the_context_ring():
     assert two["collectives"] == "none counted over 2 ranks: no layer has K/V to pass round the ring"
 
 
+def test_an_accelerator_file_runs_fp8_with_attention_at_its_bf16_peak(tmp_path):
+    # A YAML file in the preset schema (the step looked the file's name up as a preset, and
+    # failed). H100 SXM's bf16 peak is 989.5 TFLOP/s, its fp8 peak 1,979: the same file
+    # without its bf16 row runs attention at the fp8 peak, twice as fast, all else equal.
+    text = (ROOT / "presets" / "accelerators" / "h100-sxm.yaml").read_text()
+    with_bf16, without = tmp_path / "mine.yaml", tmp_path / "mine-no-bf16.yaml"
+    with_bf16.write_text(text)
+    without.write_text("\n".join(x for x in text.splitlines() if "bf16:" not in x))
+
+    def attention(path):
+        d = flopcalc.step("llama-3.1-8b", accelerator=str(path), count=8, global_batch=8,
+                          dtype="fp8", seq=8192, flash=True).to_dict()
+        return d["time"]["breakdown"]["estimate"]["attention"]
+
+    assert attention(with_bf16) == pytest.approx(2 * attention(without), rel=1e-12)
+
+
 def test_fp8_matmuls_and_days():
     bf = flopcalc.step("gpt3", **GPT3).to_dict()
     f8 = flopcalc.step("gpt3", **{**GPT3, "dtype": "fp8"}).to_dict()

@@ -84,12 +84,8 @@ def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str])
     if hw.bandwidth is None:
         raise FlopcalcError("the step time needs the memory bandwidth: give --accelerator")
     attention_peak = hw.peak_flops
-    if dtype in ("fp8", "int8", "fp4"):
-        from ..models.accelerators import load_accelerator
-
-        if hw.name != "custom":
-            peaks = load_accelerator(hw.name).spec.peak_flops
-            attention_peak = peaks.get("bf16", hw.peak_flops)  # type: ignore[call-overload]
+    if dtype in ("fp8", "int8", "fp4") and hw.bf16_peak_flops is not None:
+        attention_peak = hw.bf16_peak_flops  # attention and scans run in 16 bits
     machine = Machine(
         matmul_peak=float(hw.peak_flops),
         attention_peak=float(attention_peak), hbm=float(hw.bandwidth), matmul_share=share,

@@ -85,6 +85,7 @@ class Hardware:
     memory_basis: str = ""  # where the usable figure comes from
     memory_fraction: Fraction = Fraction(1)  # --memory-fraction
     reserve_bytes: int = 0  # --reserve, per device
+    bf16_peak_flops: Optional[int] = None  # the preset's 16-bit peak (attention kernels)
 
     @property
     def total_peak_flops(self) -> int:
@@ -213,7 +214,7 @@ def resolve_hardware(accelerator: Optional[str], dtype: str, count: int,
         memory_bytes=room, peak_overridden=peak is not None,
         bandwidth_overridden=bandwidth is not None, nominal_memory_bytes=spec.memory_bytes,
         usable_memory_bytes=usable, memory_basis=basis, memory_fraction=memory_fraction,
-        reserve_bytes=reserve)
+        reserve_bytes=reserve, bf16_peak_flops=spec.peak_flops.get("bf16"))
 
 
 def preset_row(loaded: LoadedAccelerator) -> dict[str, Any]:
