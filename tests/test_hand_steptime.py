@@ -311,6 +311,24 @@ def test_zero_3_gathers_each_layer_forward_and_backward(prof):
     assert st.comm_all["dp"] == est.comm_all["dp"] == approx(4 * (ag + ag + rs))
 
 
+def test_zero_3_gathers_hide_behind_the_forward_ring_steps_too(prof):
+    # cp 2 and ZeRO-3 on one stage: the weights are gathered over dp·cp = 2 ranks. The stage
+    # holds everything: 2 layers of 448 + 16, the 128 embedding, the 128 head and the 8 norm,
+    # 1,192 parameters, so a layer's gather and reduction are 1,192·2 / 2 = 1,192 bytes. The
+    # forward a gather hides behind is a layer's share of the matmuls, the attention and the
+    # exposed ring steps: per micro-batch 10 µs + 1 µs + 2·(step − 0.5 µs), over 2 layers.
+    lay = S.Layout(cp=2, global_batch=4, flash=True, zero=3)
+    comp = S.Compute(gemm_f=1e-5, gemm_b=1e-3, attn_f=1e-6, attn_b=2e-6, mem_f=0.0, mem_b=0.0)
+    st = S._schedule(prof, lay, MC, "estimate", comp, "only", S.placement(lay, NET))
+    step = 1e-6 + 128 / 1e11
+    cp_f = 2 * (step - 0.5e-6)
+    ag, rs = ring("allgather", 1192, 2), ring("reducescatter", 1192, 2)
+    lf = (1e-5 + 1e-6 + cp_f) / 2
+    assert ag > lf  # partly exposed: the first gather, then what the next layer cannot hide
+    # 4 micro-batches; the backward (1 ms) hides all but the first gather's reduction
+    assert st.exposed["dp"] == approx(4 * (ag + (ag - lf) + rs))
+
+
 def test_interleaving_exposes_only_the_fill_and_drain_sends(prof):
     st = schedule(replace(LAY, vp=2), "estimate", prof)
     t = COMP.forward + COMP.backward + 4 * TP
