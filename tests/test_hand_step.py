@@ -209,8 +209,20 @@ def test_a_collective_is_one_of_four(kind):
     # the formulas compare the kind with "allreduce" and "alltoall": another name would be
     # timed silently as an all-gather
     net = Net.of(load_network("dgx-h100").spec)
-    with pytest.raises(ValueError, match="a collective is one of"):
+    with pytest.raises(ValueError) as raised:
         collective(kind, 1e6, 8, 8, net)
+    assert str(raised.value) == ("a collective is one of allreduce, reducescatter, allgather, "
+                                 f"alltoall, got {kind!r}")
+
+
+@pytest.mark.parametrize("kind", ["allreduce", "reducescatter", "allgather", "alltoall"])
+def test_a_collective_over_one_rank_or_no_bytes_takes_no_time(kind):
+    # nothing leaves the rank: not even the ring's base latency is paid
+    net = Net.of(load_network("dgx-h100").spec)
+    assert collective(kind, 1e6, 1, 8, net) == 0.0
+    assert collective(kind, 0, 8, 8, net) == 0.0
+    assert collective(kind, 0, 16, 8, net) == 0.0  # two domains: no latency either
+    assert collective(kind, 1e6, 2, 8, net) > 0
 
 
 def test_pipeline_sends_gather_only_after_a_tensor_parallel_split(prof):

@@ -84,7 +84,7 @@ def collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> flo
     `per_domain` share each fast domain."""
     if kind not in KINDS:  # the formulas below compare kinds: another would pass as one
         raise ValueError(f"a collective is one of {', '.join(KINDS)}, got {kind!r}")
-    if n <= 1 or size <= 0:
+    if size <= 0:
         return 0.0
     g = max(1, min(per_domain, n))
     k = cdiv(n, g)  # domains the group spans (12 ranks, 8 to a domain: 2)

@@ -93,7 +93,7 @@ def per_microbatch(prof, lay, layers: int) -> PerMicrobatch:  # type: ignore[no-
     tokens = Fraction(lay.micro_batch * prof.seq, lay.cp)
     d = prof.d
     share = Fraction(layers, prof.n_layers)
-    tp_subs = sum((lp.tp_sublayers * lp.count for lp in prof.layers), 0) * share
+    tp_subs = sum(lp.tp_sublayers * lp.count for lp in prof.layers) * share
     kv_layers = [(lp.kv_per_token, lp.count) for lp in prof.layers if lp.kv_per_token]
     moe_layers = [(lp.moe, lp.count) for lp in prof.layers if lp.moe[0]]
     full = lay.recompute == "full"
