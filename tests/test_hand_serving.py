@@ -159,6 +159,9 @@ def test_affine_pieces_by_hand(model):
     # period later would write (5, 8) out and repeat 5 times: the same pieces, more of them
     # explicit.
     assert affine_segments(chunked, 5, 30) == Segments((), ((5, 8),), 4, 6, ((29, 30),))
+    # two whole periods are already a cycle; one is written out
+    assert affine_segments(chunked, 5, 12) == Segments((), ((5, 8),), 4, 2, ())
+    assert affine_segments(chunked, 5, 8) == Segments(((5, 8),))
 
 
 # ------------------------------------------------------------------- roofline across breaks
