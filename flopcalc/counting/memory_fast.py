@@ -101,9 +101,7 @@ class FastMemory:
                 named[key] = named.get(key, 0) + ceil(value * fraction)
                 inputs.setdefault(key, gemm_input)
         sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
-        extra = 0
-        if setup.dropout:
-            extra += ceil(s * b * d * in_flight * sp)
+        extra = ceil(s * b * d * in_flight * sp) if setup.dropout else 0
         if setup.pp == 1:
             extra += sum(p.value for p in output_activation_parts(spec, replace(setup, seq=seq)))
         if setup.extended and setup.fp8:
