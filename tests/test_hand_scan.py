@@ -367,3 +367,17 @@ def test_a_workload_takes_only_the_named_forms(keys, message):
     with pytest.raises(ValueError) as e:
         Workload(seq=5, tgt_seq=5, **keys)
     assert str(e.value) == message
+
+
+@pytest.mark.parametrize("scan", ["chunked", "recurrent"])
+def test_the_6nd_line_compares_with_the_exact_count_of_its_own_scan(cli, scan):
+    # Mamba-2 2.7B at 2,048: --scan moves the exact count (recurrent is the smaller), and the
+    # table's "6ND is x% below exact" sentence reads the figure of the same scan as the JSON
+    import re
+
+    training = run(cli, "model", "mamba2-2.7b", "--scan", scan)["training"]
+    r = cli("model", "mamba2-2.7b", "--scan", scan)
+    assert r.code == 0, r.err
+    said = re.search(r"6ND is ([\d.]+)% below exact", " ".join(r.out.split()))
+    assert said is not None
+    assert said.group(1) == f"{training['six_nd_below_exact_pct']:.1f}"

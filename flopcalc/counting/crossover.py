@@ -49,11 +49,11 @@ def layers_weights_attention(spec: ModelSpec, w: Workload) -> tuple[int, int]:
     return weights, attention
 
 
-def _terms(spec: ModelSpec, convention: Convention) -> tuple[int, list[tuple[int, Mask]]]:
+def _terms(spec: ModelSpec) -> tuple[int, list[tuple[int, Mask]]]:
     """W (weight FLOPs per token of all layers) and, for every s² term of every group, (count·c,
     the mask that counts its pairs): c = 2·h·(d_qk + d_v) for attention."""
-    # Linear in s: W·1 at s = 1 (target length = source length).
-    weights, _ = layers_weights_attention(spec, workload(spec, 1, attention=convention))
+    # Linear in s: W·1 at s = 1 (target length = source length; no mask changes weights).
+    weights, _ = layers_weights_attention(spec, workload(spec, 1))
     terms = [(g.count * per_pair, mask) for g in spec.groups() for _, kind in g.layer.slots()
              for per_pair, mask in kind.pair_terms()]
     return weights, terms
@@ -112,7 +112,7 @@ def _first_root(a: Fraction, b: Fraction, c: Fraction, lo: int, hi: Optional[int
 
 def crossover(spec: ModelSpec, convention: Convention = "full") -> Crossover:
     """The crossover of `spec` under `convention` (see the module docstring)."""
-    weights, terms = _terms(spec, convention)
+    weights, terms = _terms(spec)
     if not terms:
         return Crossover(None, None, None, "no layer has attention: no FLOPs grow with the "
                          "square of the sequence")
