@@ -142,6 +142,16 @@ def test_the_lm_heads_flops_are_marked_as_the_head(name):
     assert [(p.name, p.value) for p in decode] == [("lm_head", 3 * 2 * head)]
 
 
+def test_berts_masked_lm_head_and_pooler_flops_are_marked_as_the_head():
+    # BERT's masked-LM head (the preset is BertForMaskedLM: no pooler) is the transform d x d
+    # and the vocabulary projection: at 7 tokens 2·7·768² and 2·7·768·30,522, both marked
+    from flopcalc.counting.model import model_flops, workload
+
+    spec = load_model("bert-base").spec
+    marked = {p.name: p.value for p in model_flops(spec, workload(spec, 7)) if p.head}
+    assert marked == {"head.transform": 2 * 7 * 768 * 768, "lm_head": 2 * 7 * 768 * 30_522}
+
+
 def test_the_mtp_modules_tensors_are_named_under_mtp():
     # DeepSeek-V3's one MTP module: its tensors are reported as mtp.*, apart from the model's
     # own layers of the same kind
