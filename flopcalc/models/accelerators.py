@@ -85,7 +85,7 @@ class Hardware:
     memory_basis: str = ""  # where the usable figure comes from
     memory_fraction: Fraction = Fraction(1)  # --memory-fraction
     reserve_bytes: int = 0  # --reserve, per device
-    bf16_peak_flops: Optional[int] = None  # the preset's 16-bit peak (attention kernels)
+    bf16_peak_flops: Optional[int] = None  # the device file's bf16 peak (attention kernels)
 
     @property
     def total_peak_flops(self) -> int:
