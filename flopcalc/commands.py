@@ -665,10 +665,10 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
     net, eff_source = Network("", None), ""
     ce, me = compute_efficiency, memory_efficiency
     if hw is not None:
-        from .models.networks import (DEFAULT_NETWORK, GENERIC, load_efficiency,
-                                      load_efficiency_file, load_network)
+        from .models.networks import (GENERIC, load_efficiency, load_efficiency_file,
+                                      load_network)
 
-        name = network or DEFAULT_NETWORK.get(hw.name)
+        name = network or hw.system
         if name is not None:
             loaded_net = load_network(name)
             net = Network(loaded_net.name, loaded_net.spec)

@@ -29,7 +29,7 @@ from typing import Iterable, Optional
 from ..errors import FlopcalcError
 from ..kinds import base as kb
 from ..models.accelerators import Hardware
-from ..models.networks import (DEFAULT_NETWORK, GENERIC, load_efficiency, load_efficiency_file,
+from ..models.networks import (GENERIC, load_efficiency, load_efficiency_file,
                                load_network)
 from ..models.spec import ModelSpec
 from ..tables import RECOMPUTE
@@ -70,7 +70,7 @@ def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str])
     assert eff is not None
     spec = eff.spec
     if network is None:
-        network = DEFAULT_NETWORK.get(hw.name)
+        network = hw.system  # the accelerator file's usual system
         if network is None:
             warnings.append(f"no default network for '{hw.name}': dgx-h100 is used (give "
                             "--network NAME)")

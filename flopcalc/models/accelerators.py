@@ -46,6 +46,9 @@ class AcceleratorSpec:
     # where that figure comes from. Absent: the nominal `memory_bytes` stands in, and says so.
     usable_memory_bytes: Optional[Size] = None
     usable_memory_source: str = ""
+    # The network preset this device usually comes built into (`presets/networks/`), which
+    # commands that time a run use when --network is not given.
+    system: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not self.peak_flops:
@@ -86,6 +89,7 @@ class Hardware:
     memory_fraction: Fraction = Fraction(1)  # --memory-fraction
     reserve_bytes: int = 0  # --reserve, per device
     bf16_peak_flops: Optional[int] = None  # the device file's bf16 peak (attention kernels)
+    system: Optional[str] = None  # the device file's usual network preset
 
     @property
     def total_peak_flops(self) -> int:
@@ -214,7 +218,7 @@ def resolve_hardware(accelerator: Optional[str], dtype: str, count: int,
         memory_bytes=room, peak_overridden=peak is not None,
         bandwidth_overridden=bandwidth is not None, nominal_memory_bytes=spec.memory_bytes,
         usable_memory_bytes=usable, memory_basis=basis, memory_fraction=memory_fraction,
-        reserve_bytes=reserve, bf16_peak_flops=spec.peak_flops.get("bf16"))
+        reserve_bytes=reserve, bf16_peak_flops=spec.peak_flops.get("bf16"), system=spec.system)
 
 
 def preset_row(loaded: LoadedAccelerator) -> dict[str, Any]:

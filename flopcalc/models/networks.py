@@ -31,10 +31,6 @@ Size = Annotated[int, Parsed(parse_bytes)]
 Dtype = Literal[COMPUTE_DTYPES]  # type: ignore[valid-type]
 ALIASES = {"dgx-h200": "dgx-h100", "hgx-h100": "dgx-h100", "hgx-b200": "dgx-b200",
            "nvl72": "gb200-nvl72", "v5p": "tpu-v5p"}
-# The network an accelerator preset is usually built into, when --network is not given.
-DEFAULT_NETWORK = {"a100-sxm-80gb": "dgx-a100", "a100-pcie-40gb": "dgx-a100",
-                   "h100-sxm": "dgx-h100", "h100-pcie": "dgx-h100", "h200": "dgx-h100",
-                   "b200": "dgx-b200", "mi300x": "mi300x", "tpu-v5p": "tpu-v5p"}
 
 
 def share(text: str, where: str) -> Fraction:

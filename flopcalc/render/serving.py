@@ -247,11 +247,11 @@ def accelerators_csv(rows: list[dict[str, Any]]) -> str:
     from ..models.accelerators import DTYPES
 
     header = ["accelerator", "title", "vendor", "memory_bytes", "usable_memory_bytes",
-              "memory_bandwidth", *(f"peak_flops_{d}" for d in DTYPES), "source",
+              "memory_bandwidth", *(f"peak_flops_{d}" for d in DTYPES), "system", "source",
               "usable_memory_source"]
     body = ([r["name"], r["title"], r["vendor"], r["memory_bytes"], r["usable_memory_bytes"],
-             r["memory_bandwidth"], *(r["peak_flops"].get(d) for d in DTYPES), r["source"],
-             r["usable_memory_source"]] for r in rows)
+             r["memory_bandwidth"], *(r["peak_flops"].get(d) for d in DTYPES), r["system"],
+             r["source"], r["usable_memory_source"]] for r in rows)
     return to_csv(header, body)
 
 

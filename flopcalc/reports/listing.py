@@ -90,6 +90,7 @@ class AcceleratorRow:
     notes: str
     usable_memory_bytes: Optional[int] = None  # what the driver reports (None: not recorded)
     usable_memory_source: str = ""
+    system: Optional[str] = None  # the network preset it usually comes built into
 
 
 @dataclass
