@@ -298,7 +298,7 @@ def _train(model: str, *, mfu, tokens, seq, attention, recompute, accelerator, c
                               days=days, images=images, image_size=image_size, scan=scan)
 
 
-def _memory(model: str, *, seq, batch, dp, tp, pp, ep, zero, recompute, sequence_parallel,
+def _memory(model: str, *, seq, batch, dp, tp, pp, ep, etp, zero, recompute, sequence_parallel,
             dropout, flash, precision, optimizer, accelerator, count, memory_fraction,
             reserve, set,  # noqa: A002
             cp=1, lora_rank=0, qlora=False, fp8=False, offload_optimizer=False,
@@ -313,7 +313,8 @@ def _memory(model: str, *, seq, batch, dp, tp, pp, ep, zero, recompute, sequence
                                 "--count with --tp and --pp alone to derive --dp")
         dp = count // model_ways
     loaded = load(model, set)
-    setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep, zero=zero,
+    setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep, etp=etp,
+                      zero=zero,
                       recompute=recompute, sequence_parallel=sequence_parallel,
                       dropout=dropout, flash=flash, precision=precision, optimizer=optimizer,
                       cp=cp, lora_rank=lora_rank, qlora=qlora, fp8=fp8,
@@ -326,7 +327,8 @@ def _memory(model: str, *, seq, batch, dp, tp, pp, ep, zero, recompute, sequence
 
 def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
             sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
-            tp_overlap, capacity_factor, count) -> tuple[Any, int, list[str]]:
+            tp_overlap, capacity_factor, count, etp=1, dispatcher="flex",
+            moe_overlap=False) -> tuple[Any, int, list[str]]:
     """The Layout of `step` (with the unknowns: the options not given) from its options."""
     from .counting.steptime import Layout
     from .reports.common import default_seq
@@ -354,7 +356,8 @@ def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, reco
                  recompute=recompute or "none", sequence_parallel=sequence_parallel,
                  micro_batch=mb, global_batch=global_batch, dropout=dropout == "on",
                  flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
-                 capacity=capacity_factor or Fraction(1))
+                 capacity=capacity_factor or Fraction(1), etp=etp, dispatcher=dispatcher,
+                 moe_overlap=moe_overlap)
     return lay, seq, unknown
 
 
@@ -371,7 +374,7 @@ def _machine(accelerator, dtype, count, peak, network, efficiency):  # type: ign
 def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_parallel,
           micro_batch, global_batch, dropout, flash, precision, optimizer, accelerator, count,
           network, efficiency, dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens,
-          price, set):  # noqa: A002
+          price, set, etp=1, dispatcher="flex", moe_overlap=False):  # noqa: A002
     from .counting.memory import check_setup
     from .counting.plans import setup_of, valid_vp
     from .counting.steptime import profile
@@ -384,7 +387,8 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
                                 micro_batch=micro_batch, global_batch=global_batch,
                                 dropout=dropout, flash=flash, grad_fp32=grad_fp32,
                                 tp_overlap=tp_overlap, capacity_factor=capacity_factor,
-                                count=count)
+                                count=count, etp=etp, dispatcher=dispatcher,
+                                moe_overlap=moe_overlap)
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
     problem = check_setup(spec, setup_of(seq, lay, **mem))
     if problem:
@@ -458,7 +462,7 @@ def _ways(name: str, help_: str) -> Option:
 
 # What training plans need in memory (counting.memory_more); `memory`, `step` and `plan`.
 CP = _ways("cp", "Context-parallel devices: each holds seq/cp tokens of every sequence (ring "
-           "attention; needs --flash).")
+           "attention, a flash kernel per block).")
 MEMORY_MORE = (
     CP,
     Option("lora_rank", "gen", "LoRA adapters of rank R on every matrix of the layers: only "
@@ -475,6 +479,24 @@ MEMORY_MORE = (
 )
 
 
+# Every framework runs flash attention (FlashAttention, cuDNN's fused attention in
+# Transformer Engine, PyTorch's SDPA); --no-flash is the eager path that keeps the s² scores.
+FLASH = Option("flash", "flag", "Flash-attention kernels: no s² tensor kept, the blocks a "
+               "causal mask removes skipped (--no-flash: the eager kernel).", True)
+# On, as Megatron-Bridge's and NeMo's recipes and the Megatron-LM README's H100 runs train
+# (--tp-comm-overlap; Megatron-Core's bare default is off).
+TP_OVERLAP = Option("tp_overlap", "flag", "Tensor-parallel communication overlapped with the "
+                    "matmuls in the estimate (Megatron's --tp-comm-overlap, as its published "
+                    "recipes run; --no-tp-overlap: exposed).", True)
+ETP = _ways("etp", "Expert tensor-parallel devices: each routed expert split this many ways "
+            "(Megatron-Core's ETP; must divide --tp). Default 1, as Megatron-Bridge's and the "
+            "Megatron-MoE model zoo's recipes run.")
+# flex by default: DeepEP (or its HybridEP) is what Megatron-Bridge's MoE recipes and the
+# Megatron-MoE model zoo run; Megatron-Core's own default is alltoall.
+DISPATCHER = Option("dispatcher", "choice", "How routed tokens reach their experts: flex "
+                    "(DeepEP, as published MoE recipes run: a token crosses to each other node "
+                    "once), alltoall (Megatron-Core's default) or allgather.", "flex",
+                    ("flex", "alltoall", "allgather"))
 NETWORK = Option("network", "text", "Network preset (presets/networks: dgx-h100, gb200-nvl72, "
                  "...) or a YAML file. Default: the accelerator's usual system.",
                  metavar="NAME")
@@ -492,7 +514,8 @@ LAYOUT = (
            metavar="V"),
     _ways("dp", "Data-parallel devices."),
     CP,
-    _ways("ep", "Expert-parallel devices (divide the routed experts and --dp)."),
+    _ways("ep", "Expert-parallel devices (divide the routed experts; drawn from tp x cp x dp "
+          "as Megatron-Core does)."),
     Option("zero", "number", "ZeRO stage: 1 splits the optimizer, 2 also the gradients "
            "(reduced every micro-batch), 3 also the weights (gathered layer by layer).", 0,
            tuple(map(str, ZERO_STAGES))),
@@ -506,8 +529,11 @@ LAYOUT = (
     GLOBAL_BATCH,
     Option("dropout", "choice", "Dropout on or off (its masks and kernels). Not given: "
            "unknown, the estimate takes off, the interval both.", None, ("on", "off")),
-    Option("flash", "flag", "Flash-attention kernels (no s² tensor; causal blocks skipped).",
-           False),
+    FLASH,
+    ETP, DISPATCHER,
+    Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's "
+           "compute (Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
+           "Megatron-Bridge's MoE recipes).", False),
 )
 
 
@@ -584,7 +610,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 _ways("dp", "Data-parallel devices (ZeRO splits over these)."),
                 _ways("tp", "Tensor-parallel devices (must divide the heads)."),
                 _ways("pp", "Pipeline stages (at most the layers)."),
-                _ways("ep", "Expert-parallel devices (must divide the routed experts)."),
+                _ways("ep", "Expert-parallel devices (must divide the routed experts; drawn "
+                      "from tp x cp x dp)."),
+                ETP,
                 Option("zero", "number", "ZeRO stage: 1 splits the optimizer, 2 also the "
                        "gradients, 3 also the weights.", 0, tuple(map(str, ZERO_STAGES))),
                 Option("recompute", "choice", "Activation recomputation: selective drops the "
@@ -593,8 +621,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "over --tp too.", False),
                 Option("dropout", "flag", "Keep dropout masks (off: modern LLMs train without "
                        "dropout; Korthikanti et al.'s figures assume it).", False),
-                Option("flash", "flag", "Attention kernels that keep no s² matrix "
-                       "(FlashAttention).", False),
+                FLASH,
                 Option("precision", "choice", "mixed: 16-bit weights and gradients with an fp32 "
                        "master copy; bf16: no master copy; fp32.", "mixed", tuple(PRECISIONS)),
                 Option("optimizer", "choice", "adamw (fp32 m and v), adamw-8bit, sgd "
@@ -620,8 +647,7 @@ COMMANDS["step"] = Command(
         NETWORK, EFFICIENCY, STEP_DTYPE, PEAK,
         Option("grad_fp32", "flag", "Gradients accumulated and reduced in fp32 (Megatron-LM "
                "with bf16 forces it).", False),
-        Option("tp_overlap", "flag", "Tensor-parallel communication overlapped with the matmuls "
-               "(Megatron's --tp-comm-overlap) in the estimate.", False),
+        TP_OVERLAP,
         Option("capacity_factor", "amount", "MoE capacity factor of the all-to-all (1: "
                "dropless).", metavar="F"),
         TOKENS,
@@ -841,11 +867,9 @@ COMMANDS["plan"] = Command(
         ACCELERATOR,
         Option("count", "count", "Devices in all.", metavar="N", required=True),
         NETWORK, EFFICIENCY, STEP_DTYPE, PEAK,
-        Option("flash", "flag", "Flash-attention kernels (also allows context parallelism).",
-               False),
+        FLASH,
         Option("grad_fp32", "flag", "Gradients accumulated and reduced in fp32.", False),
-        Option("tp_overlap", "flag", "Tensor-parallel communication overlapped with the "
-               "matmuls.", False),
+        TP_OVERLAP,
         Option("precision", "choice", "mixed, bf16 or fp32 (bytes per parameter).", "mixed",
                tuple(PRECISIONS)),
         Option("optimizer", "choice", "adamw, adamw-8bit, sgd.", "adamw", tuple(OPTIMIZERS)),

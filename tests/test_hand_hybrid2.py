@@ -278,16 +278,17 @@ def test_shared_block_decode_and_cache(cli, shared):
 
 
 def test_shared_block_memory(cli, shared):
-    layers = run(cli, "memory", shared, "--seq", 5)["activations"]["layers"]
+    layers = run(cli, "memory", shared, "--seq", 5, "--no-flash")["activations"]["layers"]
     t = layers[0]["tensors"]
     # s = 5, b = 1, 16-bit: the concatenated input and the normed attention input 2·5·8 = 80
     # each; Q and K 2·5·(8 + 8) = 160; the softmax 2·2·25 = 100; V and o's input 80 each; the
-    # MLP norm's and the MLP's inputs 2·5·4 = 40 each; gate, up, activation, product 4·2·5·6 =
-    # 240; the adapter's rank-1 intermediate 2·5·1 = 10; the linear's input 40.
+    # MLP norm's and the MLP's inputs 2·5·4 = 40 each; the fused activation's gate-and-up
+    # input and its output 3·2·5·6 = 180; the adapter's rank-1 intermediate 2·5·1 = 10; the
+    # linear's input 40.
     assert {k: v for k, v in t.items() if k.startswith("shared.")} == {
         "shared.concat_input": 80, "shared.attention_input": 80, "shared.attn.qk": 160,
         "shared.attn.softmax": 100, "shared.attn.v": 80, "shared.attn.o_input": 80,
-        "shared.mlp_norm_input": 40, "shared.mlp_input": 40, "shared.mlp.hidden": 240,
+        "shared.mlp_norm_input": 40, "shared.mlp_input": 40, "shared.mlp.hidden": 180,
         "shared.adapters.hidden": 10, "shared.linear_input": 40}
 
 

@@ -7,7 +7,7 @@ Conventions, from README "flopcalc memory" and the paper it follows, Korthikanti
 tensors (2 bytes) and 1-byte dropout masks; per layer each norm's input 2sbh, the attention
 input 2sbh, Q and K 2sb(d_q + d_k), the softmax output 2as²b, its dropout mask as²b and dropout
 output 2as²b, V 2sb·d_v, the output projection's input 2sb·d_o, a dropout mask sbh after each
-sublayer, the MLP input 2sbh and its hidden tensors (2 plain, 4 gated, 2sbf each). Tensor
+sublayer, the MLP input 2sbh and its hidden tensors (2 plain, 3 gated, 2sbf each). Tensor
 parallelism t splits what lies inside attention and MLP; sequence parallelism splits the rest.
 State after Rajbhandari et al. 2020 ("ZeRO: Memory Optimizations Toward Training Trillion
 Parameter Models", §3.1): 2 + 2 + 12 bytes per parameter for mixed-precision AdamW.
@@ -31,9 +31,11 @@ DENSE = "n_layers: {L}\nd_model: 8\nn_heads: 2\nd_ff: 32\n"
 
 
 def doc(cli, tmp_path, yaml: str, *args) -> dict:
+    """The memory report; the eager kernel (its s² tensors) unless the test says --flash."""
     path = tmp_path / "m.yaml"
     path.write_text(yaml + TAIL)
-    r = cli("memory", path, "--format", "json", *map(str, args))
+    kernel = () if "--flash" in args else ("--no-flash",)
+    r = cli("memory", path, "--format", "json", *map(str, args), *kernel)
     assert r.code == 0, r.err
     return r.json()
 
@@ -170,7 +172,8 @@ MLA = ("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 16\nmlp: gated\nactivation: s
 ])
 def test_latent_attention(cli, tmp_path, q_rank, latents):
     # MLA: heads of qk width 4 + 2 = 6 and v width 3: d_q = d_k = 12, d_v = d_o = 6. t = 2,
-    # FlashAttention; SwiGLU MLP of width 16 keeps 4 hidden tensors.
+    # FlashAttention; SwiGLU MLP of width 16 keeps 3 hidden tensors (the fused activation's
+    # gate-and-up input and its output, as Megatron-Core keeps them).
     d = doc(cli, tmp_path, MLA.format(q=q_rank), *SB, "--tp", 2, "--flash")
     assert tensors(d) == {
         "norm_inputs": 256, "attn.input": 128,
@@ -178,7 +181,7 @@ def test_latent_attention(cli, tmp_path, q_rank, latents):
         "attn.latents": latents,
         "attn.logsumexp": 32,
         "attn.v": 2 * 8 * 6 // 2, "attn.o_input": 2 * 8 * 6 // 2,  # 48 each
-        "mlp.input": 128, "mlp.hidden": 4 * 2 * 8 * 16 // 2,  # 512
+        "mlp.input": 128, "mlp.hidden": 3 * 2 * 8 * 16 // 2,  # 384
     }
 
 
@@ -193,7 +196,7 @@ def test_qk_norm_keeps_the_inputs_of_its_norms(cli, tmp_path):
         "attn.logsumexp": 32,
         "attn.v": 2 * 8 * 4 // 2,  # 32
         "attn.o_input": 2 * 8 * 8 // 2,  # 64
-        "mlp.input": 128, "mlp.hidden": 512,
+        "mlp.input": 128, "mlp.hidden": 384,
     }
 
 
@@ -242,20 +245,21 @@ MOE = ("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 16\nmlp: {mlp}\nbias: {{mlp: 
        "shared_d_ff: 6}}\n")
 
 
-@pytest.mark.parametrize("mlp, hidden", [("plain", 2), ("gated", 4)])
+@pytest.mark.parametrize("mlp, hidden", [("plain", 2), ("gated", 3)])
 def test_moe_tensors(cli, tmp_path, mlp, hidden):
     # E = 4 routed experts of width 4, top k = 2, one shared expert of width 6; t = 2,
     # FlashAttention. Router logits in fp32 4sbE = 128 (router replicated); each token's k
     # copies of its input 2sbkh = 256; the routed experts' hidden tensors 2·sbk·4·n/t and the
-    # shared expert's 2sb·6·n/t, n = 2 plain or 4 gated.
+    # shared expert's 2sb·6·n/t, n = 2 plain or 3 gated (the fused activation's 2-wide input and
+    # its output).
     d = doc(cli, tmp_path, MOE.format(mlp=mlp), *SB, "--tp", 2, "--flash")
     assert tensors(d) == {
         "norm_inputs": 256, "attn.input": 128, "attn.qk": 128, "attn.logsumexp": 32,
         "attn.v": 64, "attn.o_input": 64, "mlp.input": 128,
         "mlp.router_logits": 4 * 8 * 4,
         "mlp.expert_inputs": 2 * 8 * 2 * 8,
-        "mlp.experts.hidden": 2 * 16 * 4 * hidden // 2,  # 128 plain, 256 gated
-        "mlp.shared.hidden": 2 * 8 * 6 * hidden // 2,  # 96 plain, 192 gated
+        "mlp.experts.hidden": 2 * 16 * 4 * hidden // 2,  # 128 plain, 192 gated
+        "mlp.shared.hidden": 2 * 8 * 6 * hidden // 2,  # 96 plain, 144 gated
     }
 
 
@@ -270,16 +274,19 @@ def test_expert_parallelism_does_not_shrink_the_routed_tokens(cli, tmp_path):
     assert tensors(d)["mlp.experts.hidden"] == 2 * 16 * 4 * 2
 
 
-@pytest.mark.parametrize("tp, ep, device", [
+@pytest.mark.parametrize("tp, ep, etp, device", [
     # Embedding 10×8 = 80 (tied); attention 4 × 8×8 = 256; RMSNorms 8 + 8 + final 8 = 24;
     # router 8×4 = 32 (replicated); routed experts (4 × (8×4 + 4 + 4×8 + 8) = 304) split
-    # t·e ways; shared expert up 8×6 + bias 6 (column-parallel), down 6×8 (split) + bias 8
+    # e·t_e ways; shared expert up 8×6 + bias 6 (column-parallel), down 6×8 (split) + bias 8
     # (row-parallel, replicated) = 110.
-    (1, 2, 80 + 256 + 24 + 32 + 304 // 2 + 110),  # 654
-    (2, 2, 80 // 2 + 256 // 2 + 24 + 32 + 304 // 4 + (48 + 6 + 48) // 2 + 8),  # 359
+    (1, 2, 1, 80 + 256 + 24 + 32 + 304 // 2 + 110),  # 654
+    (2, 2, 2, 80 // 2 + 256 // 2 + 24 + 32 + 304 // 4 + (48 + 6 + 48) // 2 + 8),  # 359
+    # whole experts on each tensor-parallel rank (etp 1)
+    (2, 2, 1, 80 // 2 + 256 // 2 + 24 + 32 + 304 // 2 + (48 + 6 + 48) // 2 + 8),  # 435
 ])
-def test_moe_device_params(cli, tmp_path, tp, ep, device):
-    d = doc(cli, tmp_path, MOE.format(mlp="plain"), *SB, "--tp", tp, "--dp", ep, "--ep", ep)
+def test_moe_device_params(cli, tmp_path, tp, ep, etp, device):
+    d = doc(cli, tmp_path, MOE.format(mlp="plain"), *SB, "--tp", tp, "--dp", ep, "--ep", ep,
+            "--etp", etp)
     assert d["params"]["total"] == 80 + 256 + 24 + 32 + 304 + 110  # 806
     assert d["params"]["device"] == device
 
@@ -386,7 +393,16 @@ def test_every_part_is_in_bytes(tmp_path):
     (DENSE.format(L=1), ["--ep", 2], "--ep applies to mixtures of experts; this model is dense"),
     (MOE.format(mlp="plain"), ["--ep", 3], "--ep 3 must divide the 4 routed experts"),
     (MOE.format(mlp="plain"), ["--ep", 2, "--dp", 3],
-     "--ep 2 must divide --dp 3: the expert-parallel group is made of data-parallel ranks"),
+     "--ep 2 x --etp 1 = 2 must divide the tp x cp x dp = 3 devices of a pipeline stage "
+     "(Megatron-Core draws the expert-parallel groups from them)"),
+    (MOE.format(mlp="plain"), ["--ep", 4, "--tp", 2],  # 4 > tp x dp = 2
+     "--ep 4 x --etp 1 = 4 must divide the tp x cp x dp = 2 devices of a pipeline stage "
+     "(Megatron-Core draws the expert-parallel groups from them)"),
+    (MOE.format(mlp="plain"), ["--tp", 2, "--etp", 4],
+     "--etp 4 must divide --tp 2: an expert's tensor-parallel group lies inside the "
+     "attention's"),
+    (DENSE.format(L=1), ["--etp", 2], "--etp applies to mixtures of experts; this model is "
+     "dense"),
     (DENSE.format(L=1), ["--sequence-parallel"],
      "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"),
 ])

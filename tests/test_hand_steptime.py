@@ -95,14 +95,21 @@ def test_each_role_splits_its_own_side_of_the_matmul(role, shape):
 
 
 def test_routed_experts_split_over_expert_and_tensor_parallelism():
-    # 8 experts over ep 2: 4 local; 20 tokens x ep 2 / 8 = 5 tokens per expert; an up
-    # projection (8 -> 32) splits its output over tp 4, a down projection (32 -> 8) its input
-    lay = S.Layout(tp=4, ep=2)
+    # 20 routed token copies per device (10 per sequence x 2 sequences); tp 4 with sequence
+    # parallelism: the device holds 20/4 = 5 of them. 8 experts over ep 2: 4 local.
+    # etp 4 (each expert split 4 ways, the tokens of its 4 ranks gathered): 5 x 4 x 2 / 8 = 5
+    # tokens per expert; an up projection (8 -> 32) splits its output 4 ways, a down
+    # projection (32 -> 8) its input.
+    lay = S.Layout(tp=4, ep=2, etp=4)
     assert S._gemm_shapes(S.Gemm("up", 10, 8, 32, EXPERT, 8), 2, lay) == (5.0, 8.0, 8, 4)
     assert S._gemm_shapes(S.Gemm("down", 10, 32, 8, EXPERT, 8), 2, lay) == (5.0, 8, 8.0, 4)
+    # etp 1 (whole experts, as Megatron-Bridge's recipes run them): 5 x 1 x 2 / 8 = 1.25
+    # tokens per expert, the (8 x 32) weight whole
+    lay = S.Layout(tp=4, ep=2, etp=1)
+    assert S._gemm_shapes(S.Gemm("up", 10, 8, 32, EXPERT, 8), 2, lay) == (1.25, 32, 8, 4)
     # more ranks than experts: one local expert, 20 x 4 / 2 = 40 tokens
     assert S._gemm_shapes(S.Gemm("up", 10, 8, 8, EXPERT, 2), 2, S.Layout(ep=4)) == \
-        (40.0, 8.0, 8, 1)
+        (40.0, 8, 8, 1)
 
 
 # --------------------------------------------------------------------------- the profile
@@ -363,17 +370,23 @@ def test_the_slowest_stage_decides(prof):
 
 def test_placement_in_megatrons_order():
     net = replace(NET, domain=8)
+    # Dense ranks run tp, cp, dp from the innermost; expert ranks etp, ep, then the expert
+    # data-parallel ones (Megatron-Core's expert rank generator), inside each stage. tp 4 x
+    # cp 2 x dp 4 = 32 ranks a stage: an expert group of ep 2 is two neighbours (one domain);
+    # its expert-data-parallel group, 32 / 2 = 16 ranks spaced by 2, has 8 / 2 = 4 per domain.
     assert S.placement(S.Layout(tp=4, cp=2, dp=4, ep=2), net) == \
-        {"tp": 4, "cp": 2, "dp": 2, "ep": 1, "pp_across": 1}
+        {"tp": 4, "cp": 2, "dp": 2, "ep": 2, "etp": 1, "edp": 4, "pp_across": 1}
     assert S.placement(S.Layout(tp=2, dp=2, ep=2), net) == \
-        {"tp": 2, "cp": 1, "dp": 2, "ep": 2, "pp_across": 0}
+        {"tp": 2, "cp": 1, "dp": 2, "ep": 2, "etp": 1, "edp": 2, "pp_across": 0}
+    # expert tensor parallelism 2 spaces an ep 8 group by 2: 4 of its ranks to a domain
+    assert S.placement(S.Layout(tp=2, dp=8, ep=8, etp=2), net)["ep"] == 4
     # the gradient reduction spans data and context ranks (Megatron-LM reduces over dp × cp):
     # cp 2 × dp 2 = 4 ranks, all in the domain of 8
     assert S.placement(S.Layout(cp=2, dp=2), net) == \
-        {"tp": 1, "cp": 2, "dp": 4, "ep": 1, "pp_across": 0}
+        {"tp": 1, "cp": 2, "dp": 4, "ep": 1, "etp": 1, "edp": 4, "pp_across": 0}
     # context ranks alone can fill the domain
     assert S.placement(S.Layout(cp=8), net) == \
-        {"tp": 1, "cp": 8, "dp": 8, "ep": 1, "pp_across": 1}
+        {"tp": 1, "cp": 8, "dp": 8, "ep": 1, "etp": 1, "edp": 8, "pp_across": 1}
 
 
 def test_layout_counts_and_description():

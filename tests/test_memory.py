@@ -61,34 +61,37 @@ SBH = 2048 * 12288
     (["--tp", 8, "--recompute", "full"], 2),  # sbh(2)
 ])
 def test_korthikanti_table_2(cli, args, factor):
-    doc = memory(cli, "gpt3", "--seq", 2048, "--dropout", *args)
+    doc = memory(cli, "gpt3", "--seq", 2048, "--dropout", "--no-flash", *args)  # the paper's
+    # eager attention
     assert doc["activations"]["per_layer"] == int(SBH * factor)
 
 
 def test_without_dropout_the_masks_go(cli):
     # No dropout: the two sbh masks and the 2as²b dropout output and as²b mask go: 32sbh + 2as²b.
-    doc = memory(cli, "gpt3", "--seq", 2048)
+    doc = memory(cli, "gpt3", "--seq", 2048, "--no-flash")
     assert doc["activations"]["per_layer"] == SBH * 32 + 2 * 96 * 2048 * 2048
 
 
 def test_flash_keeps_no_s_squared(cli):
-    # FlashAttention: 32sbh + the row log-sum-exp 4·a·s·b.
-    doc = memory(cli, "gpt3", "--seq", 2048, "--flash")
-    assert doc["activations"]["per_layer"] == SBH * 32 + 4 * 96 * 2048
+    # FlashAttention, the default: 32sbh + the row log-sum-exp 4·a·s·b.
+    for kernel in ((), ("--flash",)):
+        doc = memory(cli, "gpt3", "--seq", 2048, *kernel)
+        assert doc["activations"]["per_layer"] == SBH * 32 + 4 * 96 * 2048
 
 
 def test_gqa_and_gated_mlp_change_the_right_tensors(cli):
     # Llama 3.1 8B at s = 1,024, no dropout, flash: per layer
     # norms 2·2sbh + input 2sbh + Q,K 2sb(4096 + 1024) + V 2sb·1024 + o input 2sb·4096
-    # + MLP input 2sbh + 4 hidden tensors 2sb·14336 + the log-sum-exp 4·32·s.
+    # + MLP input 2sbh + 3 hidden tensors 2sb·14336 (the fused SwiGLU's gate-and-up input and
+    # its output) + the log-sum-exp 4·32·s.
     s, d = 1024, 4096
     expected = (2 * 2 * s * d + 2 * s * d + 2 * s * (4096 + 1024) + 2 * s * 1024
-                + 2 * s * 4096 + 2 * s * d + 4 * 2 * s * 14336 + 4 * 32 * s)
+                + 2 * s * 4096 + 2 * s * d + 3 * 2 * s * 14336 + 4 * 32 * s)
     doc = memory(cli, "llama-3.1-8b", "--seq", s, "--flash")
     layer = doc["activations"]["layers"][0]
     assert layer["bytes"] == doc["activations"]["per_layer"] == expected
     assert layer["tensors"]["attn.qk"] == 2 * s * (4096 + 1024)
-    assert layer["tensors"]["mlp.hidden"] == 8 * s * 14336
+    assert layer["tensors"]["mlp.hidden"] == 6 * s * 14336
 
 
 def test_whole_model_activations_with_one_stage(cli):

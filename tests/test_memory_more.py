@@ -137,7 +137,7 @@ def test_lora_8b_adapter_count_matches_peft():
 
 
 @pytest.mark.parametrize("args, message", [
-    (dict(cp=2), "--flash"),
+    (dict(cp=2, flash=False), "--no-flash"),
     (dict(cp=3, flash=True), "must divide --seq"),
     (dict(qlora=True), "--lora-rank"),
 ])

@@ -153,8 +153,8 @@ def test_brief_and_schema(cli):
 
 @pytest.mark.parametrize("args, fragment", [
     (["--global-batch", "10", "--dp", "4"], "multiple of the 4 data-parallel"),
-    (["--global-batch", "8", "--pp", "4", "--vp", "2"], "--vp 2 must divide"),
-    (["--global-batch", "8", "--cp", "2"], "--flash"),
+    (["--global-batch", "8", "--pp", "4", "--vp", "4"], "--vp 4 is more than the 3 layers"),
+    (["--global-batch", "8", "--cp", "2", "--no-flash"], "--no-flash"),
     (["--global-batch", "8", "--micro-batch", "3"], "--micro-batch 3 must divide"),
     (["--global-batch", "8", "--dtype", "fp8"], "fp8"),
 ])

@@ -85,7 +85,8 @@ def reference_runs() -> list[Run]:
             vp = (L // pp) // nlvs if nlvs else 1
             options = dict(seq=2048, tp=tp, pp=pp, vp=vp, dp=dp, micro_batch=pa["micro_batch"],
                            global_batch=gbs, recompute="full", dropout="on", zero=0,
-                           accelerator="a100-sxm-80gb", network="dgx-a100", dtype="fp16")
+                           accelerator="a100-sxm-80gb", network="dgx-a100", dtype="fp16",
+                           flash=False, tp_overlap=False)
             runs.append(Run(c["id"], gpt(L, h, a, vocab, 2048, tie=True), options,
                             megatron2021_step(gbs, 2048, L, h, gpus, tflops),
                             "96Bslh²(1 + s/6h + V/16lh), V = 51,200",

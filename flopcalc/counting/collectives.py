@@ -117,3 +117,55 @@ def p2p(size: float, across: bool, net: Net) -> float:
     """One point-to-point send of `size` bytes, across domains (NIC) or inside one (callers
     send only what exists: a stage's activations, a ring step's K/V)."""
     return (net.lat_out + size / net.out) if across else (net.lat_up + size / net.up)
+
+
+DISPATCHERS = ("alltoall", "allgather", "flex")
+
+
+def _domains_hit(top_k: float, domains: int) -> float:
+    """Expected fast domains other than its own that a token's k routed copies reach, with
+    experts spread evenly over `domains` domains and chosen uniformly: (D−1)·(1 − (1 − 1/D)^k)."""
+    if domains <= 1:
+        return 0.0
+    return (domains - 1) * (1 - (1 - 1 / domains) ** top_k)
+
+
+def dispatch_bytes(dispatcher: str, size: float, top_k: float, ep: int) -> float:
+    """Bytes one device sends per dispatch (or combine) of its routed tokens (`size`: the
+    buffer of its tokens' k copies) over an expert group of `ep` devices, in NCCL's convention:
+    the all-to-all sends (ep−1)/ep of it; the all-gather dispatcher (Megatron-Core's
+    `allgather`) sends each token once, uncopied, to every other rank: (ep−1)·size/k; `flex`
+    (DeepEP) sends what the all-to-all does, deduplicated across domains in `dispatch`."""
+    if ep <= 1 or size <= 0:
+        return 0.0
+    if dispatcher == "allgather":
+        return (ep - 1) * size / top_k
+    return (ep - 1) / ep * size
+
+
+def dispatch(dispatcher: str, size: float, top_k: float, n: int, per_domain: int,
+             net: Net) -> float:
+    """Seconds of one dispatch (or combine) of the routed copies of a device's tokens
+    (`size` bytes, k copies per token) over an expert group of n devices, `per_domain` of
+    them to a fast domain:
+    - `alltoall`: one all-to-all (Megatron-Core's default dispatcher);
+    - `allgather`: an all-gather of the uncopied tokens over the group (each device keeps the
+      ones its experts take), size/k bytes from each;
+    - `flex` (DeepEP, as DeepSeek-V3 trains: its technical report §3.2.2): a token crosses to
+      each other domain its experts sit in once, over the NIC, and is forwarded to its experts
+      there over the fast domain: NIC bytes (size/k)·E[domains hit], fast-domain bytes the
+      all-to-all's.
+    """
+    if dispatcher not in DISPATCHERS:
+        raise ValueError(f"a dispatcher is one of {', '.join(DISPATCHERS)}, got {dispatcher!r}")
+    if n <= 1 or size <= 0:
+        return 0.0
+    if dispatcher == "allgather":
+        return collective("allgather", n * size / top_k, n, per_domain, net)
+    g = max(1, min(per_domain, n))
+    k = cdiv(n, g)
+    if dispatcher == "alltoall" or k == 1:
+        return collective("alltoall", size, n, per_domain, net)
+    nic = size / top_k * _domains_hit(top_k, k)
+    fast = size * (g - 1) / n + size * (n - g) / n  # local peers, and forwarding on arrival
+    return net.base + k * net.lat_out + max(fast / net.up_for(g), nic / net.out)

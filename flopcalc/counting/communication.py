@@ -32,10 +32,16 @@ parameters one device holds (its stage, split by t and e), β 2 bytes per 16-bit
   context-parallel devices; routed experts reduce over n·c/e of them. Gradients are 2 bytes, 4
   with an fp32 gradient buffer (Megatron-Core with bf16). A tied embedding split over first and
   last stage adds one all-reduce of its V·d/t gradient between the two.
-- **Expert parallelism** (Lepikhin et al. 2020, GShard): per MoE layer and micro-batch, a
-  dispatch and a combine all-to-all forward and the same two backward (two more with full
-  recomputation), each of T·k·capacity·d·β bytes: every token's k routed copies, padded by the
-  capacity factor.
+- **Expert parallelism** (Lepikhin et al. 2020, GShard; the groups as Megatron-Core lays
+  them out): per MoE layer and micro-batch, a dispatch and a combine forward and the same two
+  backward (two more with full recomputation), each of (T/t)·k·capacity·d·β bytes: the T/t
+  tokens a device holds (MoE layers run sequence-parallel over the t ranks), each in its k
+  routed copies, padded by the capacity factor. The expert group is e devices of the
+  t·c·n of a stage (spaced by the expert tensor-parallel size t_e); with t_e > 1 the
+  dispatched tokens are also all-gathered over the t_e ranks. The dispatcher (`alltoall`,
+  `allgather`, `flex`) decides how the bytes travel (`counting.collectives.dispatch`). The
+  routed experts' gradients reduce over the t·c·n/(e·t_e) devices of the expert-data-parallel
+  group.
 """
 
 from __future__ import annotations
@@ -62,7 +68,8 @@ def stage_params(prof: Any, lay: Any, which: str) -> tuple[Fraction, Fraction]:
     t = lay.tp
     dense = sum((lp.count * (Fraction(lp.params_split, t) + lp.params_replicated)
                  for lp in prof.layers)) * layers
-    expert = sum((lp.count * lp.params_expert for lp in prof.layers), 0) * layers / (t * lay.ep)
+    expert = sum((lp.count * lp.params_expert for lp in prof.layers), 0) * layers / (
+        lay.etp * lay.ep)
     for held, ends in ((prof.first_params, ("first", "only")), (prof.last_params,
                                                                ("last", "only"))):
         if which in ends:
@@ -81,11 +88,12 @@ class PerMicrobatch:
     cp_step: Fraction  # bytes this device sends per ring step
     cp_steps_forward: Fraction
     cp_steps_backward: Fraction
-    ep_size: Fraction  # bytes of one all-to-all buffer
+    ep_size: Fraction  # bytes of one dispatch buffer: the routed copies of a device's tokens
     ep_forward: Fraction
     ep_backward: Fraction
     pp_send: Fraction  # bytes of one pipeline send per device
     pp_gather: Fraction  # bytes all-gathered after it over the t ranks (0: none)
+    ep_top_k: Fraction = Fraction(0)  # routed copies per token (the mean over MoE layers)
 
 
 def per_microbatch(prof, lay, layers: int) -> PerMicrobatch:  # type: ignore[no-untyped-def]
@@ -110,18 +118,19 @@ def per_microbatch(prof, lay, layers: int) -> PerMicrobatch:  # type: ignore[no-
         per_token = Fraction(sum(kv * c for kv, c in kv_layers), kv_count)
         cp_step = tokens * per_token * BETA / lay.tp
         steps = (lay.cp - 1) * kv_count * share
-    ep_size = Fraction(0)
+    ep_size = top_k = Fraction(0)
     ep_layers = Fraction(0)
-    if lay.ep > 1 and moe_layers:
+    if (lay.ep > 1 or lay.etp > 1) and moe_layers:
         count = sum(c for _, c in moe_layers)
         top_k = Fraction(sum(m[1] * c for m, c in moe_layers), count)
-        ep_size = tokens * top_k * lay.capacity * d * BETA
+        ep_size = tokens / lay.tp * top_k * lay.capacity * d * BETA
         ep_layers = count * share
     pp_full = tokens * d * BETA
     return PerMicrobatch(
         tokens * d * BETA, tp_f, tp_b, cp_step, steps, 2 * steps, ep_size,
         2 * ep_layers, (2 + (2 if full else 0)) * ep_layers,
-        pp_full / lay.tp, pp_full if lay.tp > 1 and not lay.sequence_parallel else Fraction(0))
+        pp_full / lay.tp, pp_full if lay.tp > 1 and not lay.sequence_parallel else Fraction(0),
+        top_k)
 
 
 @dataclass
@@ -175,7 +184,7 @@ def volumes(prof, lay, which: str = "last") -> dict[str, AxisVolume]:  # type: i
     n = lay.dp * lay.cp
     total = Fraction(0)
     texts = []
-    for params, ranks, what in ((dense, n, "weights"), (expert, n // max(1, lay.ep),
+    for params, ranks, what in ((dense, n, "weights"), (expert, lay.expert_dp,
                                                         "expert weights")):
         if ranks <= 1 or not params:
             continue
@@ -200,10 +209,17 @@ def volumes(prof, lay, which: str = "last") -> dict[str, AxisVolume]:  # type: i
                      "stage")
     out["dp"] = AxisVolume(ceil(total), "; ".join(texts) or "none (dp 1)")
     if c.ep_size:  # none unless experts are split (ep > 1) and this stage holds some
-        total = m * (c.ep_forward + c.ep_backward) * c.ep_size * Fraction(lay.ep - 1, lay.ep)
-        out["ep"] = AxisVolume(ceil(total), f"all-to-all (dispatch, combine): "
-                               f"{_n(c.ep_forward)} forward, {_n(c.ep_backward)} backward per "
-                               f"micro-batch over {lay.ep} ranks, {_b(c.ep_size)} each")
+        from .collectives import dispatch_bytes
+
+        sent = dispatch_bytes(lay.dispatcher, c.ep_size, c.ep_top_k, lay.ep)
+        total = m * (c.ep_forward + c.ep_backward) * sent
+        text = (f"{lay.dispatcher} dispatcher (dispatch, combine): {_n(c.ep_forward)} forward, "
+                f"{_n(c.ep_backward)} backward per micro-batch over {lay.ep} ranks, "
+                f"{_b(c.ep_size)} of routed tokens each")
+        if lay.etp > 1:
+            total += m * (c.ep_forward + c.ep_backward) * c.ep_size * (lay.etp - 1)
+            text += f", all-gathered over the {lay.etp} expert tensor-parallel ranks"
+        out["ep"] = AxisVolume(ceil(total), text)
     else:
         out["ep"] = AxisVolume(0, "none (ep 1)")
     return out

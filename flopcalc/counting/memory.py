@@ -9,14 +9,19 @@ Tensor parallelism (t) splits every matrix and the biases of column-parallel pro
 (q, k, v, gate, up) t ways, and the embedding and LM head by vocabulary; norms and
 row-parallel biases (o, down) are replicated. Pipeline parallelism (p) gives each stage L/p
 layers; the first stage also holds the embeddings, the last the final norm and LM head.
-Expert parallelism (e) gives each device E/e of the routed experts of every MoE layer.
+Expert parallelism (e) gives each device E/e of the routed experts of every MoE layer, and
+expert tensor parallelism (t_e, Megatron-Core's ETP) splits each of them t_e ways; the e·t_e
+devices of an expert group are drawn from the t·c·n ranks of a pipeline stage, as Megatron-Core
+lays them out, and ZeRO shards the experts' state over the expert-data-parallel group of
+t·c·n / (e·t_e) devices (the dense state over the n·c data- and context-parallel devices).
 
 Activations (bytes, 16-bit, one micro-batch of b sequences of s tokens; h = d_model, a heads),
 per layer, named as in the paper's §4.1: norm inputs 2sbh each; the attention input 2sbh; Q and
 K 2sb(d_q + d_k); the softmax output 2as²b, its dropout mask as²b and the dropout output 2as²b;
 V 2sb·d_v; the output projection's input 2sb·d_o; the attention dropout mask sbh; the MLP input
-2sbh, its hidden tensors (plain: activation input and output, 2sbf each; gated: gate, up,
-activation output and product, 2sbf each) and dropout mask sbh. Cross-attention keeps its input,
+2sbh, its hidden tensors (plain: activation input and output, 2sbf each; gated: the fused
+activation's gate-and-up input, 4sbf, and its output, 2sbf, as Megatron-Core's fused SwiGLU
+keeps them) and dropout mask sbh. Cross-attention keeps its input,
 its Q, K and V, its output projection's input and dropout mask, and its heads join a in the s²
 tensors; a parallel block with one norm keeps one input for attention and MLP. With d_q = d_k =
 d_v = h, f = 4h and dropout this is the paper's 34sbh + 5as²b. Tensor parallelism splits every
@@ -74,6 +79,7 @@ class Setup:
     offload_optimizer: bool = False  # optimizer state on the host
     zero3_buffer: bool = False  # ZeRO-3's gathered largest layer (DeepSpeed's estimator)
     grad_fp32: bool = False  # gradients accumulated in an fp32 buffer (Megatron's main_grad)
+    etp: int = 1  # expert tensor parallelism: each routed expert split this many ways
 
     @property
     def bytes_per_param(self) -> tuple[int, int, int]:
@@ -94,6 +100,16 @@ class Setup:
         group)."""
         return self.dp * self.cp
 
+    @property
+    def expert_shards(self) -> int:
+        """Devices ZeRO splits the routed experts' state over: the expert-data-parallel group,
+        t·c·n / (e·t_e) (Megatron-Core's expert_data_parallel_size)."""
+        return max(1, self.tp * self.cp * self.dp // (self.etp * self.ep))
+
+    def zero_shards(self, p: Part) -> int:
+        """The devices ZeRO splits parameter `p`'s state over."""
+        return self.expert_shards if p.role == EXPERT else self.shards
+
 
 # ------------------------------------------------------------------------------------ state
 
@@ -102,7 +118,7 @@ def share(p: Part, setup: Setup) -> Fraction:
     """The fraction of a parameter tensor one device holds under tensor and expert
     parallelism, from its role."""
     if p.role == EXPERT:
-        return Fraction(1, setup.tp * setup.ep)
+        return Fraction(1, setup.etp * setup.ep)
     return Fraction(1) if p.role == REPLICATED else Fraction(1, setup.tp)
 
 
@@ -116,14 +132,24 @@ def device_params(spec: ModelSpec, setup: Setup) -> Fraction:
     the L layers (in proportion to each kind), the embeddings, and with one stage the final
     norms, the head and any multi-token-prediction modules; each tensor's tensor- and
     expert-parallel share."""
+    return sum(device_params_split(spec, setup))
+
+
+def device_params_split(spec: ModelSpec, setup: Setup) -> tuple[Fraction, Fraction]:
+    """`device_params` as (dense, routed experts): ZeRO shards the two over different
+    groups."""
     layers = spec.n_layers()
     stage = Fraction(stage_layers(spec, setup), layers)  # ⌈L/p⌉ of the L layers
-    total = Fraction(0)
+    dense = expert = Fraction(0)
     for p in trained_params(spec):
         if p.stage == LAST and setup.pp > 1:
             continue
-        total += p.value * share(p, setup) * (stage if p.stage == SPREAD else 1)
-    return total
+        value = p.value * share(p, setup) * (stage if p.stage == SPREAD else 1)
+        if p.role == EXPERT:
+            expert += value
+        else:
+            dense += value
+    return dense, expert
 
 
 def state_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
@@ -132,13 +158,14 @@ def state_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
         from .memory_more import extended_state_parts
 
         return extended_state_parts(spec, setup, share, stage_layers)
-    params = device_params(spec, setup)
+    dense, expert = device_params_split(spec, setup)
     w, g, o = setup.bytes_per_param
-    dp = setup.dp
     split = {"weights": 3, "gradients": 2, "optimizer": 1}  # the ZeRO stage that splits each
     parts = []
     for name, nbytes in (("weights", w), ("gradients", g), ("optimizer", o)):
-        value = params * nbytes / (dp if setup.zero >= split[name] else 1)
+        sharded = setup.zero >= split[name]
+        value = (dense * nbytes / (setup.dp if sharded else 1)
+                 + expert * nbytes / (setup.expert_shards if sharded else 1))
         parts.append(Part(f"memory.{name}", ceil_fraction(value), BYTES))
     return parts
 
@@ -213,13 +240,19 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
     if setup.pp > layers:
         return f"--pp {setup.pp} is more than the {layers} layers; a stage needs a layer"
     experts = {k.ep_units() for k in kinds if k.ep_units()}
-    if setup.ep > 1 and not experts:
-        return "--ep applies to mixtures of experts; this model is dense"
+    if (setup.ep > 1 or setup.etp > 1) and not experts:
+        return f"--{'ep' if setup.ep > 1 else 'etp'} applies to mixtures of experts; this model " \
+               "is dense"
     if any(e % setup.ep for e in experts):
         return f"--ep {setup.ep} must divide the {min(experts)} routed experts"
-    if setup.dp % setup.ep:
-        return (f"--ep {setup.ep} must divide --dp {setup.dp}: the expert-parallel group is made "
-                "of data-parallel ranks")
+    if setup.tp % setup.etp:
+        return (f"--etp {setup.etp} must divide --tp {setup.tp}: an expert's tensor-parallel "
+                "group lies inside the attention's")
+    ranks = setup.tp * setup.cp * setup.dp
+    if ranks % (setup.ep * setup.etp):
+        return (f"--ep {setup.ep} x --etp {setup.etp} = {setup.ep * setup.etp} must divide the "
+                f"tp x cp x dp = {ranks} devices of a pipeline stage (Megatron-Core draws the "
+                "expert-parallel groups from them)")
     if setup.sequence_parallel and setup.tp == 1:
         return "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"
     if setup.extended:

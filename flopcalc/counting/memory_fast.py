@@ -11,7 +11,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Optional
 
-from ..kinds.base import LAST, SPREAD
+from ..kinds.base import EXPERT, LAST, SPREAD
 from ..models.spec import ModelSpec
 from .layers import layer_activations
 from .memory import Setup, check_setup, output_activation_parts, share
@@ -34,44 +34,50 @@ class FastMemory:
     def _stage(self, pp: int) -> int:
         return ceil(Fraction(self.layers, pp))
 
-    def held(self, tp: int, pp: int, ep: int) -> tuple[Fraction, Fraction]:
-        """(every parameter, the matrices) the first stage's device holds."""
-        key = (tp, pp, ep)
+    def held(self, tp: int, pp: int, ep: int, etp: int = 1) -> tuple[Fraction, ...]:
+        """(dense parameters, dense matrices, expert parameters, expert matrices) the first
+        stage's device holds."""
+        key = (tp, pp, ep, etp)
         if key not in self._held:
-            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep)
+            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
             stage = Fraction(self._stage(pp), self.layers)
-            everything = matrix = Fraction(0)
+            sums = [Fraction(0)] * 4
             for p in self.params:
                 if p.stage == LAST and pp > 1:
                     continue
                 v = p.value * share(p, probe) * (stage if p.stage == SPREAD else 1)
-                everything += v
+                at = 2 if p.role == EXPERT else 0
+                sums[at] += v
                 if is_matrix(p):
-                    matrix += v
-            self._held[key] = (everything, matrix)
+                    sums[at + 1] += v
+            self._held[key] = tuple(sums)
         return self._held[key]
 
-    def largest(self, tp: int, pp: int, ep: int) -> Fraction:
-        key = (tp, pp, ep)
+    def largest(self, tp: int, pp: int, ep: int, etp: int = 1) -> Fraction:
+        key = (tp, pp, ep, etp)
         if key not in self._largest:
             self._largest[key] = largest_module(self.spec, Setup(seq=1, batch=1, tp=tp, pp=pp,
-                                                                 ep=ep), share)
+                                                                 ep=ep, etp=etp), share)
         return self._largest[key]
 
     def state(self, setup: Setup) -> int:
-        everything, matrix = self.held(setup.tp, setup.pp, setup.ep)
+        dense, dense_matrix, expert, expert_matrix = self.held(setup.tp, setup.pp, setup.ep,
+                                                               setup.etp)
         w, g, o = setup.bytes_per_param
-        shards = setup.shards  # dp, times cp (> 1 only among the extended options)
+        # dense state shards over dp (times cp among the extended options), experts' over
+        # the expert-data-parallel group
+        shards = setup.shards if setup.extended else setup.dp
+        experts = setup.expert_shards
 
-        def zero(stage: int, value: Fraction) -> int:
-            return ceil(value / shards if setup.zero >= stage else value)
+        def zero(stage: int, d: Fraction, e: Fraction) -> int:
+            return ceil(d / shards + e / experts if setup.zero >= stage else d + e)
 
-        total = zero(3, everything * w) + zero(2, everything * g)
-        total += 0 if setup.offload_optimizer else zero(1, everything * o)
+        total = zero(3, dense * w, expert * w) + zero(2, dense * g, expert * g)
+        total += 0 if setup.offload_optimizer else zero(1, dense * o, expert * o)
         if setup.fp8:
-            total += zero(3, matrix)
+            total += zero(3, dense_matrix, expert_matrix)
         if setup.zero3_buffer and setup.zero == 3:
-            total += ceil(self.largest(setup.tp, setup.pp, setup.ep) * (w + g))
+            total += ceil(self.largest(setup.tp, setup.pp, setup.ep, setup.etp) * (w + g))
         return total
 
     def layer_parts(self, setup: Setup, seq: int) -> list[list[tuple[str, Fraction, bool]]]:
@@ -112,8 +118,8 @@ class FastMemory:
 
     def total(self, setup: Setup) -> Optional[int]:
         """Bytes per device, or None when the layout is invalid (counting.memory's checks)."""
-        key = (setup.tp, setup.pp, setup.ep, setup.dp, setup.cp, setup.sequence_parallel,
-               setup.flash, setup.seq)
+        key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp,
+               setup.sequence_parallel, setup.flash, setup.seq)
         if key not in self._valid:
             self._valid[key] = check_setup(self.spec, setup)
         if self._valid[key]:

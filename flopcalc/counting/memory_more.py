@@ -100,29 +100,39 @@ def adapter_params(spec: ModelSpec, setup, share: Share,  # type: ignore[no-unty
 def extended_state_parts(spec: ModelSpec, setup, share: Share,  # type: ignore
                          stage_layers: Stage) -> list[Part]:
     w, g, o = setup.bytes_per_param
-    shards = setup.shards
     split = {"weights": 3, "gradients": 2, "optimizer": 1}
-
-    def zero(name: str, value: Fraction) -> Fraction:
-        return value / shards if setup.zero >= split[name] else value
-
     held = _device_share(spec, setup, share, stage_layers)
-    matrix = Fraction(sum(p.value * f for p, f in held if is_matrix(p)))
-    everything = Fraction(sum(p.value * f for p, f in held))
-    if setup.lora_rank:
-        trainable = adapter_params(spec, setup, share, stage_layers)
-        base = (matrix * NF4 + (everything - matrix) * w) if setup.qlora else everything * w
-        weights = zero("weights", base + trainable * w)
+
+    def zero(name: str, dense: Fraction, expert: Fraction = Fraction(0)) -> Fraction:
+        if setup.zero < split[name]:
+            return dense + expert
+        return dense / setup.shards + expert / setup.expert_shards
+
+    def total(expert: bool, matrix: bool = False) -> Fraction:
+        return Fraction(sum(p.value * f for p, f in held
+                            if (p.role == EXPERT) == expert and (is_matrix(p) or not matrix)))
+
+    everything = (total(False), total(True))
+    matrix = (total(False, True), total(True, True))
+    if setup.lora_rank:  # adapters train in the dense group: their share of experts is small
+        trainable = (adapter_params(spec, setup, share, stage_layers), Fraction(0))
+        if setup.qlora:
+            base = tuple(m * NF4 + (e - m) * w for m, e in zip(matrix, everything))
+        else:
+            base = tuple(e * w for e in everything)
+        weights = zero("weights", base[0] + trainable[0] * w, base[1])
     else:
         trainable = everything
-        weights = zero("weights", everything * w)
-    gradients = zero("gradients", trainable * g)
-    optimizer = Fraction(0) if setup.offload_optimizer else zero("optimizer", trainable * o)
+        weights = zero("weights", everything[0] * w, everything[1] * w)
+    gradients = zero("gradients", trainable[0] * g, trainable[1] * g)
+    optimizer = (Fraction(0) if setup.offload_optimizer
+                 else zero("optimizer", trainable[0] * o, trainable[1] * o))
     parts = [Part("memory.weights", ceil_fraction(weights), BYTES),
              Part("memory.gradients", ceil_fraction(gradients), BYTES),
              Part("memory.optimizer", ceil_fraction(optimizer), BYTES)]
     if setup.fp8:
-        parts.append(Part("memory.fp8_weights", ceil_fraction(zero("weights", matrix)), BYTES))
+        parts.append(Part("memory.fp8_weights", ceil_fraction(zero("weights", *matrix)),
+                          BYTES))
     if setup.zero3_buffer and setup.zero == 3:
         parts.append(Part("memory.zero3_gathered_layer",
                           ceil_fraction(largest_module(spec, setup, share) * (w + g)), BYTES))
@@ -136,9 +146,12 @@ def host_bytes(spec: ModelSpec, setup, share: Share,  # type: ignore[no-untyped-
         return 0
     _, _, o = setup.bytes_per_param
     held = _device_share(spec, setup, share, stage_layers)
-    trainable = adapter_params(spec, setup, share, stage_layers) if setup.lora_rank else \
-        sum((p.value * f for p, f in held), Fraction(0))
-    value = trainable * o / (setup.shards if setup.zero >= 1 else 1)
+    if setup.lora_rank:
+        value = adapter_params(spec, setup, share, stage_layers) * o / (
+            setup.shards if setup.zero >= 1 else 1)
+    else:
+        value = sum((p.value * f * o / (setup.zero_shards(p) if setup.zero >= 1 else 1)
+                     for p, f in held), Fraction(0))
     return ceil_fraction(value)
 
 
@@ -196,7 +209,8 @@ def check_extended(setup) -> Optional[str]:  # type: ignore[no-untyped-def]
             return f"--cp {setup.cp} must divide --seq {setup.seq:,} (each device holds " \
                    "seq/cp tokens)"
         if not setup.flash:
-            return "--cp > 1 runs ring attention, a flash kernel per block: give --flash too"
+            return ("--cp > 1 runs ring attention, a flash kernel per block: drop --no-flash "
+                    "(or use --cp 1)")
     if setup.qlora and not setup.lora_rank:
         return "--qlora trains LoRA adapters on a 4-bit base: give --lora-rank R too"
     return None

@@ -105,6 +105,7 @@ def setup_of(seq: int, lay: Layout, precision: str = "mixed",
              optimizer: str = "adamw", fp8: bool = False) -> Setup:
     """The memory Setup of a layout (ZeRO-3 counts its gathered layer)."""
     return Setup(seq=seq, batch=lay.micro_batch, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
+                 etp=lay.etp,
                  zero=lay.zero, recompute=lay.recompute,
                  sequence_parallel=lay.sequence_parallel, dropout=lay.dropout,
                  flash=lay.flash, precision=precision, optimizer=optimizer, cp=lay.cp,
@@ -170,8 +171,10 @@ def valid_vp(prof: Profile, lay: Layout, vp: int) -> Optional[str]:
     if lay.pp == 1:
         return "--vp needs --pp > 1 (interleaving splits each pipeline stage)"
     layers = stage_layers(prof, lay.pp)
-    if layers % vp:
-        return f"--vp {vp} must divide the {layers} layers of each pipeline stage"
+    if vp > layers:  # Megatron-Core's pipeline_model_parallel_layout places layers unevenly,
+        # but every virtual stage needs one
+        return (f"--vp {vp} is more than the {layers} layers of a pipeline stage; a virtual "
+                "stage needs a layer")
     if lay.micro_batches % lay.pp:
         return (f"--vp > 1 (the interleaved schedule) needs the micro-batches per pipeline "
                 f"({lay.micro_batches}) to be a multiple of --pp {lay.pp}")

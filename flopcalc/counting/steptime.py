@@ -80,7 +80,7 @@ from typing import Optional
 from ..kinds.base import (ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, SCAN, VOCAB, WEIGHTS,
                           Part)
 from ..models.spec import ModelSpec
-from .collectives import Net, collective, p2p
+from .collectives import Net, collective, dispatch, p2p
 from .communication import per_microbatch, stage_layers, stage_params
 from .layers import layer_activations, layer_flops, layer_params
 from .model import model_params
@@ -128,6 +128,14 @@ class Layout:
     grad_fp32: bool = False  # gradients reduced in fp32 (Megatron-Core with bf16)
     tp_overlap: bool = False
     capacity: Fraction = Fraction(1)  # MoE capacity factor (1: dropless, on average)
+    etp: int = 1  # expert tensor parallelism (Megatron-Core's ETP): each expert split etp ways
+    dispatcher: str = "alltoall"  # MoE token dispatcher: alltoall, allgather or flex (DeepEP)
+    moe_overlap: bool = False  # the expert all-to-all hidden behind another micro-batch
+
+    @property
+    def expert_dp(self) -> int:
+        """The expert-data-parallel size: the t·c·n ranks of a stage over e·t_e."""
+        return max(1, self.tp * self.cp * self.dp // (self.ep * self.etp))
 
     @property
     def devices(self) -> int:
@@ -141,7 +149,8 @@ class Layout:
     def describe(self) -> str:
         words = [f"tp {self.tp}", f"pp {self.pp}"] + ([f"vp {self.vp}"] if self.vp > 1 else [])
         words += [f"dp {self.dp}"] + ([f"cp {self.cp}"] if self.cp > 1 else [])
-        words += ([f"ep {self.ep}"] if self.ep > 1 else []) + [f"ZeRO-{self.zero}",
+        words += ([f"ep {self.ep}"] if self.ep > 1 else [])
+        words += ([f"etp {self.etp}"] if self.etp > 1 else []) + [f"ZeRO-{self.zero}",
                                                                 f"mb {self.micro_batch}"]
         words.append(f"recompute {self.recompute}")
         if self.sequence_parallel:
@@ -266,8 +275,10 @@ def profile(spec: ModelSpec, seq: int) -> Profile:
             if att and pub.heads:
                 heads.append((pub.heads, pub.head_dim or 0,
                               (pub.v_width // pub.heads) if pub.v_width else 0, att))
+        # sublayers whose tensor-parallel weights need the t ranks' collectives; a routed
+        # feed-forward alone (no shared expert) exchanges its tokens through the dispatcher
         tp_sub = sum(1 for _, slots in g.layer.sublayers()
-                     if any(q.role in (COLUMN, ROW, EXPERT)
+                     if any(q.role in (COLUMN, ROW)
                             for _, k in slots for q in k.params(d)))
         kv = sum(k.cache().per_token for k in g.layer.mixers)
         ffn = g.layer.ffn
@@ -320,11 +331,17 @@ def _gemm_shapes(g: Gemm, tokens_scale: float, lay: Layout) -> tuple[float, floa
     if g.role == ROW:
         return m, n_out, n_in / t, 1
     if g.role == EXPERT:
+        # A device holds T/t of the tokens (Megatron-Core runs MoE layers sequence-parallel:
+        # it requires sequence parallelism with t > 1); its expert group of e·t_e devices
+        # routes them to E/e local experts, each split t_e ways over the tokens the t_e ranks
+        # gather: (T/t)·t_e·e/E per expert (the copies of a token are in `m`).
         local = max(1, g.copies // lay.ep)
-        per_expert = m * lay.ep / g.copies
+        per_expert = m / t * lay.etp * lay.ep / g.copies
         if n_out >= n_in:
-            return per_expert, n_out / t, n_in, local
-        return per_expert, n_out, n_in / t, local
+            return per_expert, n_out / lay.etp, n_in, local
+        return per_expert, n_out, n_in / lay.etp, local
+    if lay.sequence_parallel:  # a router on the tokens of this sequence-parallel rank
+        return m / t, n_out, n_in, 1
     return m, n_out, n_in, 1  # replicated (a router): every device computes it whole
 
 
@@ -485,9 +502,13 @@ def placement(lay: Layout, net: Net) -> dict[str, int]:
     tp = min(lay.tp, dom)
     cp = max(1, min(lay.cp, dom // max(1, lay.tp)))
     dp = max(1, min(lay.dp * lay.cp, dom // max(1, lay.tp)))
-    ep = max(1, min(lay.ep, dom // max(1, lay.tp * lay.cp)))
-    return {"tp": tp, "cp": cp, "dp": dp, "ep": ep,
-            "pp_across": int(lay.tp * lay.cp * lay.dp >= dom)}
+    # Megatron-Core's expert ranks run etp innermost, then ep, then the expert data-parallel
+    # ranks, inside each pipeline stage: an expert group of ep ranks spaced by etp, its
+    # expert-data-parallel group spaced by ep·etp.
+    ep = max(1, min(lay.ep, dom // max(1, lay.etp)))
+    edp = max(1, min(lay.expert_dp, dom // max(1, lay.ep * lay.etp)))
+    return {"tp": tp, "cp": cp, "dp": dp, "ep": ep, "etp": max(1, min(lay.etp, dom)),
+            "edp": edp, "pp_across": int(lay.tp * lay.cp * lay.dp >= dom)}
 
 
 def step_time(prof: Profile, lay: Layout, mc: Machine, end: str) -> StepTime:
@@ -541,17 +562,24 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
             cp_b = steps_b * max(0.0, t_step - blk_b)
     # --- expert parallelism: all-to-all --------------------------------------------------
     ep_f = ep_b = ep_all = 0.0
-    if lay.ep > 1 and comm.ep_size:
-        t_a2a = collective("alltoall", comm.ep_size, lay.ep, where["ep"], net)
+    if (lay.ep > 1 or lay.etp > 1) and comm.ep_size:
+        t_a2a = dispatch(lay.dispatcher, comm.ep_size, comm.ep_top_k, lay.ep, where["ep"], net)
+        if lay.etp > 1:  # the dispatched tokens gathered over the expert's t_e ranks
+            t_a2a += collective("allgather", comm.ep_size * lay.etp, lay.etp, where["etp"], net)
         ep_all = (comm.ep_forward + comm.ep_backward) * t_a2a
         if not hidden_all:
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
+            if lay.moe_overlap and not none_hidden and lay.micro_batches > 1:
+                # Megatron-Core's 1F1B all-to-all overlap: one micro-batch's dispatch and
+                # combine run under another's forward and backward compute
+                hide = comp.forward + comp.backward
+                ep_f, ep_b = (max(0.0, ep_f - hide * ep_f / (ep_f + ep_b)),
+                              max(0.0, ep_b - hide * ep_b / (ep_f + ep_b)))
     # --- data parallelism ------------------------------------------------------------------
     dense, expert = map(float, stage_params(prof, lay, which))
     n_dp = lay.dp * lay.cp
     g_bytes = 4 if lay.grad_fp32 else 2
-    dp_groups = [(dense, n_dp, where["dp"]), (expert, max(1, n_dp // lay.ep),
-                                             max(1, where["dp"] // lay.ep))]
+    dp_groups = [(dense, n_dp, where["dp"]), (expert, lay.expert_dp, where["edp"])]
     fsdp_f = fsdp_b = 0.0
     dp_exposed = dp_all = 0.0
     t_f0 = comp.forward + tp_f + cp_f + ep_f
@@ -615,9 +643,9 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         emb = collective("allreduce", prof.vocab * prof.d / lay.tp * g_bytes, 2, 1, net)
     # --- optimizer ----------------------------------------------------------------------------
     local = dense + expert
-    shards = lay.dp * lay.cp
-    updated = local / shards if lay.zero >= 1 else local
-    grads_local = local / shards if lay.zero >= 2 else local
+    sharded = dense / (lay.dp * lay.cp) + expert / lay.expert_dp
+    updated = sharded if lay.zero >= 1 else local
+    grads_local = sharded if lay.zero >= 2 else local
     optimizer = (OPT_UPDATED * updated + OPT_PER_GRAD * grads_local) / (
         mc.hbm * mc.memory_share[end])
     total = steady + bubble + pp_exposed + dp_exposed + emb + optimizer

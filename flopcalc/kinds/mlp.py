@@ -97,9 +97,13 @@ class Mlp(Kind):
         return parts
 
     def hidden_bytes(self, tokens: int, split: Fraction) -> Fraction:
-        """The hidden tensors kept for backward: 2 for a plain MLP (the activation's input and
-        output), 4 for a gated one (gate, up, activation output, product), 16-bit."""
-        return 2 * tokens * self.d_ff * (4 if self.gated else 2) * split
+        """The hidden tensors kept for backward, 16-bit, as Megatron-Core keeps them: 2 f-wide
+        for a plain MLP (the activation's input and output, the second projection's input);
+        3 for a gated one, the fused gated activation's 2f-wide input (gate and up: its
+        backward recomputes the rest, megatron/core/fusions/fused_bias_swiglu.py saves only
+        its input) and its output, the second projection's input. Eager PyTorch keeps a
+        fourth, the activation's output before the product."""
+        return 2 * tokens * self.d_ff * (3 if self.gated else 2) * split
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
         return [("hidden", self.hidden_bytes(k.seq * k.batch, Fraction(1, k.tp)))]

@@ -181,13 +181,17 @@ class Moe(Kind):
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
         """Each token's k expert inputs and hidden tensors, the router's logits in fp32, and the
-        shared experts' hidden tensors. Expert parallelism does not shrink them: the ep devices
-        are data-parallel ranks with their own micro-batches, and the all-to-all brings each
-        about as many routed copies as it sends."""
+        shared experts' hidden tensors. Expert parallelism does not shrink them: the devices of
+        an expert group each hold their own tokens (data-parallel ranks' micro-batches, or
+        sequence-parallel shares of one), and the dispatch brings each about as many routed
+        copies as it sends. Under sequence parallelism a device routes its 1/t of the tokens
+        (Megatron-Core runs MoE layers sequence-parallel) to whole experts (expert tensor
+        parallelism 1), so every tensor here is 1/t of the sequence's."""
         sb, split = k.seq * k.batch, Fraction(1, k.tp)
+        sp = split if k.sequence_parallel else Fraction(1)
         routed = sb * self.computing
-        out = [("router_logits", Fraction(4 * sb * self.choices)),
-               ("expert_inputs", Fraction(2 * routed * self.width(d))),
+        out = [("router_logits", 4 * sb * self.choices * sp),
+               ("expert_inputs", 2 * routed * self.width(d) * sp),
                ("experts.hidden", self.expert.hidden_bytes(routed, split))]
         if self.latent:  # fc2's input: the experts' combined latent output
             out.append(("latent_output", Fraction(2 * sb * self.latent)))

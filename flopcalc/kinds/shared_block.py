@@ -191,8 +191,9 @@ class SharedBlock(Kind):
         """Bytes kept for backward, 16-bit, after Korthikanti et al. 2022 §4.1 as for a
         transformer layer: the 2d-wide input of its first norm and of attention, the attention's
         own tensors (Q, K, softmax or FlashAttention's log-sum-exp, V, o's input), the second
-        norm's and the MLP's inputs (d), the gated MLP's four hidden tensors (2f counted as gate
-        and up), the adapters' rank-r intermediates and the linear's input; split by tensor
+        norm's and the MLP's inputs (d), the gated MLP's three hidden tensors (its fused
+        activation's 2f-wide gate-and-up input and f-wide output, as `kinds.mlp` counts them),
+        the adapters' rank-r intermediates and the linear's input; split by tensor
         parallelism inside attention and the MLP."""
         sb, split = k.seq * k.batch, Fraction(1, k.tp)
         adapters = 3 + 1 if self.attention_adapters else 1
@@ -200,7 +201,7 @@ class SharedBlock(Kind):
                                                             Fraction(2 * sb * 2 * d))]
         out += [(f"attn.{name}", value) for name, value in self.attention.activations(d, k)]
         out += [("mlp_norm_input", Fraction(2 * sb * d)), ("mlp_input", Fraction(2 * sb * d)),
-                ("mlp.hidden", 2 * sb * self.d_ff * 4 * split),
+                ("mlp.hidden", 2 * sb * self.d_ff * 3 * split),
                 ("adapters.hidden", Fraction(2 * sb * self.rank * adapters)),
                 ("linear_input", Fraction(2 * sb * d))]
         return out

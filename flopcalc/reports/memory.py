@@ -152,7 +152,10 @@ def _conventions(setup: Setup, spec: Optional[ModelSpec] = None) -> list[str]:
         + zero[setup.zero],
         "tensor parallelism splits matrices and column-parallel biases t ways, the embedding and "
         "LM head by vocabulary; norms and row-parallel biases are replicated; expert parallelism "
-        "splits the routed experts e ways",
+        "splits the routed experts e ways and expert tensor parallelism each expert etp ways"
+        + (f"; ZeRO shards their state over the {setup.expert_shards} devices of the "
+           "expert-data-parallel group (tp x cp x dp / (ep x etp))"
+           if setup.ep * setup.etp > 1 and setup.zero else ""),
         "activations after Korthikanti et al. 2022, tensor by tensor: 16-bit tensors, 1-byte "
         "dropout masks; MHA, GELU, d_ff = 4d and dropout give their sbh(34 + 5as/h) per layer",
         f"the first pipeline stage: {counted(setup.pp, 'micro-batch', 'micro-batches')} in flight "

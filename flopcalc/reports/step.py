@@ -208,6 +208,16 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome) -> list[str]:
         "(step x devices x the dense peak of --dtype); HFU adds what recomputation runs "
         "again, with the attention the kernels execute (causal with --flash)",
     ]
+    if lay.ep > 1 or lay.etp > 1:
+        lines.append(
+            f"experts: groups of ep {lay.ep} drawn from the tp x cp x dp = "
+            f"{lay.tp * lay.cp * lay.dp:,} devices of a stage, each expert split etp "
+            f"{lay.etp} ways, expert data parallelism {lay.expert_dp:,} (Megatron-Core's "
+            f"layout); each device dispatches the routed copies of the tokens it holds (1/t "
+            f"under sequence parallelism) through the {lay.dispatcher} dispatcher, "
+            + ("hidden behind another micro-batch's compute (--moe-overlap)"
+               if lay.moe_overlap else "exposed (--moe-overlap hides it behind another "
+               "micro-batch)"))
     if outcome.considered > 1:
         lines.append(f"unknowns (options not given) ranged over {outcome.considered:,} "
                      "combinations that fit in memory for the interval")

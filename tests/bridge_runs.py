@@ -1,0 +1,143 @@
+"""Megatron-Bridge's published runs (tests/data/training/megatron-bridge.json) as `flopcalc
+step` inputs: each row's layout as the page gives it, flopcalc's defaults for what the page
+does not state, and the measured step time from its tokens/s per GPU.
+
+    python tests/bridge_runs.py            # the table for the README (estimate error per run)
+
+A row is predicted when its model has a preset (Nemotron 3 and DeepSeek-V4 do not) and its
+precision is stated (25.09's tables do not say). The measured step time is
+global batch × sequence / (GPUs × tokens/s per GPU), ± half the last digit of the figure.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "training" / "megatron-bridge.json"
+
+PRESETS = {"LLAMA3_8B": "llama-3.1-8b", "LLAMA3_70B": "llama-3.1-70b",
+           "LLAMA3.1_405B": "llama-3.1-405b", "DeepSeekV3": "deepseek-v3",
+           "DeepSeekV3 (w/o MTP)": "deepseek-v3", "GPT OSS 120B": "gpt-oss-120b",
+           "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3_235B_a22B": "qwen3-235b-a22b",
+           "Kimi_K2": "kimi-k2"}
+SYSTEMS = {"DGX-GB300": "gb300", "DGX-GB200": "gb200", "DGX-B300": "b300", "DGX-B200": "b200",
+           "DGX-H100": "h100-sxm"}
+# The page's precision names: the dtype the matmuls run in and the fp8 recipe.
+PRECISIONS = {"BF16": ("bf16", None), "FP8": ("fp8", "tensorwise"),
+              "FP8-CS": ("fp8", "tensorwise"), "MXFP8": ("fp8", "mxfp8"),
+              "FP8-MX": ("fp8", "mxfp8"), "NVFP4": ("fp4", None)}
+
+
+def runs(kinds: tuple[str, ...] = ("pretrain",)) -> list[dict[str, Any]]:
+    """The rows flopcalc can predict: a preset model, a stated precision, pre-training."""
+    out = []
+    for r in json.loads(DATA.read_text())["runs"]:
+        if (r["kind"] in kinds and r.get("model") in PRESETS and r.get("precision") in PRECISIONS
+                and r.get("system") in SYSTEMS):
+            out.append(r)
+    return out
+
+
+def run_id(r: dict[str, Any]) -> str:
+    return (f"{r['release']}/{r['model']}/{r['system']}/{r['precision']}/{r['gpus']}"
+            f"/tp{r['tp']}pp{r['pp']}cp{r['cp']}ep{r['ep']}/v{r['variant']}")
+
+
+def measured(r: dict[str, Any]) -> tuple[float, float]:
+    tokens = r["global_batch"] * r["seq"] / r["gpus"]
+    per = r["tokens_per_second_per_gpu"]
+    return tokens / (per + 0.5), tokens / (per - 0.5)
+
+
+def options(r: dict[str, Any]) -> dict[str, Any]:
+    dtype, recipe = PRECISIONS[r["precision"]]
+    ways = r["tp"] * r["pp"] * r["cp"]
+    opts: dict[str, Any] = dict(
+        seq=r["seq"], tp=r["tp"], pp=r["pp"], cp=r["cp"], dp=r["gpus"] // ways,
+        micro_batch=r["micro_batch"], global_batch=r["global_batch"],
+        accelerator=SYSTEMS[r["system"]], dtype=dtype, zero=3 if r.get("fsdp") else 1,
+        sequence_parallel=r["tp"] > 1, dropout="off", grad_fp32=True)
+    if r.get("vp"):
+        opts["vp"] = r["vp"]
+    if r.get("ep") and r["ep"] > 1:
+        opts["ep"] = r["ep"]
+    if recipe:
+        opts["fp8_recipe"] = recipe
+    return opts
+
+
+def predict(r: dict[str, Any]) -> dict[str, Any]:
+    import flopcalc.api  # noqa: F401
+    from flopcalc.commands import COMMANDS
+    from flopcalc.errors import FlopcalcError
+
+    opts = options(r)
+    known = {o.name for o in COMMANDS["step"].options}
+    opts = {k: v for k, v in opts.items() if k in known}
+    try:
+        report = COMMANDS["step"](PRESETS[r["model"]], **opts).to_dict()
+    except FlopcalcError as exc:
+        return {"refused": str(exc)}
+    return {**report["time"]["step_seconds"], "report": report}
+
+
+def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]]:
+    out = []
+    for r in rows if rows is not None else runs():
+        lo, hi = measured(r)
+        mid = (lo + hi) / 2
+        p = predict(r)
+        row = {"id": run_id(r), "run": r, "measured": mid, "measured_range": (lo, hi)}
+        if "refused" in p:
+            row["refused"] = p["refused"]
+        else:
+            row.update(low=p["low"], estimate=p["estimate"], high=p["high"],
+                       inside=p["low"] <= hi and lo <= p["high"],
+                       error_pct=100 * (p["estimate"] / mid - 1), moe=bool(r["ep"] and
+                                                                           r["ep"] > 1
+                                                                           or "a3B" in r["model"]
+                                                                           or "a22B" in r["model"]
+                                                                           or "OSS" in r["model"]
+                                                                           or "Deep" in r["model"]
+                                                                           or "Kimi" in r["model"]))
+        out.append(row)
+    return out
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    done = [r for r in rows if "refused" not in r]
+    lines = [f"predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
+    for name, sel in (("all", done), ("moe", [r for r in done if r["moe"]]),
+                      ("dense", [r for r in done if not r["moe"]])):
+        if not sel:
+            continue
+        errs = sorted(abs(r["error_pct"]) for r in sel)
+        widths = sorted(r["high"] / r["low"] for r in sel)
+        inside = sum(r["inside"] for r in sel)
+        lines.append(f"{name}: {len(sel)} runs, inside {inside} ({100 * inside / len(sel):.0f}%),"
+                     f" |error| median {errs[len(errs) // 2]:.1f}%, width median "
+                     f"{widths[len(widths) // 2]:.2f}x")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    rows = evaluate()
+    print("| run | measured s | low | estimate | high | inside | error |")
+    print("|---|---:|---:|---:|---:|:-:|---:|")
+    for r in rows:
+        if "refused" in r:
+            print(f"| {r['id']} | {r['measured']:.3f} | refused: {r['refused'][:80]} | | | | |")
+            continue
+        print(f"| {r['id']} | {r['measured']:.3f} | {r['low']:.3f} | **{r['estimate']:.3f}** | "
+              f"{r['high']:.3f} | {'yes' if r['inside'] else 'NO'} | {r['error_pct']:+.1f}% |")
+    print()
+    print(summary(rows))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
