@@ -32,8 +32,8 @@ A budget file is YAML: a list of checks, each a model (models: [A, B] for compar
 whose report is checked (model, the default, or any of: """ + ", ".join(CHECKABLE[1:]) + """),
 that command's options by their long names (seq: 8k, tokens: 300B, kv_dtype: fp8, accelerator:
 h100, set: [n_layers=48]) and at least one of max and min, mappings of report keys (dotted, as
-in that command's --format json) to limits. Model and accelerator paths are relative to the
-budget file. Example:
+in that command's --format json) to limits. Paths (models, accelerator, network, efficiency,
+draft) are relative to the budget file. Example:
 
 \b
 checks:
@@ -117,12 +117,12 @@ def check(**kw: Any) -> None:
                                 "command")
         report = api.check(budget=budget)
     else:
+        models, given = _command_options(command, rest)  # first: a misspelt --max is here
         if not kw["max_"] and not kw["min_"]:
             raise FlopcalcError("check needs at least one --max or --min KEY=VALUE (e.g. --max "
                                 "params.total=180B)")
         limits = {"max": parse_limit_options(kw["max_"] or [], "max"),
                   "min": parse_limit_options(kw["min_"] or [], "min")}
-        models, given = _command_options(command, rest)
         report = api.check(*models, command=command, **limits, **given)
     from ..render import workflows as render
 
