@@ -45,6 +45,7 @@ SHARE_SUFFIXES = ("_share", "_efficiency", "_fraction", "_utilization")
 # Fields that name an item of a list of records, in order of preference.
 ITEM_NAMES = ("name", "model", "option", "seq", "rank", "kind")
 ENDS = ("low", "estimate", "high")
+MAX_KEY = 200  # longer keys are not compared with the report's for a suggestion, nor quoted
 
 
 def _is_number(x: Any) -> bool:
@@ -106,6 +107,9 @@ def limit_kind(key: str) -> str:
 
 def parse_key_limit(raw: Any, kind: str, what: str) -> Fraction:
     """A limit in the syntax of its key's kind, exactly."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise FlopcalcError(f"{what}: a limit is one number, e.g. 3.3e23, 180B, 8k, 40GiB or "
+                            "40% (a share)")
     text = raw.strip() if isinstance(raw, str) else raw
     percent = isinstance(text, str) and text.endswith("%")
     if percent and kind not in ("share", "percent"):
@@ -138,9 +142,15 @@ def resolve(key: str, bound: str, command: str, doc: Any,
         return key
     if key in ends:
         return f"{key}.{'high' if bound == 'max' else 'low'}"
-    hint = suggest(key, [*values, *ends]) or f" its numeric keys: {', '.join(key_listing(doc))}"
-    raise FlopcalcError(f"--{bound} {key}: not a numeric key of the {command} report;{hint} "
-                        f"(flopcalc schema {command} lists them)")
+    hint = (suggest(key, [*values, *ends]) if len(key) <= MAX_KEY else "") or (
+        f" its numeric keys: {', '.join(key_listing(doc))}")
+    raise FlopcalcError(f"--{bound} {shown(key)}: not a numeric key of the {command} report;"
+                        f"{hint} (flopcalc schema {command} lists them)")
+
+
+def shown(key: str) -> str:
+    """A key as an error quotes it: a hostile one (a budget file's megabyte) cut short."""
+    return key if len(key) <= MAX_KEY else key[:MAX_KEY] + "..."
 
 
 @dataclass
@@ -202,7 +212,7 @@ def evaluate(model: str, command: str, report: dict[str, Any], limits: dict[str,
     for key, raw in limits.items():
         compared = resolve(key, bound, command, report, values, ends)
         kind = limit_kind(compared)
-        limit = parse_key_limit(raw, kind, f"limit for {key}")
+        limit = parse_key_limit(raw, kind, f"limit for {shown(key)}")
         value = values[compared]
         margin = (limit - Fraction(value)) if bound == "max" else (Fraction(value) - limit)
         results.append(LimitResult(
