@@ -142,8 +142,17 @@ def resolve(key: str, bound: str, command: str, doc: Any,
         return key
     if key in ends:
         return f"{key}.{'high' if bound == 'max' else 'low'}"
-    hint = (suggest(key, [*values, *ends]) if len(key) <= MAX_KEY else "") or (
-        f" its numeric keys: {', '.join(key_listing(doc))}")
+    listing = key_listing(doc)
+    hint = ""
+    if len(key) <= MAX_KEY:
+        # Close in spelling (time.step_second), else keys whose last part holds the word
+        # (plan's mfu: plans.<rank>.mfu; serve's ttft: timing.ttft_bound_s, ...).
+        word = key.rsplit(".", 1)[-1]
+        near = [k for k in listing if word and word in k.rsplit(".", 1)[-1]]
+        hint = suggest(key, [*values, *ends]) or (
+            " did you mean " + " or ".join(f"'{k}'" for k in near) + "?"
+            if 0 < len(near) <= 4 else "")
+    hint = hint or f" its numeric keys: {', '.join(listing)}"
     raise FlopcalcError(f"--{bound} {shown(key)}: not a numeric key of the {command} report;"
                         f"{hint} (flopcalc schema {command} lists them)")
 
