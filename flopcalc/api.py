@@ -202,8 +202,10 @@ def _budget(path: Path) -> list:
                             "budget")
     results = []
     for i, raw in enumerate(checks):
-        label = raw.get("model") if isinstance(raw, dict) else None
-        where = f"{path}: checks.{i}" + (f" ({label})" if isinstance(label, str) else "")
+        label = raw.get("model", raw.get("models")) if isinstance(raw, dict) else None
+        if isinstance(label, list) and all(isinstance(m, str) for m in label):
+            label = ", ".join(label)
+        where = f"{path}: checks.{i}" + (f" ({label[:200]})" if isinstance(label, str) else "")
         try:
             models, command, given, bounds = _entry(raw, path)
             results += _gate(models, command, given, bounds)
