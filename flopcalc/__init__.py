@@ -6,9 +6,10 @@ The command line is `flopcalc` (`flopcalc.cli`); the same reports from Python:
     r = flopcalc.model("llama-3.1-8b", seq=4096, attention="causal")
     r.flops.forward, r.to_dict()
 
-`model`, `sweep`, `compare`, `conventions`, `attention`, `infer`, `train`, `memory` and `load`
-are in `flopcalc.api` (imported on first use, so `import flopcalc` stays cheap); every bad
-input raises `FlopcalcError`.
+`model`, `sweep`, `compare`, `conventions`, `attention`, `infer`, `train`, `memory`, `mfu`,
+`step`, `plan`, `serve`, `check` (a budget gate on any of them) and `load` are in
+`flopcalc.api` (imported on first use, so `import flopcalc` stays cheap); every bad input raises
+`FlopcalcError`.
 """
 
 from typing import Any
@@ -17,7 +18,7 @@ from .errors import FlopcalcError
 from .version import __version__
 
 API = ("model", "sweep", "compare", "conventions", "attention", "infer", "train", "memory",
-       "mfu", "step", "plan", "serve", "load")
+       "mfu", "step", "plan", "serve", "load", "check")
 __all__ = ["__version__", "FlopcalcError", *API]
 
 

@@ -144,7 +144,8 @@ KV_DTYPES = tuple(d for d in DTYPE_BITS if d != "int4")
 @dataclass(frozen=True)
 class Command:
     """A command: its options, what it takes as MODEL (`one`, `many` for compare, `none`), and
-    `run(model, **values)`, which builds its report from parsed values."""
+    `run(model, **values)`, which builds its report from parsed values. Every command here can
+    be gated by `flopcalc check --command NAME` (`CHECKABLE`)."""
 
     name: str
     help: str
@@ -877,14 +878,7 @@ COMMANDS["plan"] = Command(
         SET), _plan)
 
 
-# The commands whose reports `check` can hold against limits.
-CHECKABLE = ("model", "infer", "train", "memory")
+# The commands whose reports `check` can hold against limits: every declared command (each
+# prints figures), so a command added to the table is gated with no other change.
+CHECKABLE = tuple(COMMANDS)
 
-
-def options_of(names: Sequence[str]) -> tuple[Option, ...]:
-    """The options of several commands, each once (a shared option is one object)."""
-    seen: dict[str, Option] = {}
-    for name in names:
-        for o in COMMANDS[name].options:
-            seen.setdefault(o.name, o)
-    return tuple(seen.values())

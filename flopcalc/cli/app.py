@@ -84,7 +84,10 @@ def build(names: tuple[str, ...] = NAMES) -> typer.Typer:
                         rich_markup_mode=None, help=HELP)
     built.callback()(_root)
     for name in names:
-        built.command(name)(_function(name))
+        function = _function(name)
+        built.command(name, context_settings=getattr(function, "context_settings", None),
+                      options_metavar=getattr(function, "options_metavar", "[OPTIONS]"))(
+            function)
     return built
 
 

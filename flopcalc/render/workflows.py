@@ -161,7 +161,7 @@ def asdict_rows(report: "CompareReport") -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------- check
 
 _CHECK_COLUMNS = ("model", "command", "key", "bound", "status", "value", "limit", "margin",
-                  "margin_pct", "settings", "unit")
+                  "margin_pct", "settings", "unit", "compared")
 
 
 def check_csv(report: "CheckReport") -> str:
@@ -173,7 +173,9 @@ def fmt_number(v: int | float, unit: str = "count") -> str:
     '8,030,261,248 (8.03B)' for counts."""
     if unit == "bytes" and isinstance(v, int):
         return f"{v:,} ({human_bytes(v)})" if abs(v) >= 1000 else f"{v:,} B"
-    return with_human(v) if isinstance(v, int) else f"{v:,.6g}"
+    if unit == "share":  # a fraction of 1: '0.4286 (42.86%)', the exact figure first
+        return f"{v:,} ({100 * v:.2f}%)"
+    return with_human(v) if isinstance(v, int) else f"{v:,}"  # a float as it round-trips
 
 
 def check_text(report: "CheckReport") -> str:
@@ -182,9 +184,11 @@ def check_text(report: "CheckReport") -> str:
     lines = []
     for r in report.rows:
         share = "" if r.margin_pct is None else f", {r.margin_pct:+.1f}%"
-        lines.append(f"{r.status} {r.model} {r.key} = {fmt_number(r.value, r.unit)} ({r.bound} "
+        # An interval's key shows the end it compared: time.step_seconds.high.
+        lines.append(f"{r.status} {r.model} {r.compared or r.key} = "
+                     f"{fmt_number(r.value, r.unit)} ({r.bound} "
                      f"{fmt_number(r.limit, r.unit)}, margin {fmt_number(r.margin, r.unit)}"
-                     f"{share}; {r.command} {r.settings})")
+                     f"{share}; {' '.join(filter(None, (r.command, r.settings)))})")
     failed = sum(r.status == "FAIL" for r in report.rows)
     lines.append(f"{len(report.rows) - failed} within limits, {failed} outside")
     return "\n".join(lines) + "\n"
