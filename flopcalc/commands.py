@@ -299,7 +299,8 @@ def _train(model: str, *, mfu, tokens, seq, attention, recompute, accelerator, c
                               days=days, images=images, image_size=image_size, scan=scan)
 
 
-def _memory(model: str, *, seq, batch, dp, tp, pp, ep, etp, zero, recompute, sequence_parallel,
+def _memory(model: str, *, seq, batch, dp, tp, pp, ep, etp, vp, schedule, zero, recompute,
+            sequence_parallel,
             dropout, flash, precision, optimizer, accelerator, count, memory_fraction,
             reserve, set,  # noqa: A002
             cp=1, lora_rank=0, qlora=False, fp8=False, offload_optimizer=False,
@@ -315,7 +316,7 @@ def _memory(model: str, *, seq, batch, dp, tp, pp, ep, etp, zero, recompute, seq
         dp = count // model_ways
     loaded = load(model, set)
     setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep, etp=etp,
-                      zero=zero,
+                      vp=vp, schedule=schedule, zero=zero,
                       recompute=recompute, sequence_parallel=sequence_parallel,
                       dropout=dropout, flash=flash, precision=precision, optimizer=optimizer,
                       cp=cp, lora_rank=lora_rank, qlora=qlora, fp8=fp8,
@@ -329,7 +330,7 @@ def _memory(model: str, *, seq, batch, dp, tp, pp, ep, etp, zero, recompute, seq
 def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
             sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
             tp_overlap, capacity_factor, count, etp=1, dispatcher="flex",
-            moe_overlap=False) -> tuple[Any, int, list[str]]:
+            moe_overlap=False, schedule="1f1b") -> tuple[Any, int, list[str]]:
     """The Layout of `step` (with the unknowns: the options not given) from its options."""
     from .counting.steptime import Layout
     from .reports.common import default_seq
@@ -347,8 +348,8 @@ def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, reco
     unknown = [name for name, value in (("micro_batch", micro_batch), ("vp", vp),
                                         ("recompute", recompute), ("dropout", dropout))
                if value is None]
-    if vp is None and pp == 1:
-        unknown.remove("vp")
+    if vp is None and (pp == 1 or schedule not in ("1f1b", "interleaved")):
+        unknown.remove("vp")  # nothing to interleave
     mb = micro_batch or 1
     if (global_batch // dp) % mb:
         raise FlopcalcError(f"--micro-batch {mb} must divide the {global_batch // dp:,} "
@@ -358,7 +359,7 @@ def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, reco
                  micro_batch=mb, global_batch=global_batch, dropout=dropout == "on",
                  flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
                  capacity=capacity_factor or Fraction(1), etp=etp, dispatcher=dispatcher,
-                 moe_overlap=moe_overlap)
+                 moe_overlap=moe_overlap, schedule=schedule)
     return lay, seq, unknown
 
 
@@ -375,7 +376,8 @@ def _machine(accelerator, dtype, count, peak, network, efficiency):  # type: ign
 def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_parallel,
           micro_batch, global_batch, dropout, flash, precision, optimizer, accelerator, count,
           network, efficiency, dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens,
-          price, set, etp=1, dispatcher="flex", moe_overlap=False):  # noqa: A002
+          price, set, etp=1, dispatcher="flex", moe_overlap=False,  # noqa: A002
+          schedule="1f1b"):
     from .counting.memory import check_setup
     from .counting.plans import setup_of, valid_vp
     from .counting.steptime import profile
@@ -389,7 +391,7 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
                                 dropout=dropout, flash=flash, grad_fp32=grad_fp32,
                                 tp_overlap=tp_overlap, capacity_factor=capacity_factor,
                                 count=count, etp=etp, dispatcher=dispatcher,
-                                moe_overlap=moe_overlap)
+                                moe_overlap=moe_overlap, schedule=schedule)
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
     problem = check_setup(spec, setup_of(seq, lay, **mem))
     if problem:
@@ -489,6 +491,10 @@ FLASH = Option("flash", "flag", "Flash-attention kernels: no s² tensor kept, th
 TP_OVERLAP = Option("tp_overlap", "flag", "Tensor-parallel communication overlapped with the "
                     "matmuls in the estimate (Megatron's --tp-comm-overlap, as its published "
                     "recipes run; --no-tp-overlap: exposed).", True)
+SCHEDULE = Option("schedule", "choice", "Pipeline schedule: 1f1b (interleaved with --vp > 1), "
+                  "interleaved, zero-bubble (ZB-H1, Qi et al. 2023), dualpipe or dualpipev "
+                  "(DeepSeek-V3): each with its paper's bubble and activation memory.", "1f1b",
+                  ("1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev"))
 ETP = _ways("etp", "Expert tensor-parallel devices: each routed expert split this many ways "
             "(Megatron-Core's ETP; must divide --tp). Default 1, as Megatron-Bridge's and the "
             "Megatron-MoE model zoo's recipes run.")
@@ -530,7 +536,7 @@ LAYOUT = (
     GLOBAL_BATCH,
     Option("dropout", "choice", "Dropout on or off (its masks and kernels). Not given: "
            "unknown, the estimate takes off, the interval both.", None, ("on", "off")),
-    FLASH,
+    FLASH, SCHEDULE,
     ETP, DISPATCHER,
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's "
            "compute (Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
@@ -614,6 +620,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                 _ways("ep", "Expert-parallel devices (must divide the routed experts; drawn "
                       "from tp x cp x dp)."),
                 ETP,
+                _ways("vp", "Virtual pipeline stages per device: the interleaved schedule's "
+                      "first stage holds p + (p-1)/v micro-batches."),
+                SCHEDULE,
                 Option("zero", "number", "ZeRO stage: 1 splits the optimizer, 2 also the "
                        "gradients, 3 also the weights.", 0, tuple(map(str, ZERO_STAGES))),
                 Option("recompute", "choice", "Activation recomputation: selective drops the "

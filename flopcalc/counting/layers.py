@@ -87,15 +87,18 @@ def layer_activations(layer: Layer, d: int, k: Keeping) -> list[Part]:
     if k.recompute == "full":
         return [Part("layer_input", ceil_fraction(2 * sbh * sp), "bytes")]
     norms = sum(layer.norm_count().values()) if layer.norm.present else 0
-    # (name, bytes, whether it is a sublayer's input: what its first projections read)
-    parts: list[tuple[str, Fraction, bool]] = [("norm_inputs", 2 * sbh * norms * sp, False)]
+    # (name, bytes, the share of them a projection reads as its input: a sublayer's input all,
+    # a kind's tensors what it says, by a third element)
+    none, whole = Fraction(0), Fraction(1)
+    parts: list[tuple[str, Fraction, Fraction]] = [("norm_inputs", 2 * sbh * norms * sp, none)]
     for sub, slots in layer.sublayers():
         if not layer.shares_input(sub):
-            parts.append((f"{sub}.input", 2 * sbh * sp, True))
+            parts.append((f"{sub}.input", 2 * sbh * sp, whole))
         for name, kind in slots:
-            parts += [(f"{name}.{tensor}", value, False)
-                      for tensor, value in kind.activations(d, k)]
+            for entry in kind.activations(d, k):
+                tensor, value, *read = entry
+                parts.append((f"{name}.{tensor}", value, Fraction(read[0]) if read else none))
         if k.dropout:
-            parts.append((f"{sub}.dropout_mask", sbh * sp, False))
+            parts.append((f"{sub}.dropout_mask", sbh * sp, none))
     return [Part(name, ceil_fraction(value), "bytes", gemm_input=gemm_input)
             for name, value, gemm_input in parts]

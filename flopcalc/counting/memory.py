@@ -80,6 +80,8 @@ class Setup:
     zero3_buffer: bool = False  # ZeRO-3's gathered largest layer (DeepSpeed's estimator)
     grad_fp32: bool = False  # gradients accumulated in an fp32 buffer (Megatron's main_grad)
     etp: int = 1  # expert tensor parallelism: each routed expert split this many ways
+    vp: int = 1  # virtual pipeline stages per device (the interleaved schedule)
+    schedule: str = "1f1b"  # pipeline schedule: 1f1b, zero-bubble, dualpipe, dualpipev
 
     @property
     def bytes_per_param(self) -> tuple[int, int, int]:
@@ -105,6 +107,30 @@ class Setup:
         """Devices ZeRO splits the routed experts' state over: the expert-data-parallel group,
         t·c·n / (e·t_e) (Megatron-Core's expert_data_parallel_size)."""
         return max(1, self.tp * self.cp * self.dp // (self.etp * self.ep))
+
+    @property
+    def in_flight(self) -> Fraction:
+        """Micro-batches whose activations the first stage holds, in whole-stage units (its
+        ⌈L/p⌉ layers): p for 1F1B (Narayanan et al. 2021) and ZB-H1 (Qi et al. 2023, "Zero
+        Bubble Pipeline Parallelism": the same peak as 1F1B); p + (p − 1)/v interleaved
+        (Megatron-Core's warm-up of 2(p − 1) + (v − 1)·p chunk forwards on the first rank, plus
+        the one in steady state, each 1/v of the stage); DualPipe p + 1 (DeepSeek-V3 Technical
+        Report, Table 2: PP + 1 chunks); DualPipeV 2p + 1 chunks of half a stage (the DualPipe
+        repository's table)."""
+        p = self.pp
+        if self.schedule == "dualpipe":
+            return Fraction(p + 1)
+        if self.schedule == "dualpipev":
+            return Fraction(2 * p + 1, 2)
+        if self.vp > 1:
+            return p + Fraction(p - 1, self.vp)
+        return Fraction(p)
+
+    @property
+    def stage_copies(self) -> int:
+        """Copies of a stage's parameters a device holds: 2 under DualPipe (each device holds
+        a stage of each direction: the report's 2× parameters), else 1."""
+        return 2 if self.schedule == "dualpipe" else 1
 
     def zero_shards(self, p: Part) -> int:
         """The devices ZeRO splits parameter `p`'s state over."""
@@ -144,7 +170,8 @@ def device_params_split(spec: ModelSpec, setup: Setup) -> tuple[Fraction, Fracti
     for p in trained_params(spec):
         if p.stage == LAST and setup.pp > 1:
             continue
-        value = p.value * share(p, setup) * (stage if p.stage == SPREAD else 1)
+        value = p.value * share(p, setup) * (stage * setup.stage_copies if p.stage == SPREAD
+                                             else 1)
         if p.role == EXPERT:
             expert += value
         else:
@@ -183,7 +210,7 @@ def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
         return extended_activation_parts(spec, setup, activation_parts, stage_layers)
     s, b, t, d = setup.seq, setup.batch, setup.tp, spec.d_model
     layers = spec.n_layers()
-    in_flight = setup.pp
+    in_flight = setup.in_flight
     parts = []
     for g in spec.groups():
         fraction = Fraction(g.count, layers) * stage_layers(spec, setup) * in_flight
@@ -255,6 +282,11 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
                 "expert-parallel groups from them)")
     if setup.sequence_parallel and setup.tp == 1:
         return "--sequence-parallel splits along the tensor-parallel group: give --tp > 1"
+    if setup.schedule in ("zero-bubble", "dualpipe", "dualpipev") and setup.pp == 1:
+        return f"--schedule {setup.schedule} is a pipeline schedule: give --pp > 1"
+    if setup.schedule == "dualpipe" and setup.pp % 2:
+        return (f"--schedule dualpipe pairs the stages of two directions: --pp {setup.pp} must "
+                "be even (or use dualpipev)")
     if setup.extended:
         from .memory_more import check_extended
 

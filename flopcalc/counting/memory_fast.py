@@ -61,6 +61,10 @@ class FastMemory:
         return self._largest[key]
 
     def state(self, setup: Setup) -> int:
+        if setup.stage_copies != 1:  # DualPipe's two stages a device: counting.memory's sums
+            from .memory import state_parts
+
+            return sum(p.value for p in state_parts(self.spec, setup))
         dense, dense_matrix, expert, expert_matrix = self.held(setup.tp, setup.pp, setup.ep,
                                                                setup.etp)
         w, g, o = setup.bytes_per_param
@@ -97,9 +101,9 @@ class FastMemory:
         spec = self.spec
         seq = setup.seq // setup.cp if setup.extended else setup.seq
         s, b, t, d = seq, setup.batch, setup.tp, spec.d_model
-        in_flight = setup.pp
+        in_flight = setup.in_flight
         named: dict[str, int] = {}  # summed by name, as counting.memory merges them
-        inputs: dict[str, bool] = {}  # a merged part is a sublayer input if its first is
+        inputs: dict[str, Fraction] = {}  # a merged part's projection-input share: its first's
         for g, parts in zip(spec.groups(), self.layer_parts(setup, seq)):
             fraction = Fraction(g.count, self.layers) * self._stage(setup.pp) * in_flight
             for name, value, gemm_input in parts:
@@ -111,7 +115,8 @@ class FastMemory:
         if setup.pp == 1:
             extra += sum(p.value for p in output_activation_parts(spec, replace(setup, seq=seq)))
         if setup.extended and setup.fp8:
-            named = {k: (ceil(Fraction(v, 2)) if inputs[k] else v) for k, v in named.items()}
+            named = {k: (ceil(v - v * inputs[k] / 2) if inputs[k] else v)
+                     for k, v in named.items()}
         if setup.extended and setup.lora_rank:
             raise NotImplementedError("LoRA layouts go through counting.memory")
         return sum(named.values()) + extra
@@ -119,7 +124,7 @@ class FastMemory:
     def total(self, setup: Setup) -> Optional[int]:
         """Bytes per device, or None when the layout is invalid (counting.memory's checks)."""
         key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp,
-               setup.sequence_parallel, setup.flash, setup.seq)
+               setup.sequence_parallel, setup.flash, setup.seq, setup.schedule)
         if key not in self._valid:
             self._valid[key] = check_setup(self.spec, setup)
         if self._valid[key]:

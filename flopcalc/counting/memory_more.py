@@ -83,7 +83,8 @@ def _device_share(spec: ModelSpec, setup, share: Share,  # type: ignore[no-untyp
     for p in trained_params(spec):
         if p.stage == LAST and setup.pp > 1:
             continue
-        out.append((p, share(p, setup) * (stage if p.stage == SPREAD else 1)))
+        out.append((p, share(p, setup) * (stage * setup.stage_copies if p.stage == SPREAD
+                                          else 1)))
     return out
 
 
@@ -186,9 +187,9 @@ def extended_activation_parts(spec: ModelSpec, setup,  # type: ignore[no-untyped
                               stage_layers: Stage) -> list[Part]:
     plain = replace(_plain(setup), seq=setup.seq // setup.cp)
     parts = activation_parts(spec, plain)
-    if setup.fp8:
-        parts = [replace(p, value=ceil_fraction(Fraction(p.value, 2))) if p.gemm_input else p
-                 for p in parts]
+    if setup.fp8:  # the share a projection reads is kept in 8 bits, not 16
+        parts = [replace(p, value=ceil_fraction(p.value - p.value * p.gemm_input / 2))
+                 if p.gemm_input else p for p in parts]
     if setup.lora_rank and setup.recompute != "full":
         layers = spec.n_layers()
         tokens = plain.seq * setup.batch
@@ -196,7 +197,7 @@ def extended_activation_parts(spec: ModelSpec, setup,  # type: ignore[no-untyped
         for g in spec.groups():
             per_layer = sum(matrices(p) for p in layer_params(g.layer, spec.d_model)
                             if is_matrix(p))
-            fraction = Fraction(g.count, layers) * stage_layers(spec, setup) * setup.pp
+            fraction = Fraction(g.count, layers) * stage_layers(spec, setup) * setup.in_flight
             extra += 2 * tokens * setup.lora_rank * per_layer * fraction
         parts.append(Part("layers.lora.intermediates", ceil_fraction(extra), BYTES))
     return merged(parts)

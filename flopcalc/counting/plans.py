@@ -105,7 +105,7 @@ def setup_of(seq: int, lay: Layout, precision: str = "mixed",
              optimizer: str = "adamw", fp8: bool = False) -> Setup:
     """The memory Setup of a layout (ZeRO-3 counts its gathered layer)."""
     return Setup(seq=seq, batch=lay.micro_batch, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
-                 etp=lay.etp,
+                 etp=lay.etp, vp=lay.vp, schedule=lay.schedule,
                  zero=lay.zero, recompute=lay.recompute,
                  sequence_parallel=lay.sequence_parallel, dropout=lay.dropout,
                  flash=lay.flash, precision=precision, optimizer=optimizer, cp=lay.cp,
@@ -167,9 +167,14 @@ def valid_vp(prof: Profile, lay: Layout, vp: int) -> Optional[str]:
     from .communication import stage_layers
 
     if vp == 1:
+        if lay.schedule == "interleaved":
+            return "--schedule interleaved needs --vp > 1 (virtual stages per device)"
         return None
     if lay.pp == 1:
         return "--vp needs --pp > 1 (interleaving splits each pipeline stage)"
+    if lay.schedule not in ("1f1b", "interleaved"):
+        return (f"--vp {vp} interleaves the 1F1B schedule; --schedule {lay.schedule} runs one "
+                "stage (DualPipeV two half-stages) per device: give --vp 1")
     layers = stage_layers(prof, lay.pp)
     if vp > layers:  # Megatron-Core's pipeline_model_parallel_layout places layers unevenly,
         # but every virtual stage needs one
@@ -287,12 +292,14 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                         if rec is None:
                             continue
                         lay = replace(lay, recompute=rec)
-                        setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
-                        used = memory_bytes(spec, setup)
                         for vp in ([1] + [v for v in (2, 3, 4, 6, 8)
                                           if valid_vp(prof, lay, v) is None]):
                             cand = replace(lay, vp=vp)
+                            # interleaving holds p + (p-1)/v micro-batches: size each
+                            used = memory_bytes(spec, setup_of(seq, cand, **mem))  # type: ignore
+                            if used is None or used > capacity:
+                                continue
                             t = step_time(prof, cand, mc, "estimate")
-                            fitting.append(Candidate(cand, t, used or 0))
+                            fitting.append(Candidate(cand, t, used))
     fitting.sort(key=lambda c: c.time.total)
     return fitting[:top], len(fitting)

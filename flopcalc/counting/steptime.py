@@ -131,6 +131,7 @@ class Layout:
     etp: int = 1  # expert tensor parallelism (Megatron-Core's ETP): each expert split etp ways
     dispatcher: str = "alltoall"  # MoE token dispatcher: alltoall, allgather or flex (DeepEP)
     moe_overlap: bool = False  # the expert all-to-all hidden behind another micro-batch
+    schedule: str = "1f1b"  # 1f1b (interleaved with vp > 1), zero-bubble, dualpipe, dualpipev
 
     @property
     def expert_dp(self) -> int:
@@ -361,6 +362,7 @@ class Compute:
     head_f: float = 0.0
     head_b: float = 0.0
     recompute: float = 0.0
+    gemm_w: float = 0.0  # the weight-gradient matmuls of the backward (inside gemm_b, head_b)
 
     @property
     def forward(self) -> float:
@@ -393,11 +395,14 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     for g in lp.gemms:
         m, n, k, batch = _gemm_shapes(g, scale, lay)
         c.gemm_f += gemm_time(m, n, k, mc, end, batch)
-        c.gemm_b += gemm_time(m, k, n, mc, end, batch) + gemm_time(k, n, m, mc, end, batch)
+        weight_grad = gemm_time(k, n, m, mc, end, batch)
+        c.gemm_b += gemm_time(m, k, n, mc, end, batch) + weight_grad
+        c.gemm_w += weight_grad
     rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
     loose = lp.loose * scale / t
     c.gemm_f += loose / rate
     c.gemm_b += 2 * loose / rate
+    c.gemm_w += loose / rate
     a_peak = mc.attention_peak * SLOWEST_DEVICE[end]
     if lay.flash:
         flops = lp.attention_causal * scale / t
@@ -442,7 +447,8 @@ def head_compute(prof: Profile, lay: Layout, mc: Machine, end: str) -> Compute:
     v = prof.vocab / lay.tp
     d = prof.d
     c.head_f = gemm_time(tokens, v, d, mc, end)
-    c.head_b = gemm_time(tokens, d, v, mc, end) + gemm_time(d, v, tokens, mc, end)
+    c.gemm_w = gemm_time(d, v, tokens, mc, end)
+    c.head_b = gemm_time(tokens, d, v, mc, end) + c.gemm_w
     bw = mc.hbm * mc.memory_share[end]
     logits = tokens * v
     c.head_f += CE_FORWARD * logits / bw
@@ -511,6 +517,33 @@ def placement(lay: Layout, net: Net) -> dict[str, int]:
             "edp": edp, "pp_across": int(lay.tp * lay.cp * lay.dp >= dom)}
 
 
+SCHEDULES = ("1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev")
+
+
+def pipeline_bubble(schedule: str, p: int, v: int, t_f: float, t_b: float,
+                    t_w: float) -> float:
+    """Idle time of a pipeline of p stages whose slowest stage takes t_f forward and t_b
+    backward per micro-batch (t_w of it the weight gradients), per the schedule's paper:
+    - 1F1B (Narayanan et al. 2021 §2.2): (p − 1)·(F + B); interleaved over v virtual stages,
+      (p − 1)·(F + B)/v;
+    - zero-bubble, ZB-H1 (Qi et al. 2023; the DualPipe repository's "ZB1P"): the weight
+      gradients fill the drain, (p − 1)·(F + B − 2W);
+    - DualPipe (DeepSeek-V3 Technical Report, Table 2): (p/2 − 1)·(F&B + B − 3W), with F&B the
+      overlapped forward and backward chunks (their compute adds: F + B);
+    - DualPipeV (the DualPipe repository: DualPipe cut in half, 2p chunks of half a stage on
+      p devices): (p − 1)·(F&B + B − 3W)/2 in whole-stage times.
+    None with one stage."""
+    if p <= 1:
+        return 0.0
+    if schedule == "zero-bubble":
+        return (p - 1) * max(0.0, t_f + t_b - 2 * t_w)
+    if schedule == "dualpipe":
+        return (p / 2 - 1) * max(0.0, t_f + 2 * t_b - 3 * t_w)
+    if schedule == "dualpipev":
+        return (p - 1) * max(0.0, t_f + 2 * t_b - 3 * t_w) / 2
+    return (p - 1) / v * (t_f + t_b)
+
+
 def step_time(prof: Profile, lay: Layout, mc: Machine, end: str) -> StepTime:
     """One end of the interval (`low`, `high`) or the estimate: the slowest stage decides."""
     where = placement(lay, mc.net)
@@ -569,7 +602,8 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         ep_all = (comm.ep_forward + comm.ep_backward) * t_a2a
         if not hidden_all:
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
-            if lay.moe_overlap and not none_hidden and lay.micro_batches > 1:
+            overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
+            if overlapped and not none_hidden and lay.micro_batches > 1:
                 # Megatron-Core's 1F1B all-to-all overlap: one micro-batch's dispatch and
                 # combine run under another's forward and backward compute
                 hide = comp.forward + comp.backward
@@ -625,7 +659,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     t_b = t_b0 + fsdp_b
     # --- the pipeline -------------------------------------------------------------------
     steady = m * (t_f + t_b)
-    bubble = (p - 1) / v * (t_f + t_b)  # none with one stage
+    bubble = pipeline_bubble(lay.schedule, p, v, t_f, t_b, comp.gemm_w)
     pp_exposed = pp_all = 0.0
     if p > 1:
         across = bool(where["pp_across"])

@@ -259,7 +259,7 @@ class Attention(Kind):
         if self.gate:  # the gate's sigmoid and the attention output it multiplies
             parts.append(("gate", 2 * s * b * self.d_o * split))
             parts.append(("ungated_output", 2 * s * b * self.d_o * split))
-        parts.append(("o_input", 2 * s * b * self.d_o * split))
+        parts.append(("o_input", 2 * s * b * self.d_o * split, 1))  # the output projection's
         return parts
 
     def extra_activations(self, s: int, b: int, split: Fraction) -> list[tuple[str, Fraction]]:

@@ -71,8 +71,9 @@ class Part:
     that weight's `role` (see `gemm`; empty where the time model is to take it as a matmul of
     unknown shape: convolutions, low-rank adapters, a mixture of attention heads' experts);
     `head` marks the output head's FLOPs (the LM head, a masked-LM transform, a pooler). On an
-    activation, `gemm_input` marks a sublayer's input, which its first projections read
-    (Transformer Engine's fp8 keeps it in 8 bits)."""
+    activation, `gemm_input` is the share of its bytes that a projection reads as its input (a
+    sublayer's input: 1; a gated MLP's hidden tensors: the third its second projection reads),
+    which Transformer Engine's fp8 recipes keep in 8 bits."""
 
     name: str
     value: int
@@ -86,7 +87,7 @@ class Part:
     module: Optional[str] = None
     weight_shape: tuple[int, ...] = ()
     head: bool = False
-    gemm_input: bool = False
+    gemm_input: Fraction = Fraction(0)
 
     def __post_init__(self) -> None:
         # memory, traffic and the step-time model compare these with the names above: any
@@ -344,7 +345,8 @@ class Kind:
     - `engine_cache(tp)`: what a paged serving engine allocates for it on one of `tp`
       tensor-parallel ranks (`EngineCache` records, one per cache the layer keeps: latent
       attention with a sparse indexer gives two; none for a layer without a cache);
-    - `activations(d, k)`: bytes it keeps for backward besides its input, under `Keeping`;
+    - `activations(d, k)`: bytes it keeps for backward besides its input, under `Keeping`, as
+      (name, bytes) or (name, bytes, the share of them a projection reads as its input);
     - `pair_terms()`: (FLOPs per scored pair, mask) of its s² terms, for the crossover;
     - `breakpoints(lo, hi)`: where its decode cost changes affine form; `period()`: their
       period when they recur (a chunked mask's block);

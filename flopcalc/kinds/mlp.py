@@ -106,7 +106,9 @@ class Mlp(Kind):
         return 2 * tokens * self.d_ff * (3 if self.gated else 2) * split
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
-        return [("hidden", self.hidden_bytes(k.seq * k.batch, Fraction(1, k.tp)))]
+        # the second projection reads one of the 3 (gated) or 2 (plain) f-wide tensors
+        read = Fraction(1, 3 if self.gated else 2)
+        return [("hidden", self.hidden_bytes(k.seq * k.batch, Fraction(1, k.tp)), read)]
 
     def published(self, d: int) -> Published:
         gated = ("assumes a two-matrix MLP; this model's MLP is gated (three matrices)",) \

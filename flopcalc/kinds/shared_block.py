@@ -199,7 +199,7 @@ class SharedBlock(Kind):
         adapters = 3 + 1 if self.attention_adapters else 1
         out = [("concat_input", Fraction(2 * sb * 2 * d)), ("attention_input",
                                                             Fraction(2 * sb * 2 * d))]
-        out += [(f"attn.{name}", value) for name, value in self.attention.activations(d, k)]
+        out += [(f"attn.{name}", *rest) for name, *rest in self.attention.activations(d, k)]
         out += [("mlp_norm_input", Fraction(2 * sb * d)), ("mlp_input", Fraction(2 * sb * d)),
                 ("mlp.hidden", 2 * sb * self.d_ff * 3 * split),
                 ("adapters.hidden", Fraction(2 * sb * self.rank * adapters)),

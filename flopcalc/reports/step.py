@@ -72,6 +72,11 @@ class StepLayout:
     grad_fp32: bool
     tp_overlap: bool
     devices: int
+    etp: int = 1  # expert tensor parallelism
+    expert_dp: int = 1  # the expert-data-parallel size, tp·cp·dp / (ep·etp)
+    dispatcher: str = "alltoall"
+    moe_overlap: bool = False
+    schedule: str = "1f1b"
 
 
 @dataclass
@@ -148,7 +153,8 @@ def layout_info(lay: Layout) -> StepLayout:
     return StepLayout(lay.tp, lay.pp, lay.vp, lay.dp, lay.cp, lay.ep, lay.zero, lay.recompute,
                       lay.sequence_parallel, lay.micro_batch, lay.micro_batches,
                       lay.global_batch, lay.dropout, lay.flash, lay.grad_fp32, lay.tp_overlap,
-                      lay.devices)
+                      lay.devices, lay.etp, lay.expert_dp, lay.dispatcher, lay.moe_overlap,
+                      lay.schedule)
 
 
 def hardware_flops_per_sequence(prof: Any, lay: Layout) -> int:
