@@ -10,17 +10,14 @@ import click
 import typer
 
 
-def printable(text: str) -> str:
-    """`text` with control characters (escape sequences a file or argument may carry) shown
-    escaped, so quoting user input never drives the terminal."""
-    return "".join(ch if ch.isprintable() or ch == "\n" else ascii(ch)[1:-1] for ch in text)
-
-
 def say(text: str) -> None:
-    """One message on stderr, control characters escaped; a stderr that cannot be written
-    (closed, full) does not change the run's outcome."""
+    """One message on stderr, control characters escaped (`render.escape`: a file name or
+    argument quoted in it never drives the terminal); a stderr that cannot be written (closed,
+    full) does not change the run's outcome."""
+    from ..render.escape import visible
+
     try:
-        click.echo(printable(text), err=True)
+        click.echo(visible(text, "\n"), err=True)
     except (OSError, ValueError, AttributeError):
         pass
 
