@@ -26,16 +26,18 @@ _RAW = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 _HIDDEN = "\x00-\x1f" + _RAW
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 _FORMULA = tuple("=+-@\t\r")
-_RAW_IN_JSON = re.compile(f"[{_RAW}]")
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 
 
 def _pattern(keep: str) -> re.Pattern[str]:
+    """Compiled on first use (start-up matters): the hidden characters but those in `keep`
+    (layout characters, \\n and \\t: nothing a character class must escape); `raw`: DEL, C1
+    and the rest that JSON and YAML let through; `number`: a number as a spreadsheet reads it."""
     pattern = _PATTERNS.get(keep)
     if pattern is None:
-        # keep holds only layout characters (\n, \t): nothing a character class must escape
-        pattern = _PATTERNS[keep] = re.compile(f"(?![{keep}])[{_HIDDEN}]" if keep
-                                               else f"[{_HIDDEN}]")
+        source = {"raw": f"[{_RAW}]", "number": _NUMBER}.get(keep) or (
+            f"(?![{keep}])[{_HIDDEN}]" if keep else f"[{_HIDDEN}]")
+        pattern = _PATTERNS[keep] = re.compile(source)
     return pattern
 
 
@@ -60,20 +62,20 @@ def json_safe(text: str) -> str:
     """A JSON document with the characters JSON lets through raw (DEL, C1, the bidirectional
     controls; json.dumps escapes C0 itself) written as `\\uXXXX`: they occur only inside
     strings, so the document still decodes to the same values."""
-    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) \
-        if _RAW_IN_JSON.search(text) else text
+    raw = _pattern("raw")
+    return raw.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if raw.search(text) else text
 
 
 def has_raw(text: str) -> bool:
     """Whether a JSON or YAML document holds a character its dumper let through raw (every
     one but C0, which both escape: a C0 character there is a newline of the layout)."""
-    return _RAW_IN_JSON.search(text) is not None
+    return _pattern("raw").search(text) is not None
 
 
 def csv_text(text: str) -> str:
     """A text cell of a CSV: control characters escaped (a newline and tab kept: the csv
     module quotes the cell), and a leading `'` where a spreadsheet would read a formula."""
     text = visible(text)
-    if text.startswith(_FORMULA) and not _NUMBER.fullmatch(text):
+    if text.startswith(_FORMULA) and not _pattern("number").fullmatch(text):
         return "'" + text
     return text

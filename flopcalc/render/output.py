@@ -7,7 +7,7 @@ only, and the caption says so (JSON and CSV keep every count exact). Output to a
 fitted to its width; piped output to $COLUMNS when set, else to the table's natural width. A
 table with too many columns for the width becomes one record per row. Colour and bold only on
 a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII. Every string
-a table or a line shows passes `escape` on its way in (cells, titles and captions one line
+a table or a line shows passes `escape` on its way in (cells and titles one line
 each), so a title or file name cannot drive the terminal.
 """
 
