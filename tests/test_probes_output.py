@@ -224,7 +224,8 @@ def test_no_control_character_reaches_the_terminal(cli, tmp_path, monkeypatch):
                 assert f"T {HOSTILE}" in strings(r.json())  # JSON keeps the exact string
     assert seen >= 20  # shown, escaped, not dropped
     assert yaml.safe_load(cli("show", m).out)["title"] == f"T {HOSTILE}"
-    for bad in (str(tmp_path / "no\x1b[2Jsuch.yaml"), "gp\x9bt2"):  # errors quote the name
+    for bad in (str(tmp_path / "no\x1b[2Jsuch.yaml"), "gp\x9bt2",  # errors quote the name,
+                str(tmp_path / "no\nflopcalc: error: forged.yaml")):  # on one line
         r = cli("model", bad)
         assert r.code == 2 and not RAW.search(r.err) and r.err.count("\n") == 1
 

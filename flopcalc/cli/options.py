@@ -11,13 +11,14 @@ import typer
 
 
 def say(text: str) -> None:
-    """One message on stderr, control characters escaped (`render.escape`: a file name or
-    argument quoted in it never drives the terminal); a stderr that cannot be written (closed,
-    full) does not change the run's outcome."""
-    from ..render.escape import visible
+    """One message on stderr, on one line: control characters escaped, newlines included
+    (`render.escape`: a file name or argument quoted in it never drives the terminal nor
+    forges a line); a stderr that cannot be written (closed, full) does not change the run's
+    outcome."""
+    from ..render.escape import one_line
 
     try:
-        click.echo(visible(text, "\n"), err=True)
+        click.echo(one_line(text), err=True)
     except (OSError, ValueError, AttributeError):
         pass
 
