@@ -16,7 +16,8 @@ from flopcalc.counting.crossover import crossover, layers_weights_attention
 from flopcalc.counting.layers import layer_params
 from flopcalc.counting.model import model_flops, model_params, workload
 from flopcalc.models.validation import validate_model
-from flopcalc.reports.listing import config_yaml
+from flopcalc.render.data import to_yaml
+from flopcalc.reports.listing import config_data
 
 FAST = settings(max_examples=300, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -186,7 +187,7 @@ def test_causal_never_exceeds_full(raw, seq):
 @given(raw_configs(), seqs)
 def test_show_reloads_to_the_same_numbers(raw, seq):
     config, b = validate_model(raw, "generated")
-    again, a = validate_model(yaml.safe_load(config_yaml(config)), "again")
+    again, a = validate_model(yaml.safe_load(to_yaml(config_data(config))), "again")
     assert again == config
     assert model_params(a) == model_params(b)
     assert forward(a, seq) == forward(b, seq)

@@ -286,11 +286,12 @@ def test_the_saved_configs_reload_from_show(tmp_path):
     path = saved(config)
     from flopcalc.commands import load
     from flopcalc.models.validation import validate_model
-    from flopcalc.reports.listing import config_yaml
+    from flopcalc.render.data import to_yaml
+    from flopcalc.reports.listing import config_data
 
     loaded = load(str(path))
     preset = tmp_path / "qwen.yaml"
-    preset.write_text(config_yaml(validate_model(loaded.raw, loaded.label)[0]))
+    preset.write_text(to_yaml(config_data(validate_model(loaded.raw, loaded.label)[0])))
     a = flopcalc.model(str(path), seq=9, images=2, image_size="60x90")
     b = flopcalc.model(str(preset), seq=9, images=2, image_size="60x90")
     assert (a.params.total, a.flops.forward) == (b.params.total, b.flops.forward)

@@ -27,10 +27,11 @@ def show(model: ModelArg, set_: SetOpt = None, debug: DebugOpt = False) -> None:
     """Print the resolved config as YAML; the output is itself a valid preset."""
     from ..commands import load
     from ..models.validation import validate_model
-    from ..reports.listing import config_yaml
+    from ..render.data import to_yaml
+    from ..reports.listing import config_data
 
     loaded = load(model, set_)
-    write(config_yaml(validate_model(loaded.raw, loaded.label)[0]))
+    write(to_yaml(config_data(validate_model(loaded.raw, loaded.label)[0])))
 
 
 @handles_errors

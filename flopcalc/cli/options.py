@@ -10,17 +10,15 @@ import click
 import typer
 
 
-def printable(text: str) -> str:
-    """`text` with control characters (escape sequences a file or argument may carry) shown
-    escaped, so quoting user input never drives the terminal."""
-    return "".join(ch if ch.isprintable() or ch == "\n" else ascii(ch)[1:-1] for ch in text)
-
-
 def say(text: str) -> None:
-    """One message on stderr, control characters escaped; a stderr that cannot be written
-    (closed, full) does not change the run's outcome."""
+    """One message on stderr, on one line: control characters escaped, newlines included
+    (`render.escape`: a file name or argument quoted in it never drives the terminal nor
+    forges a line); a stderr that cannot be written (closed, full) does not change the run's
+    outcome."""
+    from ..render.escape import one_line
+
     try:
-        click.echo(printable(text), err=True)
+        click.echo(one_line(text), err=True)
     except (OSError, ValueError, AttributeError):
         pass
 

@@ -110,9 +110,9 @@ def emit(fmt: Format, report: Any, csv: Callable[[Any], str],
     elif fmt is Format.csv:
         text = csv(report)
     elif brief is not None:
-        from ..render.output import encodable, wrapped
+        from ..render.output import lines
 
-        text = encodable(wrapped(brief(report), sys.stdout), sys.stdout)
+        text = lines(brief(report), sys.stdout)
     else:
         from ..render.output import render
 

@@ -151,13 +151,10 @@ def _listing() -> dict[str, dict[str, Any]]:
             pass
     modules = {name: _listing_of(e) for name in _module_names() if (e := _entry_of(name))}
     if fingerprint and path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"files": fingerprint, "modules": modules}))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # an unwritable cache only means importing every kind next time
+        from ..writing import write_cache
+
+        # an unwritable cache only means importing every kind next time
+        write_cache(path, json.dumps({"files": fingerprint, "modules": modules}).encode())
     return modules
 
 

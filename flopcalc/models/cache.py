@@ -10,9 +10,10 @@ applies the same checks (and any failure there falls back to pydantic and its me
 
 One small file per kind of input (model configs, accelerators) in $FLOPCALC_CACHE_DIR, else
 $XDG_CACHE_HOME/flopcalc, else ~/.cache/flopcalc (never created when the home directory does not
-exist). FLOPCALC_NO_CACHE=1 turns it off. A cache file is read under the same rules as model
-files (a regular file of bounded size); any problem reading or writing it only means the run
-validates as if there were no cache.
+exist; not used when it is a link or another user's). FLOPCALC_NO_CACHE=1 turns it off. A cache
+file is read under the same rules as model files (a regular file of bounded size) and written
+as `writing.write_cache` writes (never through a link); any problem reading or writing it only
+means the run validates as if there were no cache.
 """
 
 from __future__ import annotations
@@ -106,11 +107,8 @@ class Store:
         fingerprint, seen = self._read()
         if not fingerprint or cache_key in seen:
             return
+        from ..writing import write_cache
+
         seen = (seen + [cache_key])[-MAX_ENTRIES:]
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"versions": fingerprint, "validated": seen}))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # an unwritable cache only means validating again next time
+        # an unwritable cache only means validating again next time
+        write_cache(path, json.dumps({"versions": fingerprint, "validated": seen}).encode())

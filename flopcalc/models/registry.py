@@ -54,11 +54,12 @@ def find_preset(ref: str, names: list[str], what: str, hint: str) -> str:
     if ref.lower() in by_lower:
         return by_lower[ref.lower()]
     close = suggest(ref.lower(), names)
-    try:
-        here = len(ref) < 256 and file_kind(Path(ref)) == "file"
+    try:  # a file or directory of that name here: the user meant it, written as a bare name
+        here = file_kind(Path(ref)) if len(ref) < 256 else "missing"
     except FlopcalcError:
-        here = False
-    shadow = f"; a file named '{ref}' is here: write ./{ref} to use it" if here else ""
+        here = "missing"
+    shadow = (f"; a {'file' if here == 'file' else 'directory'} named '{ref}' is here: write it "
+              f"as a path: ./{ref}") if here in ("file", "directory") else ""
     raise FlopcalcError(f"unknown {what} '{ref}'" + (f";{close}" if close else "") + shadow
                         + f" ({hint})")
 

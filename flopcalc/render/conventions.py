@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
+from .escape import one_line
 from .output import block, conventions_text, heading, new_table, plain
 from .text import Numbers, exact, human, signed_percent
 
@@ -38,7 +39,7 @@ def conventions_tables(report: "ConventionsReport", nums: Numbers) -> list[Any]:
     kind = "hardware FLOPs for the exact rows (--recompute full)" if s.recompute == "full" \
         else "model FLOPs"
     out: list[Any] = [
-        heading(report.model.title, f" ({report.model.name})\n"
+        heading(report.model.title, f" ({one_line(report.model.name)})\n"
                 f"seq {s.seq:,}, D = {s.tokens:,} tokens ({human(s.tokens)}; "
                 f"{s.tokens_source}); {kind}\n")]
 

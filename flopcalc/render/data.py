@@ -3,19 +3,35 @@
 One rule for every CSV: the first column is the model (so the CSVs of several runs concatenate
 into one sheet), the run's settings follow as columns where rows would otherwise be ambiguous,
 booleans are `true`/`false`, a missing value is empty, and floats are written in Python's
-shortest round-trip form (`27.717`, `1.5e-05`).
+shortest round-trip form (`27.717`, `1.5e-05`). Text is guarded as `escape` says: control
+characters escaped in every format, and a text cell a spreadsheet would run as a formula
+(`=...`, `+...`, `-...`, `@...`) starts with `'`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Sequence
 
+from .escape import csv_text, has_raw, json_safe
+
 
 def to_json(data: Any) -> str:
     import json
 
     # allow_nan=False: NaN and Infinity are not JSON; a report must never contain them.
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    return json_safe(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def to_yaml(data: Any) -> str:
+    """A mapping as YAML (`show`). PyYAML escapes C0 and C1 but lets the bidirectional controls
+    through under allow_unicode: a document holding any is written with every non-ASCII
+    character escaped instead (the same values, in YAML's own escapes)."""
+    import yaml
+
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=96)
+    if has_raw(text):
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, width=96)
+    return text
 
 
 def cell(value: Any) -> Any:
@@ -27,7 +43,9 @@ def cell(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, (list, tuple)):
-        return " x ".join(map(str, value))
+        value = " x ".join(map(str, value))
+    if isinstance(value, str):
+        return csv_text(value)
     return value
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..numbers import counted
 from .data import long_csv
+from .escape import one_line
 from .output import conventions_text, heading, new_table
 from .text import Numbers, human, human_bytes, percent
 
@@ -17,7 +18,7 @@ def memory_tables(report: "MemoryReport", nums: Numbers) -> list[Any]:
     s, m, a = report.settings, report.memory, report.activations
     parallel = f"dp {s.dp}, tp {s.tp}, pp {s.pp}" + (f", ep {s.ep}" if s.ep > 1 else "")
     out: list[Any] = [heading(
-        report.model.title, f" ({report.model.name})\n"
+        report.model.title, f" ({one_line(report.model.name)})\n"
         f"seq {s.seq:,}, micro-batch {s.batch}, {parallel} ({counted(s.devices, 'device')}), ZeRO-{s.zero}, "
         f"recompute {s.recompute}{', sequence parallel' if s.sequence_parallel else ''}\n")]
     table = new_table("Memory per device (the first pipeline stage)", ["", "bytes", "%"])

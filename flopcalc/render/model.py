@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
+from .escape import one_line
 from .output import conventions_text, heading, new_table, plain
-from .text import Numbers, exact, family, human, percent, scan_words, shape
+from .text import named, Numbers, exact, family, human, percent, scan_words, shape
 
 if TYPE_CHECKING:
     from ..reports.model import ModelReport
@@ -26,7 +27,7 @@ def _layer_title(report: "ModelReport", i: int) -> str:
 
 def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
-    out: list[Any] = [heading(report.model.title, f" ({report.model.name})\n"
+    out: list[Any] = [heading(report.model.title, f" ({one_line(report.model.name)})\n"
                       f"{lengths(report)}, batch {s.batch}, attention {s.attention}"
                       f"{scan_words(s.scan)}, D = {s.tokens:,} tokens ({human(s.tokens)}; "
                       f"{s.tokens_source})\n")]
@@ -101,7 +102,7 @@ def model_brief(report: "ModelReport") -> str:
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
     active = f"; active {p.active:,} ({human(p.active)})" if p.active != p.total else ""
     lines = [
-        f"{report.model.title} ({report.model.name}): {lengths(report)}, batch {s.batch}, "
+        f"{named(report.model)}: {lengths(report)}, batch {s.batch}, "
         f"attention {s.attention}{scan_words(s.scan)}",
         f"params        {p.total:,} ({human(p.total)}){active}",
         f"N for 6ND     {t.n:,} ({human(t.n)}; {t.n_is.replace('_', ' ')} params)",

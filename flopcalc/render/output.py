@@ -6,7 +6,9 @@ never load it. A table never splits a number: numeric columns do not wrap; when 
 only, and the caption says so (JSON and CSV keep every count exact). Output to a terminal is
 fitted to its width; piped output to $COLUMNS when set, else to the table's natural width. A
 table with too many columns for the width becomes one record per row. Colour and bold only on
-a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII.
+a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII. Every string
+a table or a line shows passes `escape` on its way in (cells and titles one line
+each), so a title or file name cannot drive the terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
 
+from .escape import one_line, visible
 from .text import Numbers
 
 _TITLE_WIDTH = 60  # a table is at least as wide as its title, up to this
@@ -30,31 +33,50 @@ def new_table(title: str, columns: Sequence[str], caption: Optional[str] = None,
     """A table whose columns from `numeric_from` on are numbers: right-aligned (as rich-cli
     does) and never wrapped."""
     from rich import box
-    from rich.table import Table
 
-    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, title_justify="left",
-                  caption_justify="left", pad_edge=False, show_edge=False, expand=False,
-                  collapse_padding=True, min_width=min(len(title), _TITLE_WIDTH))
+    title = one_line(title)
+    table = _table_class()(
+        title=title, caption=None if caption is None else visible(caption), box=box.SIMPLE_HEAD,
+        title_justify="left", caption_justify="left", pad_edge=False, show_edge=False,
+        expand=False, collapse_padding=True, min_width=min(len(title), _TITLE_WIDTH))
     for i, name in enumerate(columns):
         numeric = i >= numeric_from
         # `render` never lays a table out narrower than its numbers, so they are never cut.
-        table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric,
+        table.add_column(one_line(name), justify="right" if numeric else "left", no_wrap=numeric,
                          overflow="ellipsis" if numeric else "fold")
     return table
+
+
+_TABLE: list[Any] = []
+
+
+def _table_class() -> Any:
+    """rich's Table, whose rows' strings are escaped (`escape.one_line`) as they are added
+    (defined on first use: rich is imported only for tables)."""
+    if not _TABLE:
+        from rich.table import Table
+
+        class SafeTable(Table):
+            def add_row(self, *renderables: Any, **kw: Any) -> None:
+                super().add_row(*(one_line(r) if isinstance(r, str) else r
+                                  for r in renderables), **kw)
+
+        _TABLE.append(SafeTable)
+    return _TABLE[0]
 
 
 def heading(title: str, rest: str) -> Any:
     """A bold title followed by plain text."""
     from rich.text import Text
 
-    return Text.assemble((title, "bold"), rest)
+    return Text.assemble((one_line(title), "bold"), visible(rest))
 
 
 def block(label: str, lines: Iterable[str]) -> Any:
     """A dim label, then one line per item."""
     from rich.text import Text
 
-    return Text.assemble((label, "dim"), "".join(f"\n{line}" for line in lines))
+    return Text.assemble((label, "dim"), "".join(f"\n{visible(line)}" for line in lines))
 
 
 def conventions_text(lines: Sequence[str]) -> Any:
@@ -65,7 +87,7 @@ def conventions_text(lines: Sequence[str]) -> Any:
 def plain(text: str) -> Any:
     from rich.text import Text
 
-    return Text(text)
+    return Text(visible(text))
 
 
 def _target_width(stream: TextIO) -> Optional[int]:
@@ -205,6 +227,12 @@ def styled(stream: TextIO) -> bool:
 _VALUE_COLUMN = r"^(\s*\S.*?\s{2,})\S"
 _UNIT_SPACE = (r"(?<=\d) (?=(?:[kKMGTPE]i?)?B\b|FLOP|tokens?\b|steps?\b|[mµn]?s\b|min\b|h\b|"
                r"days?\b|years?\b)")
+
+
+def lines(text: str, stream: TextIO) -> str:
+    """Plain lines (--brief, check) as written: control characters escaped, wrapped to the
+    width (`wrapped`), encodable by `stream`."""
+    return encodable(wrapped(visible(text), stream), stream)
 
 
 def wrapped(text: str, stream: TextIO) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .data import long_csv, to_csv
+from .escape import one_line
 from .output import block, conventions_text, heading, new_table
 from .text import Numbers, duration, human, human_bytes, rate
 
@@ -28,9 +29,9 @@ def _warnings(lines: list[str]) -> list[Any]:
 def mfu_tables(report: "MfuReport", nums: Numbers) -> list[Any]:
     a, m = report.accelerator, report.measured
     out: list[Any] = [heading(
-        report.model.title, f" ({report.model.name})\n"
+        report.model.title, f" ({one_line(report.model.name)})\n"
         f"measured {m.given}: {m.tokens_per_second:,.0f} tokens/s in all, "
-        f"{m.tokens_per_second_per_device:,.1f} per device; {a.count:,} x {a.name} at "
+        f"{m.tokens_per_second_per_device:,.1f} per device; {a.count:,} x {one_line(a.name)} at "
         f"{rate(a.peak_flops, 'FLOP/s')} dense {a.dtype}; seq {report.seq:,}\n")]
     table = new_table("Utilisation under each convention",
                       ["convention", "FLOPs/token", "per device", "utilisation", ""],
@@ -62,8 +63,9 @@ def mfu_csv(report: "MfuReport") -> str:
 
 
 def mfu_brief(report: "MfuReport") -> str:
-    lines = [f"{report.model.title}: {report.measured.tokens_per_second_per_device:,.1f} "
-             f"tokens/s per device on {report.accelerator.name}"]
+    m = report.measured
+    lines = [f"{one_line(report.model.title)}: {m.tokens_per_second_per_device:,.1f} tokens/s "
+             f"per device on {one_line(report.accelerator.name)}"]
     for r in report.rows:
         lines.append(f"{r.name:20s} {pct(r.utilisation):>7s}" + ("" if r.possible
                                                                   else "  IMPOSSIBLE"))
@@ -90,7 +92,7 @@ def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
     lay, mc = report.layout, report.machine
     t = report.time["step_seconds"]
     out: list[Any] = [heading(
-        report.model.title, f" ({report.model.name})\n"
+        report.model.title, f" ({one_line(report.model.name)})\n"
         f"{lay.devices:,} x {mc.accelerator} ({mc.dtype}) on {mc.network}; seq "
         f"{report.seq:,}, {lay.global_batch:,} sequences per step\n{_layout_line(lay)}\n")]
     table = new_table("One training step", ["", "low", "estimate", "high"])
@@ -161,7 +163,7 @@ def step_brief(report: "StepReport") -> str:
     t = report.time["step_seconds"]
     tps = report.throughput["tokens_per_second_per_device"]
     return "\n".join([
-        f"{report.model.title}: {_layout_line(report.layout)}",
+        f"{one_line(report.model.title)}: {_layout_line(report.layout)}",
         f"step       {t.estimate:.4g} s  [{t.low:.4g}, {t.high:.4g}]",
         f"tokens/s   {tps.estimate:,.1f} per device  [{tps.low:,.1f}, {tps.high:,.1f}]",
         f"MFU        {pct(report.mfu.estimate)}  [{pct(report.mfu.low)}, "
@@ -187,7 +189,7 @@ def step_csv(report: "StepReport") -> str:
 def plan_tables(report: "PlanReport", nums: Numbers) -> list[Any]:
     mc = report.machine
     out: list[Any] = [heading(
-        report.model.title, f" ({report.model.name})\n"
+        report.model.title, f" ({one_line(report.model.name)})\n"
         f"{report.devices:,} x {mc.accelerator} ({mc.dtype}) on {mc.network}; seq "
         f"{report.seq:,}, {report.global_batch:,} sequences per step; {report.fitting:,} "
         f"layouts fit (searched in {report.search_seconds:.2f} s)\n")]

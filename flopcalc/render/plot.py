@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FlopcalcError
+from .escape import one_line
 from .text import duration, human, human_bytes, percent, rate, signed_percent
 
 if TYPE_CHECKING:
@@ -77,8 +78,10 @@ def _picture(report: Any, path: str, title: str, subtitle: str, panels: int = 2
     model = getattr(report, "model", None)  # compare has several
     if model is not None:
         title, subtitle = f"{title}: {model.name}", f"{model.title} — {subtitle}"
+    title, subtitle = _drawn(title), _drawn(subtitle)
     width = WIDTH[panels]
-    notes = list(report.conventions) + [f"warning: {w}" for w in report.warnings]
+    notes = [_drawn(n) for n in list(report.conventions) + [f"warning: {w}"
+                                                            for w in report.warnings]]
     footer = [line for note in notes
               for line in textwrap.wrap(note, int(width * 17.5), initial_indent="• ",
                                         subsequent_indent="  ")]
@@ -102,6 +105,13 @@ def _picture(report: Any, path: str, title: str, subtitle: str, panels: int = 2
         _save(fig, path, fmt, title)
 
 
+def _drawn(text: str) -> str:
+    """A string for a picture: control characters escaped as in every output
+    (`escape.one_line`), and `$` escaped, since matplotlib reads text between two `$` as
+    mathtext (and fails on a title such as `a $\\frac{$`)."""
+    return one_line(text).replace("$", r"\$")
+
+
 def _format(path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
@@ -122,33 +132,21 @@ def _matplotlib(command: str) -> Any:
 
 def check_target(path: str, command: str) -> None:
     """Refuse, before any counting or drawing, a target that cannot be a picture file: an
-    unknown extension, a missing directory, a directory, FIFO or device; and a missing
-    matplotlib."""
-    import os
-    import stat
+    unknown extension, a missing directory, a directory, FIFO or device, a symbolic link, a
+    read-only file, a name too long (`writing.check_output`); and a missing matplotlib."""
+    from ..writing import check_output
 
     _format(path)
-    target = Path(path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise FlopcalcError(f"--plot {path}: no such directory {parent}; create it or choose "
-                            "another path")
-    try:
-        info = os.lstat(target)
-    except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        raise FlopcalcError(f"--plot {path}: {exc.strerror}") from None
-    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-        raise FlopcalcError(f"--plot {path}: not a regular file (a directory, FIFO or device); "
-                            "give a file path")
+    check_output(path, "--plot")
     _matplotlib(command)
 
 
 def _save(fig: Any, path: str, fmt: str, title: str) -> None:
-    """Render in memory, write a temporary file beside the target, then rename it over the
-    target: a failure leaves the old file as it was, and a symlink at the target is replaced,
-    never written through."""
+    """Render in memory, then write the file as `writing.write_output` does: beside the
+    target, renamed over it, so a failure leaves the old file as it was; never through a link,
+    never over a read-only file, the old file's mode kept."""
+    from ..writing import write_output
+
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, dpi=DPI,
                 metadata={"Date": None, "Title": title} if fmt == "svg" else None)
@@ -157,31 +155,7 @@ def _save(fig: Any, path: str, fmt: str, title: str) -> None:
 
         image, buffer = Image.open(buffer).convert("RGB").quantize(256), io.BytesIO()
         image.save(buffer, format="png", optimize=True)
-    import os
-    import tempfile
-
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                               dir=target.parent if str(target.parent) else ".")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(buffer.getvalue())
-        os.chmod(tmp, 0o644 & ~_umask())
-        os.replace(tmp, target)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise FlopcalcError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-def _umask() -> int:
-    import os
-
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    write_output(path, buffer.getvalue(), "--plot")
 
 
 def _tokens(n: float) -> str:
@@ -287,7 +261,8 @@ def plot_compare(report: CompareReport, path: str) -> None:
     at = f"seq {s.seq:,}" if s.seq is not None else "each model at its own default length"
     slanted = len(models) > 4  # then one slanted line per model, else stacked lines
     sep = " " if slanted else "\n"
-    names = [m.model if s.seq is not None else f"{m.model}{sep}seq {m.seq:,}" for m in models]
+    names = [_drawn(m.model) if s.seq is not None else f"{_drawn(m.model)}{sep}seq {m.seq:,}"
+             for m in models]
     where = range(len(models))
     with _picture(report, path, "Models compared: forward and training FLOPs",
                   f"{', '.join(m.title for m in models)}; {at}, batch {s.batch}, "
@@ -430,7 +405,7 @@ def plot_memory(report: MemoryReport, path: str) -> None:
                 label=f"this run: micro-batch {s.batch}, {human_bytes(here, binary=False)}")
         if device is not None:
             ax.axhline(device.memory_bytes, color=COLORS["limit"], linestyle="--",
-                       label=f"{device.title} memory: "
+                       label=f"{_drawn(device.title)} memory: "
                              f"{human_bytes(device.memory_bytes, binary=False)}")
             if fit:
                 _marker(ax, fit, f"largest micro-batch that fits: {fit:,}", COLORS["limit"],

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
+from .escape import one_line
 from .output import block, conventions_text, heading, new_table
-from .text import Numbers, amount, duration, rate
+from .text import named, Numbers, amount, duration, rate
 
 if TYPE_CHECKING:
     from ..reports.serve import ServeReport, StepTime
@@ -33,10 +34,10 @@ def _layout(s: Any) -> str:
 
 def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
     s, c = report.settings, report.capacity
-    device = (f"{s.devices:,} x {report.accelerator.title}" if report.accelerator
+    device = (f"{s.devices:,} x {one_line(report.accelerator.title)}" if report.accelerator
               else f"{s.devices:,} device" + ("s" if s.devices > 1 else ""))
     out: list[Any] = [heading(
-        report.model.title, f" ({report.model.name})\n"
+        report.model.title, f" ({one_line(report.model.name)})\n"
         f"{s.engine}: {device} ({_layout(s)}), max model len "
         f"{s.max_model_len:,}, block {s.block_size}"
         + (f" (grown to {c.hybrid.attention_block_size:,} for the states)"
@@ -188,7 +189,7 @@ def _timing_table(report: "ServeReport", nums: Numbers) -> Any:
 
 def serve_brief(report: "ServeReport") -> str:
     s, c = report.settings, report.capacity
-    lines = [f"{report.model.title} ({report.model.name}): {s.engine}, {s.devices} device"
+    lines = [f"{named(report.model)}: {s.engine}, {s.devices} device"
              f"{'s' if s.devices > 1 else ''} "
              f"({_layout(s)}), max model len {s.max_model_len:,}, KV {s.kv_dtype_served}",
              f"groups        " + ", ".join(f"{g.layers} x {g.kind} (block {g.block_size:,})"

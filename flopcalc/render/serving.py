@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..numbers import counted
 from .data import long_csv, to_csv
+from .escape import one_line
 from .output import block, conventions_text, heading, new_table
-from .text import (Numbers, amount, duration, exact, human, human_bytes, percent, rate,
+from .text import (named, Numbers, amount, duration, exact, human, human_bytes, percent, rate,
                    scan_words)
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 def infer_tables(report: "InferReport", nums: Numbers) -> list[Any]:
     s, p, d, kv, w = report.settings, report.prefill, report.decode, report.kv_cache, report.weights
     out: list[Any] = [heading(
-        report.model.title, f" ({report.model.name})\n"
+        report.model.title, f" ({one_line(report.model.name)})\n"
         f"prompt {s.prompt:,} + gen {s.gen:,} tokens, batch {s.batch}\n"
         f"prefill attention {s.attention}{scan_words(s.scan)}; weights {s.weights_dtype}, KV "
         f"cache {s.kv_dtype}"
@@ -143,7 +144,7 @@ def _roofline_table(report: "InferReport") -> Any:
 
 def infer_brief(report: "InferReport") -> str:
     s, p, d, kv = report.settings, report.prefill, report.decode, report.kv_cache
-    lines = [f"{report.model.title} ({report.model.name}): prompt {s.prompt:,} + gen {s.gen:,}, "
+    lines = [f"{named(report.model)}: prompt {s.prompt:,} + gen {s.gen:,}, "
              f"batch {s.batch}, weights {s.weights_dtype}, KV {s.kv_dtype}, attention "
              f"{s.attention}{scan_words(s.scan)}",
              f"prefill       {p.flops:,} FLOPs ({human(p.flops)}; attention {s.attention})"]
@@ -164,7 +165,7 @@ def infer_brief(report: "InferReport") -> str:
     r = report.roofline
     if r is not None and report.accelerator is not None:
         lines.append(f"time >=       {duration(r.total_seconds)} on {report.accelerator.count} x "
-                     f"{report.accelerator.name} (prefill {duration(r.prefill.seconds)}; "
+                     f"{one_line(report.accelerator.name)} (prefill {duration(r.prefill.seconds)}; "
                      "attention as each layer's mask computes it)")
         if r.decode is not None:
             lines.append(f"tokens/s <=   {amount(r.decode.tokens_per_s_aggregate)} in all, "
@@ -189,7 +190,7 @@ def infer_csv(report: "InferReport") -> str:
 def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
     s, t, a = report.settings, report.training, report.accelerator
     out: list[Any] = [heading(
-        report.model.title, f" ({report.model.name})\n"
+        report.model.title, f" ({one_line(report.model.name)})\n"
         f"D = {s.tokens:,} tokens ({human(s.tokens)}; {s.tokens_source}), seq {s.seq:,}, "
         f"attention {s.attention}{scan_words(s.scan)}\n")]
     passes = "4 x forward: hardware FLOPs" if t.passes == 4 else "3 x forward"
@@ -217,8 +218,8 @@ def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
 
 def train_brief(report: "TrainReport") -> str:
     s, t, a = report.settings, report.training, report.accelerator
-    lines = [f"{report.model.title} ({report.model.name}): D {human(s.tokens)} tokens at seq "
-             f"{s.seq:,}, {a.count:,} x {a.name}, {s.dtype} peak, {100 * s.mfu:.4g}% MFU, "
+    lines = [f"{named(report.model)}: D {human(s.tokens)} tokens at seq {s.seq:,}, "
+             f"{a.count:,} x {one_line(a.name)}, {s.dtype} peak, {100 * s.mfu:.4g}% MFU, "
              f"attention {s.attention}{scan_words(s.scan)}"
              + (", recompute full" if s.recompute == "full" else ""),
              f"exact         {t.exact:,} FLOPs ({human(t.exact)}; attention {s.attention})",

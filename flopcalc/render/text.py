@@ -4,10 +4,17 @@ beyond choosing units and rounding."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
+
+from .escape import one_line
 
 FAMILY_LABELS = {"weights": "weight GEMMs", "attention": "attention matrix (s²)",
                  "scan": "state/scan (recurrent core)", "elementwise": "element-wise"}
+
+
+def named(model: Any) -> str:
+    """How a line names a model: 'Title (name)', each on one line whatever the file says."""
+    return f"{one_line(model.title)} ({one_line(model.name)})"
 
 
 def scan_words(scan: str) -> str:

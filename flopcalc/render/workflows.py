@@ -6,6 +6,7 @@ from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
+from .escape import one_line
 from .output import conventions_text, new_table
 from .text import Numbers, exact, human, human_bytes, percent, scan_words, with_human
 
@@ -185,10 +186,10 @@ def check_text(report: "CheckReport") -> str:
     for r in report.rows:
         share = "" if r.margin_pct is None else f", {r.margin_pct:+.1f}%"
         # An interval's key shows the end it compared: time.step_seconds.high.
-        lines.append(f"{r.status} {r.model} {r.compared or r.key} = "
+        lines.append(f"{r.status} {one_line(r.model)} {r.compared or r.key} = "
                      f"{fmt_number(r.value, r.unit)} ({r.bound} "
                      f"{fmt_number(r.limit, r.unit)}, margin {fmt_number(r.margin, r.unit)}"
-                     f"{share}; {' '.join(filter(None, (r.command, r.settings)))})")
+                     f"{share}; {one_line(' '.join(filter(None, (r.command, r.settings))))})")
     failed = sum(r.status == "FAIL" for r in report.rows)
     lines.append(f"{len(report.rows) - failed} within limits, {failed} outside")
     return "\n".join(lines) + "\n"

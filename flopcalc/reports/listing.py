@@ -67,15 +67,13 @@ def build_list_report() -> ListReport:
     return ListReport(SCHEMA_VERSION, "list", rows)
 
 
-def config_yaml(config: Any) -> str:
-    """A validated config as preset YAML: the required keys and every key that differs from its
-    default (a required null, such as latent attention's q_lora_rank, included), so loading it
-    gives the same model."""
-    import yaml
-
+def config_data(config: Any) -> dict[str, Any]:
+    """A validated config as a preset's mapping: the required keys and every key that differs
+    from its default (a required null, such as latent attention's q_lora_rank, included), so
+    loading it (`show` writes it as YAML with `render.data.to_yaml`) gives the same model."""
     from ..declare import dump
 
-    return yaml.safe_dump(dump(config), sort_keys=False, allow_unicode=True, width=96)
+    return dump(config)
 
 
 @dataclass
