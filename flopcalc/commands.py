@@ -373,11 +373,19 @@ def _machine(accelerator, dtype, count, peak, network, efficiency):  # type: ign
     return hw, machine_for(hw, network, efficiency)
 
 
+def _microscaling(accelerator: str) -> bool:
+    """Whether a device runs OCP microscaling formats: the generation that added fp4 tensor
+    cores (NVIDIA Blackwell, AMD CDNA 4) runs MXFP8 too, so its preset lists an fp4 peak."""
+    from .models.accelerators import load_accelerator
+
+    return "fp4" in load_accelerator(accelerator).spec.peak_flops
+
+
 def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_parallel,
           micro_batch, global_batch, dropout, flash, precision, optimizer, accelerator, count,
           network, efficiency, dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens,
           price, set, etp=1, dispatcher="flex", moe_overlap=False,  # noqa: A002
-          schedule="1f1b"):
+          schedule="1f1b", fp8_recipe=None):
     from .counting.memory import check_setup
     from .counting.plans import setup_of, valid_vp
     from .counting.steptime import profile
@@ -392,6 +400,12 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
                                 tp_overlap=tp_overlap, capacity_factor=capacity_factor,
                                 count=count, etp=etp, dispatcher=dispatcher,
                                 moe_overlap=moe_overlap, schedule=schedule)
+    if fp8_recipe is not None and dtype != "fp8":
+        raise FlopcalcError(f"--fp8-recipe {fp8_recipe} scales fp8 matmuls: give --dtype fp8 too")
+    if dtype == "fp8":
+        from dataclasses import replace as _replace
+
+        lay = _replace(lay, fp8_recipe=fp8_recipe or "tensorwise")
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
     problem = check_setup(spec, setup_of(seq, lay, **mem))
     if problem:
@@ -400,6 +414,10 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
     if problem:
         raise FlopcalcError(problem)
     hw, res = _machine(accelerator, dtype, lay.devices, peak, network, efficiency)
+    if lay.fp8_recipe == "mxfp8" and hw.name != "custom" and not _microscaling(hw.name):
+        raise FlopcalcError(f"--fp8-recipe mxfp8 needs a device with microscaling formats "
+                            f"(Blackwell, CDNA 4: its preset lists an fp4 peak); {hw.name} has "
+                            "none: use tensorwise, delayed, rowwise or blockwise")
     warnings: tuple[str, ...] = ()
     if "recompute" in unknown:
         from .counting.plans import least_recompute
@@ -495,6 +513,11 @@ SCHEDULE = Option("schedule", "choice", "Pipeline schedule: 1f1b (interleaved wi
                   "interleaved, zero-bubble (ZB-H1, Qi et al. 2023), dualpipe or dualpipev "
                   "(DeepSeek-V3): each with its paper's bubble and activation memory.", "1f1b",
                   ("1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev"))
+FP8_RECIPE = Option("fp8_recipe", "choice", "With --dtype fp8: how the matmuls are scaled, "
+                    "and so what quantising their operands moves: tensorwise (Transformer "
+                    "Engine's current scaling, the default), delayed, rowwise (torchao), "
+                    "blockwise (DeepSeek-V3) or mxfp8 (Blackwell, CDNA 4).", None,
+                    ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8"))
 ETP = _ways("etp", "Expert tensor-parallel devices: each routed expert split this many ways "
             "(Megatron-Core's ETP; must divide --tp). Default 1, as Megatron-Bridge's and the "
             "Megatron-MoE model zoo's recipes run.")
@@ -536,7 +559,7 @@ LAYOUT = (
     GLOBAL_BATCH,
     Option("dropout", "choice", "Dropout on or off (its masks and kernels). Not given: "
            "unknown, the estimate takes off, the interval both.", None, ("on", "off")),
-    FLASH, SCHEDULE,
+    FLASH, SCHEDULE, FP8_RECIPE,
     ETP, DISPATCHER,
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's "
            "compute (Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "

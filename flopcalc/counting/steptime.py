@@ -103,6 +103,18 @@ ACT_BYTES = 2  # 16-bit activations on the wire
 # Memory-bound traffic per byte the layer keeps for backward (see the module docstring)
 MEM_FORWARD = 1.5
 MEM_BACKWARD = 1.5  # × the forward's
+# fp8 recipes: bytes moved per element to quantise a matmul's (input, output gradient, weight),
+# unfused, from torchao's float8 roofline (pytorch/ao torchao/testing/training/roofline_utils.py
+# at 36027d82d, get_tensor_memory_traffic_ovhd_s): tensorwise reads an operand for its amax (2)
+# and casts it both ways (2 + 2·1), a weight once per direction (2 + 2·(2 + 1)); rowwise also
+# transposes in 16 bits before its column-wise cast ((2 + 1 + 2) + (2 + 1); a weight
+# (2 + 1) + 2·2 + (2 + 1)); MXFP8 casts each way with its block scales ((2 + 1) twice).
+# Transformer Engine's delayed scaling takes the scale from its amax history: tensorwise
+# without the amax read. Blockwise (DeepSeek-V3's 1×128 and 128×128 tiles) casts each way, as
+# MXFP8.
+FP8_RECIPES = ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8")
+FP8_CAST_BYTES = {"tensorwise": (6, 6, 8), "delayed": (4, 4, 6), "rowwise": (8, 8, 10),
+                  "blockwise": (6, 6, 6), "mxfp8": (6, 6, 6)}
 
 
 # ------------------------------------------------------------------------------- the inputs
@@ -132,6 +144,7 @@ class Layout:
     dispatcher: str = "alltoall"  # MoE token dispatcher: alltoall, allgather or flex (DeepEP)
     moe_overlap: bool = False  # the expert all-to-all hidden behind another micro-batch
     schedule: str = "1f1b"  # 1f1b (interleaved with vp > 1), zero-bubble, dualpipe, dualpipev
+    fp8_recipe: str = ""  # with fp8 matmuls: how they are scaled (FP8_RECIPES)
 
     @property
     def expert_dp(self) -> int:
@@ -392,9 +405,14 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     b, t, cp = lay.micro_batch, lay.tp, lay.cp
     scale = b / cp  # sequences' worth of tokens per device
     c = Compute()
+    cast = FP8_CAST_BYTES.get(lay.fp8_recipe) if mc.matmul_bytes == 1 else None
+    bw = mc.hbm * mc.memory_share[end]
     for g in lp.gemms:
         m, n, k, batch = _gemm_shapes(g, scale, lay)
         c.gemm_f += gemm_time(m, n, k, mc, end, batch)
+        if cast:  # quantising the input forward and the output gradient backward
+            c.mem_f += cast[0] * m * k * batch / bw
+            c.mem_b += cast[1] * m * n * batch / bw
         weight_grad = gemm_time(k, n, m, mc, end, batch)
         c.gemm_b += gemm_time(m, k, n, mc, end, batch) + weight_grad
         c.gemm_w += weight_grad
@@ -428,9 +446,8 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     c.attn_b += 2 * scan / (a_peak * mc.attention_backward[end])
     saved = _activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
                               lay.sequence_parallel, lay.dropout, lay.flash)
-    bw = mc.hbm * mc.memory_share[end]
-    c.mem_f = MEM_FORWARD * saved / bw
-    c.mem_b = MEM_BACKWARD * MEM_FORWARD * saved / bw
+    c.mem_f += MEM_FORWARD * saved / bw
+    c.mem_b += MEM_BACKWARD * MEM_FORWARD * saved / bw
     if lay.recompute == "full":
         c.recompute = c.gemm_f + c.attn_f + c.mem_f
     elif lay.recompute == "selective":
@@ -462,8 +479,9 @@ _STAGES: dict[tuple, tuple] = {}
 def stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool) -> Compute:
     """A stage of ⌈L/p⌉ layers (each kind in proportion), with the head if `last`
     (remembered per profile, machine and the options it depends on)."""
-    key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.pp, lay.micro_batch, lay.recompute,
-           lay.sequence_parallel, lay.dropout, lay.flash, end, last)
+    key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
+           lay.recompute, lay.sequence_parallel, lay.dropout, lay.flash, lay.fp8_recipe, end,
+           last)
     found = _STAGES.get(key)
     if found is not None and found[0] is prof and found[1] is mc:  # type: ignore[index]
         return found[2]  # type: ignore[index]
@@ -680,7 +698,9 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     sharded = dense / (lay.dp * lay.cp) + expert / lay.expert_dp
     updated = sharded if lay.zero >= 1 else local
     grads_local = sharded if lay.zero >= 2 else local
-    optimizer = (OPT_UPDATED * updated + OPT_PER_GRAD * grads_local) / (
+    cast = FP8_CAST_BYTES.get(lay.fp8_recipe) if mc.matmul_bytes == 1 else None
+    weight_casts = cast[2] * local if cast else 0  # each weight quantised once a step
+    optimizer = (OPT_UPDATED * updated + OPT_PER_GRAD * grads_local + weight_casts) / (
         mc.hbm * mc.memory_share[end])
     total = steady + bubble + pp_exposed + dp_exposed + emb + optimizer
     # the bubble has its own line: compute and exposed time are those of the m micro-batches

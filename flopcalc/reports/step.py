@@ -77,6 +77,7 @@ class StepLayout:
     dispatcher: str = "alltoall"
     moe_overlap: bool = False
     schedule: str = "1f1b"
+    fp8_recipe: str = ""  # with fp8 matmuls, how they are scaled
 
 
 @dataclass
@@ -154,7 +155,7 @@ def layout_info(lay: Layout) -> StepLayout:
                       lay.sequence_parallel, lay.micro_batch, lay.micro_batches,
                       lay.global_batch, lay.dropout, lay.flash, lay.grad_fp32, lay.tp_overlap,
                       lay.devices, lay.etp, lay.expert_dp, lay.dispatcher, lay.moe_overlap,
-                      lay.schedule)
+                      lay.schedule, lay.fp8_recipe)
 
 
 def hardware_flops_per_sequence(prof: Any, lay: Layout) -> int:
@@ -214,6 +215,15 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome) -> list[str]:
         "(step x devices x the dense peak of --dtype); HFU adds what recomputation runs "
         "again, with the attention the kernels execute (causal with --flash)",
     ]
+    if lay.fp8_recipe:
+        lines.append(
+            f"fp8 matmuls scaled {lay.fp8_recipe}"
+            + (" (the default of --dtype fp8: Transformer Engine's current scaling)"
+               if lay.fp8_recipe == "tensorwise" else "")
+            + ": each input and output gradient quantised per micro-batch and each weight once "
+            "a step, the bytes torchao's float8 roofline counts for the recipe, at the memory "
+            "share; attention runs at the bf16 peak; the scaled GEMM kernels themselves at the "
+            "fp8 matmul share")
     if lay.ep > 1 or lay.etp > 1:
         lines.append(
             f"experts: groups of ep {lay.ep} drawn from the tp x cp x dp = "
