@@ -116,15 +116,17 @@ def test_hfu_is_never_below_mfu_in_step(model, flash, recompute, attention, pp):
 
 @pytest.mark.parametrize("model", STEP_MODELS)
 @pytest.mark.parametrize("recompute", ["none", "selective", "full"])
-def test_hfu_is_never_below_mfu_in_mfu(model, recompute):
+@pytest.mark.parametrize("attention", ["causal", "full"])
+def test_hfu_is_never_below_mfu_in_mfu(model, recompute, attention):
     doc = flopcalc.mfu(model, seq="4k", tokens_per_second=Fraction(10**5), accelerator="h100",
-                       recompute=recompute).to_dict()
+                       recompute=recompute, attention=attention).to_dict()
     assert doc["hfu"] >= doc["mfu"]
     rows = {r["name"]: r["utilisation"] for r in doc["rows"]}
-    assert doc["mfu"] == rows["exact_causal"] and doc["hfu"] == rows["hfu_exact_causal"]
+    assert doc["mfu"] == rows[f"exact_{attention}"]
+    assert doc["hfu"] == rows[f"hfu_exact_{attention}"]
 
 
-def test_unknown_recompute_plan_and_step_hfu_not_below_mfu():
+def test_unknown_recompute_step_hfu_not_below_mfu_and_mfu_agrees():
     # the 405B layout with --recompute and --vp left out: each end takes its own recomputation
     doc = flopcalc.step("llama-3.1-405b", seq=8192, tp=8, pp=16, dp=128, global_batch=2048,
                         micro_batch=1, zero=1, sequence_parallel=True, flash=True,
@@ -132,6 +134,12 @@ def test_unknown_recompute_plan_and_step_hfu_not_below_mfu():
                         network="dgx-h100").to_dict()
     for end in ("low", "estimate", "high"):
         assert doc["hfu"][end] >= doc["mfu"][end]
+    tps = doc["throughput"]["tokens_per_second"]["estimate"]
+    mfu = flopcalc.mfu("llama-3.1-405b", seq=8192, tokens_per_second=repr(tps),
+                       accelerator="h100", count=16384,
+                       recompute=doc["layout"]["recompute"]).to_dict()
+    assert digits(doc["mfu"]["estimate"]) == digits(mfu["mfu"])
+    assert digits(doc["hfu"]["estimate"]) == digits(mfu["hfu"])
 
 
 def test_the_table_names_the_convention_of_mfu(cli):
