@@ -32,7 +32,7 @@ def test_gpt_oss_as_the_card(cli, model, layers, experts, card):
     assert p["active_without_embedding"] == want
     assert p["active"] == want + HEAD  # the input embedding (untied: as big as the head)
     out = cli("model", model).out
-    assert "without the input embedding (model cards)" in out and f"{want:,}" in out
+    assert "without input embedding (as some cards)" in out and f"{want:,}" in out
     brief = cli("model", model, "--brief").out
     assert f"without the input embedding {want:,} ({card}" in brief
 

@@ -45,7 +45,7 @@ def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
     table.add_row("total", nums.count(p.total), "100.0%", style="bold")
     if p.active != p.total:
         table.add_row("active per token", nums.count(p.active), percent(100 * p.active / p.total))
-        table.add_row("  without the input embedding (model cards)",
+        table.add_row("  without input embedding (as some cards)",
                       nums.count(p.active_without_embedding),
                       percent(100 * p.active_without_embedding / p.total))
     table.add_row("non-embedding N", nums.count(p.non_embedding),
@@ -108,8 +108,8 @@ def model_brief(report: "ModelReport") -> str:
     """The lines a person wants: parameters, forward, 6ND against exact, the crossover."""
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
     active = (f"; active {p.active:,} ({human(p.active)}), without the input embedding "
-              f"{p.active_without_embedding:,} ({human(p.active_without_embedding)}, as model "
-              "cards count)" if p.active != p.total else "")
+              f"{p.active_without_embedding:,} ({human(p.active_without_embedding)}, as some "
+              "model cards count)" if p.active != p.total else "")
     lines = [
         f"{report.model.title} ({report.model.name}): {lengths(report)}, batch {s.batch}, "
         f"attention {s.attention}{scan_words(s.scan)}",

@@ -206,7 +206,7 @@ def step_csv(report: "StepReport") -> str:
     doc = report.to_dict()
     return long_csv(["model", "seq", "tp", "pp", "dp", "cp", "ep", "zero"],
                     [report.model.name, report.seq, lay.tp, lay.pp, lay.dp, lay.cp, lay.ep,
-                     lay.zero], doc, ("layout", "time", "throughput", "mfu", "hfu",
+                     lay.zero], doc, ("settings", "layout", "time", "throughput", "mfu", "hfu",
                                       "communication", "bubble_fraction", "memory", "fits",
                                       "training"))
 
@@ -241,9 +241,9 @@ def plan_tables(report: "PlanReport", nums: Numbers) -> list[Any]:
 def plan_csv(report: "PlanReport") -> str:
     header = ["model", "seq", "global_batch", "rank", "tp", "pp", "vp", "dp", "cp", "ep",
               "zero", "recompute", "micro_batch", "step_seconds", "tokens_per_second", "mfu",
-              "memory_bytes"]
+              "memory_bytes", "attention"]
     rows = [[report.model.name, report.seq, report.global_batch, p.rank, p.layout.tp,
              p.layout.pp, p.layout.vp, p.layout.dp, p.layout.cp, p.layout.ep, p.layout.zero,
              p.layout.recompute, p.layout.micro_batch, p.step_seconds, p.tokens_per_second,
-             p.mfu, p.memory_bytes] for p in report.plans]
+             p.mfu, p.memory_bytes, _attention(report).split()[0]] for p in report.plans]
     return to_csv(header, rows)

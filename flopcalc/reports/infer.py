@@ -274,7 +274,8 @@ def devices(count: int) -> str:
 def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware]) -> list[str]:
     lines = ["2 FLOPs per multiply-add; not counted: norms, activations, softmax, RoPE, bias "
              "adds, embedding lookups, routing (what FlopCounterMode counts)",
-             "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P",
+             "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P "
+             f"--attention {s.attention}",
              *("prefill: " + line for line in scan_lines(s.scan, chunked_scans(spec))),
              "prefill LM head on every prompt token (a server keeping only the last logits "
              "saves 2·(P−1)·d·V per sequence)",

@@ -27,6 +27,11 @@ class Measured:
 
 
 @dataclass
+class MfuSettings:
+    attention: str  # the convention of the headline MFU and HFU (--attention)
+
+
+@dataclass
 class MfuRow:
     name: str
     flops_per_token: float
@@ -56,7 +61,7 @@ class MfuReport(Report):
     hfu: Optional[float]  # hfu_exact_<attention>
     warnings: list[str] = field(default_factory=list)
     attention: str = "causal"  # which exact row is the headline MFU (--attention)
-    settings: Optional[dict] = None  # {"attention": ...}, as the other commands' settings
+    settings: Optional[MfuSettings] = None  # as the other commands' settings
 
 
 def _cause(name: str, rows: dict[str, float], spec_has_window: bool) -> str:
@@ -118,4 +123,4 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
                           given),
         conventions=conventions, rows=rows,
         mfu=figures.get(f"exact_{attention}"), hfu=figures.get(f"hfu_exact_{attention}"),
-        warnings=warnings, attention=attention, settings={"attention": attention})
+        warnings=warnings, attention=attention, settings=MfuSettings(attention))

@@ -67,8 +67,9 @@ class Params:
     total: int
     active: int  # total minus the unused routed experts of every MoE layer (= total if dense)
     # `active` without the tables read row by row on the input side (the token embedding when
-    # untied, position and token-type tables): the "active parameters" gpt-oss's and
-    # DeepSeek-V3's cards quote. A tied embedding is the LM head's matrix: it stays.
+    # untied, position and token-type tables): the "active parameters" gpt-oss's card quotes
+    # (Mixtral's and DeepSeek-V3's include the embedding: `active`). A tied embedding is the LM
+    # head's matrix: it stays.
     active_without_embedding: int
     embedding: int
     non_embedding: int

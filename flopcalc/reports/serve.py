@@ -818,7 +818,7 @@ def _conventions(r: ServeReport, engine: E.Engine, net: Network) -> list[str]:
     if r.prefix is not None:
         lines.append("shared prefix: its whole blocks in full and latent groups are held once; "
                      "window, chunked and state groups keep their own; its prefill is not "
-                     "recomputed")
+                     f"recomputed (prefill FLOPs with attention {s.attention})")
     if r.speculative is not None:
         lines.append("speculative decoding: a step verifies k + 1 tokens per sequence (the "
                      "target's decode over them) after k draft steps; expected tokens per step "
