@@ -40,16 +40,12 @@ def published_mfu(model: str, accelerator: str) -> Optional[PublishedMfu]:
                 None)
 
 
-def against_published(mfu: float, model: str, accelerator: str) -> Optional[str]:
-    """A line setting a predicted MFU beside the published range (None without one)."""
-    ref = published_mfu(model, accelerator)
-    if ref is None:
-        return None
-    if mfu > ref.high:
-        where = "above"
-    elif mfu < ref.low:
-        where = "below"
-    else:
-        where = "inside"
-    return (f"predicted MFU {100 * mfu:.1f}% is {where} the {100 * ref.low:.0f}-"
+def where(mfu: float, ref: PublishedMfu) -> str:
+    """below, inside or above the published range."""
+    return "above" if mfu > ref.high else "below" if mfu < ref.low else "inside"
+
+
+def against_published(mfu: float, ref: PublishedMfu) -> str:
+    """A line setting a predicted MFU beside the published range."""
+    return (f"predicted MFU {100 * mfu:.1f}% is {where(mfu, ref)} the {100 * ref.low:.0f}-"
             f"{100 * ref.high:.0f}% measured by {ref.runs} ({ref.source}; {ref.formula})")

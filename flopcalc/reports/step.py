@@ -18,7 +18,7 @@ from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
                      default_tokens, eager_hint, kernel_line, model_info)
-from .published_mfu import PublishedMfu, against_published, published_mfu
+from .published_mfu import against_published, published_mfu, where
 
 SECONDS_PER_DAY = 86_400
 
@@ -141,13 +141,12 @@ class PublishedRange:
 
 
 def published_range(mfu: float, model: str, accelerator: str) -> Optional[PublishedRange]:
-    ref: Optional[PublishedMfu] = published_mfu(model, accelerator)
-    line = against_published(mfu, model, accelerator)
-    if ref is None or line is None:
+    """`mfu` beside the published range for this model on this accelerator (None: none)."""
+    ref = published_mfu(model, accelerator)
+    if ref is None:
         return None
-    where = "above" if mfu > ref.high else "below" if mfu < ref.low else "inside"
-    return PublishedRange(ref.low, ref.high, mfu, where, ref.runs, ref.source, ref.formula,
-                          line)
+    return PublishedRange(ref.low, ref.high, mfu, where(mfu, ref), ref.runs, ref.source,
+                          ref.formula, against_published(mfu, ref))
 
 
 ASSUMED = {
