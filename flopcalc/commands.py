@@ -105,9 +105,13 @@ TGT_SEQ = _lengths("tgt_seq", "Target (decoder) length of an encoder-decoder mod
 BATCH = Option("batch", "count", "Sequences per forward pass.", 1, metavar="B")
 TOKENS = Option("tokens", "count", "Training tokens D (300B, 1.5T, 3e11). Default: published, "
                 "else 20 per param.", metavar="D")
-ATTENTION = Option("attention", "choice", "full: every (query, key) pair (FlopCounterMode's "
-                   "count); causal: the pairs each layer's mask lets through (causal, sliding "
-                   "window, chunked).", "full", CONVENTIONS)
+ATTENTION_HELP = ("full: every (query, key) pair (FlopCounterMode's count); causal: the pairs "
+                  "each layer's mask lets through (causal, sliding window, chunked).")
+# Two declarations of one option (same name, choices and meaning), two defaults: the commands
+# that count (model, sweep, compare) keep `full`, the source documents' and PyTorch's count;
+# the commands that predict a time, a throughput or an MFU count the pairs the kernels compute.
+ATTENTION = Option("attention", "choice", ATTENTION_HELP, "full", CONVENTIONS)
+ATTENTION_CAUSAL = Option("attention", "choice", ATTENTION_HELP, "causal", CONVENTIONS)
 SCAN = Option("scan", "choice", "How chunked scans (Mamba-2, gated DeltaNet, Kimi delta, "
               "lightning attention) count their core. chunked: as Hugging Face's PyTorch path, "
               "padded to the chunk (FlopCounterMode's count); recurrent: token by token, the "
@@ -384,8 +388,8 @@ def _microscaling(accelerator: str) -> bool:
 def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_parallel,
           micro_batch, global_batch, dropout, flash, precision, optimizer, accelerator, count,
           network, efficiency, dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens,
-          price, set, etp=1, dispatcher="flex", moe_overlap=False,  # noqa: A002
-          schedule="1f1b", fp8_recipe=None):
+          price, set, attention="causal", etp=1, dispatcher="flex",  # noqa: A002
+          moe_overlap=False, schedule="1f1b", fp8_recipe=None):
     from .counting.memory import check_setup
     from .counting.plans import setup_of, valid_vp
     from .counting.steptime import profile
@@ -429,11 +433,13 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
             warnings = (f"--recompute not given: the estimate takes {least}, the least "
                         "recomputation with which this layout fits",)
     return build_step_report(loaded, hw, res, lay, seq, unknown, hw.memory_bytes, mem,
-                             tokens=tokens, price=price, extra_warnings=warnings)
+                             tokens=tokens, price=price, extra_warnings=warnings,
+                             attention=attention)
 
 
 def _mfu(model: str, *, tokens_per_second, per_device, step_time, global_batch, accelerator,
-         count, seq, dtype, peak, recompute, set, scan="chunked"):  # noqa: A002
+         count, seq, dtype, peak, recompute, set, scan="chunked",  # noqa: A002
+         attention="causal"):
     from .reports.common import default_seq
     from .reports.mfu import build_mfu_report
 
@@ -459,11 +465,12 @@ def _mfu(model: str, *, tokens_per_second, per_device, step_time, global_batch, 
         given = (f"{float(tokens_per_second):,g} tokens/s "
                  + ("per device" if per_device else "in all"))
     return build_mfu_report(loaded, hw, seq, rate, given, step_time, global_batch, recompute,
-                            scan)
+                            scan, attention)
 
 
 def _plan(model: str, *, seq, global_batch, accelerator, count, network, efficiency, dtype,
-          peak, flash, grad_fp32, tp_overlap, precision, optimizer, top, set):  # noqa: A002
+          peak, flash, grad_fp32, tp_overlap, precision, optimizer, top, set,  # noqa: A002
+          attention="causal"):
     from .reports.common import default_seq
     from .reports.plan import build_plan_report
 
@@ -474,7 +481,7 @@ def _plan(model: str, *, seq, global_batch, accelerator, count, network, efficie
         raise FlopcalcError("plan needs the accelerator's memory: give --accelerator NAME")
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
     return build_plan_report(loaded, hw, res, seq, global_batch, count, flash, grad_fp32,
-                             tp_overlap, top, mem)
+                             tp_overlap, top, mem, attention)
 
 
 def _ways(name: str, help_: str) -> Option:
@@ -614,7 +621,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "scaled formats, their scales counted).", "bf16", WEIGHT_FORMATS),
                 Option("compute_dtype", "choice", "dtype of the matmuls: which of the "
                        "accelerator's peaks applies.", "bf16", DTYPES),
-                ATTENTION, SCAN, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION, RESERVE,
+                ATTENTION_CAUSAL, SCAN, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION,
+                RESERVE,
                 Option("max_batch", "flag", "Serve the largest batch whose weights and KV cache "
                        "fit the devices (needs --accelerator).", False),
                 IMAGES, IMAGE_SIZE, SET), _infer, presentation=("format", "brief", "plot"),
@@ -623,7 +631,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "exact count and 6ND; or, with --days, the devices needed.", (
                 Option("mfu", "share", "Model FLOPs utilisation: the sustained share of peak, "
                        "0.4 or 40%.", metavar="F", required=True),
-                TOKENS, SEQ, ATTENTION, SCAN, RECOMPUTE_FULL, ACCELERATOR, COUNT,
+                TOKENS, SEQ, ATTENTION_CAUSAL, SCAN, RECOMPUTE_FULL, ACCELERATOR, COUNT,
                 Option("days", "amount", "A deadline instead of --count: the fewest devices "
                        "that finish in N days.", metavar="N"),
                 Option("dtype", "choice", "Which of the accelerator's peaks to use.", "bf16",
@@ -685,7 +693,7 @@ COMMANDS["step"] = Command(
                "dropless).", metavar="F"),
         TOKENS,
         Option("price", "amount", "Price per accelerator-hour: adds the cost.", metavar="P"),
-        SET), _step, presentation=("format", "brief"))
+        ATTENTION_CAUSAL, SET), _step, presentation=("format", "brief"))
 
 
 # ------------------------------------------------------------------------------------ serve
@@ -697,7 +705,7 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
            mamba_ssm_cache_dtype, gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype,
            experts_dtype, shared_prefix, draft, draft_tokens, acceptance, prompt, gen, batch,
            network, efficiency, compute_dtype, compute_efficiency, memory_efficiency, peak,
-           bandwidth, set):  # noqa: A002
+           bandwidth, set, attention="causal"):  # noqa: A002
     from fractions import Fraction as F
 
     from .counting.latency import Network
@@ -768,7 +776,8 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         gdn_prefill_backend=gdn_prefill_backend, kv_memory=memories, kv_blocks=kv_blocks,
         weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
         draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
-        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
+        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source,
+        attention=attention)
     if config is None and mamba_ssm_cache_dtype == "auto" and \
             report.settings.mamba_cache_mode is not None:
         report.warnings.append(
@@ -865,7 +874,7 @@ def _serve_command() -> Command:
                    "Default: the efficiency preset's matmul share x 0.85.", metavar="F"),
             Option("memory_efficiency", "share", "Share of the memory bandwidth the estimate "
                    "assumes. Default: the efficiency preset's typical share.", metavar="F"),
-            PEAK, BANDWIDTH, SET), _serve, presentation=("format", "brief"))
+            PEAK, BANDWIDTH, ATTENTION_CAUSAL, SET), _serve, presentation=("format", "brief"))
 
 
 COMMANDS["serve"] = _serve_command()
@@ -889,7 +898,7 @@ COMMANDS["mfu"] = Command(
         PEAK,
         Option("recompute", "choice", "Activation recomputation, for HFU: selective adds the "
                "attention core, full the layers' forward.", "none", RECOMPUTE),
-        SCAN, SET), _mfu, presentation=("format", "brief"))
+        ATTENTION_CAUSAL, SCAN, SET), _mfu, presentation=("format", "brief"))
 
 COMMANDS["plan"] = Command(
     "plan", "Search the parallel layouts of a model on N devices that fit in memory, rank them "
@@ -907,7 +916,7 @@ COMMANDS["plan"] = Command(
                tuple(PRECISIONS)),
         Option("optimizer", "choice", "adamw, adamw-8bit, sgd.", "adamw", tuple(OPTIMIZERS)),
         Option("top", "count", "How many plans to show.", 5, metavar="K"),
-        SET), _plan)
+        ATTENTION_CAUSAL, SET), _plan)
 
 
 # The commands whose reports `check` can hold against limits: every declared command (each

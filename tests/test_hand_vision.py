@@ -122,8 +122,11 @@ def test_image_size_is_the_trained_one_for_a_fixed_processor(cli, toy):
 def test_infer_and_train_with_images(cli, toy):
     inf = run(cli, "infer", toy, "--prompt", 10, "--gen", 4, "--images", 2)
     model = run(cli, "model", toy, "--seq", 10, "--images", 2)
-    # the prefill is the forward with the images: prompt 10 + 2·16 = 42 tokens
-    assert inf["prefill"]["flops"] == model["flops"]["forward"]
+    # the prefill is the forward with the images: prompt 10 + 2·16 = 42 tokens, masked (infer
+    # counts causal by default; model prints that count beside its full one)
+    assert inf["prefill"]["flops"] == model["flops"]["forward_causal"]
+    causal = run(cli, "model", toy, "--seq", 10, "--images", 2, "--attention", "causal")
+    assert causal["flops"]["forward"] == model["flops"]["forward_causal"]
     assert inf["prefill"]["tokens"] == 42 and inf["decode"]["context_first"] == 43
     # decode steps read the text model's weights only: as without a tower
     plain = run(cli, "infer", toy, "--prompt", 42, "--gen", 4)
@@ -133,7 +136,7 @@ def test_infer_and_train_with_images(cli, toy):
     tr = run(cli, "train", toy, "--mfu", "0.5", "--peak", "1P", "--seq", 10, "--images", 2,
              "--tokens", 42_000)
     # 3 x forward per token (over the 42 positions) x D
-    assert tr["training"]["exact"] == 3 * model["flops"]["forward"] * 1000
+    assert tr["training"]["exact"] == 3 * model["flops"]["forward_causal"] * 1000
     assert tr["settings"]["seq"] == 42
 
 

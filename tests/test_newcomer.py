@@ -373,6 +373,6 @@ def test_wording(cli):
     r = cli("check", "--help")
     assert "lengths     (" not in r.out and "      Limits" not in r.out
     header = cli("train", "gpt2", "--accelerator", "h100", "--mfu", "0.4", "--brief").out
-    assert "bf16 peak" in header.splitlines()[0] and "attention full" in header.splitlines()[0]
+    assert "bf16 peak" in header.splitlines()[0] and "attention causal" in header.splitlines()[0]
     infer = cli("infer", "gpt2", "--prompt", "8", "--gen", "1", "--brief").out
     assert "over 1 step\n" in infer

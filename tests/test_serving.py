@@ -145,13 +145,16 @@ def test_windowed_prefill_counts_the_mask_under_causal(cli, windowed):
     # 40 tokens: window layers Σ min(i, 16) = 136 + 24·16 = 520 pairs; the full layer 820.
     doc = infer(cli, windowed, "--prompt", 40, "--gen", 1, "--attention", "causal")
     assert doc["prefill"]["attention"] == 4 * D_Q * (2 * 520 + 820)
-    full = infer(cli, windowed, "--prompt", 40, "--gen", 1)
+    full = infer(cli, windowed, "--prompt", 40, "--gen", 1, "--attention", "full")
     assert full["prefill"]["attention"] == 4 * D_Q * 3 * 1600  # every pair, as FlopCounterMode
 
 
 def test_one_attention_default_everywhere(cli):
-    doc = infer(cli, "gpt2", "--prompt", 512, "--gen", 64)
-    assert doc["settings"]["attention"] == "full"
+    # infer predicts times: it counts the pairs the kernels compute unless told otherwise, and
+    # its roofline takes the same count
+    doc = infer(cli, "gpt2", "--prompt", 512, "--gen", 64, "--accelerator", "h100")
+    assert doc["settings"]["attention"] == "causal" == doc["roofline"]["attention"]
+    assert doc["roofline"]["prefill_flops"] == doc["prefill"]["flops"]
 
 
 def test_gen_zero_counts_the_prompt_only(cli, small):
@@ -292,23 +295,27 @@ def test_roofline_llama_8b_on_h100_is_memory_bound_at_batch_1(cli):
 
 
 def test_roofline_prefill_counts_causal_attention_and_rates_name_their_scope(cli):
-    """The prefill bound is taken on the FLOPs a causal kernel computes, whatever --attention
-    counts: Llama 3.1 8B at prompt 2048, batch 3, by hand. Matmuls 2·7,504,658,432 per token;
-    causal scores and values 4·4096·32 per visible pair, 2048·2049/2 pairs per sequence, 32
-    layers. Decode rates: 3·256 tokens in all, 256 per sequence, over the same seconds."""
-    tokens, pairs = 3 * 2048, 3 * 2048 * 2049 // 2
-    causal = tokens * 2 * LLAMA_MATMUL + pairs * 4 * 4096 * 32
+    """The prefill bound is taken on the FLOPs the report counts, one convention for counts and
+    times (causal by default): Llama 3.1 8B at prompt 2048, batch 3, by hand. Matmuls
+    2·7,504,658,432 per token; scores and values 4·4096·32 per visible pair, 2048·2049/2 pairs
+    per sequence causal, 2048² full, 32 layers. Decode rates: 3·256 tokens in all, 256 per
+    sequence, over the same seconds."""
+    tokens = 3 * 2048
+    pairs = {"causal": 3 * 2048 * 2049 // 2, "full": 3 * 2048 * 2048}
     for attention in ("full", "causal"):
+        counted = tokens * 2 * LLAMA_MATMUL + pairs[attention] * 4 * 4096 * 32
         doc = infer(cli, "llama-3.1-8b", "--prompt", 2048, "--gen", 256, "--batch", 3,
                     "--accelerator", "h100", "--attention", attention)
         rf = doc["roofline"]
-        assert rf["prefill_flops"] == causal
-        assert rf["prefill"]["compute_s"] == pytest.approx(causal / 989.5e12, rel=1e-12)
+        assert rf["prefill_flops"] == counted == doc["prefill"]["flops"]
+        assert rf["attention"] == attention
+        assert rf["prefill"]["compute_s"] == pytest.approx(counted / 989.5e12, rel=1e-12)
         rd = rf["decode"]
         assert rd["tokens_per_s_aggregate"] == pytest.approx(768 / rd["seconds"], rel=1e-12)
         assert rd["tokens_per_s_per_sequence"] == pytest.approx(256 / rd["seconds"], rel=1e-12)
         assert rd["seconds_per_step"] == pytest.approx(rd["seconds"] / 256, rel=1e-12)
-        assert any("each layer's own mask" in line for line in doc["conventions"])
+        assert any(f"the prefill's bound on the FLOPs above (attention {attention}" in line
+                   for line in doc["conventions"])
 
 
 def test_roofline_switches_from_compute_to_memory_as_the_cache_grows(cli):
@@ -407,7 +414,7 @@ def test_gpt3_on_1024_h100_at_40_pct_mfu(cli):
     1,024 × 989.5e12 × 0.4 = 4.053e17 FLOP/s; 3.131e23 / 4.053e17 = 772,591 s = 8.94 days,
     × 1,024 / 3,600 = 219,759 H100-hours."""
     doc = train(cli, "gpt3", "--tokens", "300B", "--accelerator", "h100-sxm", "--count", 1024,
-                "--mfu", "40%")
+                "--mfu", "40%", "--attention", "full")
     n = 174_604_259_328 - 50_257 * 12_288 - 2_048 * 12_288
     six_nd = 6 * n * 300 * 10**9
     sustained = Fraction(1024 * 989_500 * 10**9 * 2, 5)
@@ -423,7 +430,7 @@ def test_gpt3_on_1024_h100_at_40_pct_mfu(cli):
 
 def test_recompute_full_is_four_passes(cli):
     doc = train(cli, "gpt3", "--tokens", "300B", "--accelerator", "h100", "--count", 1024,
-                "--mfu", "40%", "--recompute", "full")
+                "--mfu", "40%", "--recompute", "full", "--attention", "full")
     assert doc["training"]["exact"] == 4 * 358_791_143_424 * 300 * 10**9
     assert doc["training"]["passes"] == 4 and doc["settings"]["recompute"] == "full"
 
@@ -440,7 +447,7 @@ def test_days_give_the_devices_needed(cli):
     # 6ND-exact GPT-3 needs 3.22912e23 FLOPs; in 30 days at 40% of 989.5T each device does
     # 30·86,400·395.8e12 = 1.0259e21, so ⌈3.22912e23 / 1.0259e21⌉ = ⌈314.76⌉ = 315 devices.
     doc = train(cli, "gpt3", "--tokens", "300B", "--accelerator", "h100", "--days", 30,
-                "--mfu", "40%")
+                "--mfu", "40%", "--attention", "full")
     need = Fraction(3 * 358_791_143_424 * 300 * 10**9) / (30 * 86_400 * Fraction(3958, 10) * 10**12)
     assert doc["accelerator"]["count"] == -(-need.numerator // need.denominator) == 315
     assert doc["days"]["exact"] <= 30 < doc["days"]["exact"] * 315 / 314
@@ -525,7 +532,7 @@ def test_infer_table_shows_the_issue_figures(cli):
 
 def test_train_table_states_mfu_and_days(cli):
     out = cli("train", "gpt3", "--tokens", "300B", "--accelerator", "h100-sxm", "--count", 1024,
-              "--mfu", "40%").out
+              "--mfu", "40%", "--attention", "full").out
     assert "40% MFU" in out and "9.221 days" in out and "8.942 days" in out
     assert "219,759" in out
 

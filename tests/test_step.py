@@ -31,8 +31,9 @@ def test_json_keys_of_the_issue():
     assert tps["low"] <= tps["estimate"] <= tps["high"]
     # tokens/s = global batch × seq / step
     assert tps["estimate"] == pytest.approx(1536 * 2048 / t["estimate"])
-    # MFU = 3 × exact forward × sequences / (step × devices × peak)
-    model = flopcalc.model("gpt3").to_dict()["flops"]["forward"]
+    # MFU = 3 × exact forward × sequences / (step × devices × peak), the causal count by
+    # default (the pairs the kernels compute)
+    model = flopcalc.model("gpt3", attention="causal").to_dict()["flops"]["forward"]
     assert d["model_flops_per_step"] == 3 * model * 1536
     assert d["mfu"]["estimate"] == pytest.approx(3 * model * 1536 / (
         t["estimate"] * 1024 * 989.5e12))

@@ -172,10 +172,16 @@ def test_infer(cli, toy):
 
 
 def test_train_memory_conventions_check(cli, toy):
-    train = run(cli, "train", toy, "--seq", 8, "--tokens", 1000, "--peak", 1000, "--mfu", 1)
+    train = run(cli, "train", toy, "--seq", 8, "--tokens", 1000, "--peak", 1000, "--mfu", 1,
+                "--attention", "full")
     assert train["training"]["exact"] == 1_836_000 and train["seconds"]["exact"] == 1836
+    # train counts causal by default: the attention layer (d_q = 4) sees 4.5 keys per token on
+    # average instead of 8, 4·4·(8 − 4.5) = 56 FLOPs fewer per token: 3·(612 − 56)·1,000
+    train = run(cli, "train", toy, "--seq", 8, "--tokens", 1000, "--peak", 1000, "--mfu", 1)
+    assert train["training"]["exact"] == 1_668_000
     mem = run(cli, "memory", toy, "--seq", 8, "--no-flash")
-    # The eager kernel (its softmax kept). Attention layer: input 2·8·4 = 64, Q and K 2·8·8 = 128, softmax 2·2·64 = 256, V 64, o's
+    # The eager kernel (its softmax kept). Attention layer: input 2·8·4 = 64, Q and K 2·8·8 =
+    # 128, softmax 2·2·64 = 256, V 64, o's
     # input 64, MLP input 64 and hidden 2·8·8·2 = 256: 896. Toy layer: input 64, its own
     # in_output 2·8·2 = 32, MLP input 64 and hidden 256: 416. Output: LM head input 64 and fp32
     # logits 4·8·8 = 256. Activations 1,632; state 242 x 16 = 3,872.

@@ -46,6 +46,9 @@ def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
     table.add_row("total", nums.count(p.total), "100.0%", style="bold")
     if p.active != p.total:
         table.add_row("active per token", nums.count(p.active), percent(100 * p.active / p.total))
+        table.add_row("  without input embedding (as some cards)",
+                      nums.count(p.active_without_embedding),
+                      percent(100 * p.active_without_embedding / p.total))
     table.add_row("non-embedding N", nums.count(p.non_embedding),
                   percent(p.non_embedding_share_pct))
     if p.active_non_embedding != p.non_embedding:
@@ -60,8 +63,13 @@ def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
         table.add_row(r.name, nums.count(r.value), percent(r.share_pct))
     for name, value in f.families.items():
         table.add_row(family(name), nums.count(value), percent(f.family_shares_pct[name]))
-    table.add_row("forward", nums.count(f.forward), "100.0%", style="bold")
+    table.add_row(f"forward (attention {s.attention})", nums.count(f.forward), "100.0%",
+                  style="bold")
     table.add_row("per output token", nums.count(f.forward_per_token), "")
+    other = "causal" if s.attention == "full" else "full"
+    other_value = f.forward_causal if other == "causal" else f.forward_full
+    table.add_row(f"forward with attention {other}", nums.count(other_value),
+                  percent(100 * other_value / f.forward) if f.forward else "")
     out.append(table)
 
     n_is = "active non-embedding" if t.n_is == "active_non_embedding" else "non-embedding"
@@ -100,14 +108,18 @@ def crossover_text(report: "ModelReport") -> str:
 def model_brief(report: "ModelReport") -> str:
     """The lines a person wants: parameters, forward, 6ND against exact, the crossover."""
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
-    active = f"; active {p.active:,} ({human(p.active)})" if p.active != p.total else ""
+    active = (f"; active {p.active:,} ({human(p.active)}), without the input embedding "
+              f"{p.active_without_embedding:,} ({human(p.active_without_embedding)}, as some "
+              "model cards count)" if p.active != p.total else "")
     lines = [
         f"{named(report.model)}: {lengths(report)}, batch {s.batch}, "
         f"attention {s.attention}{scan_words(s.scan)}",
         f"params        {p.total:,} ({human(p.total)}){active}",
         f"N for 6ND     {t.n:,} ({human(t.n)}; {t.n_is.replace('_', ' ')} params)",
         f"forward       {f.forward:,} FLOPs ({human(f.forward)}; attention {s.attention}); per "
-        f"token {exact(f.forward_per_token)}",
+        f"token {exact(f.forward_per_token)}; "
+        + (f"causal {f.forward_causal:,} ({human(f.forward_causal)})" if s.attention == "full"
+           else f"full {f.forward_full:,} ({human(f.forward_full)})"),
         f"  attention   {percent(f.attention_share_pct)} of the forward "
         f"({human(f.attention)} FLOPs)",
         f"training D    {t.tokens:,} tokens ({human(t.tokens)}; {t.tokens_source})",

@@ -39,10 +39,15 @@ def mfu_tables(report: "MfuReport", nums: Numbers) -> list[Any]:
     for r in report.rows:
         verdict = "" if r.possible else "IMPOSSIBLE (> 100%)"
         label = r.name + (" (HFU)" if r.hardware else "")
+        if r.name == f"exact_{report.attention}":
+            label += " = MFU"
+        elif r.name == f"hfu_exact_{report.attention}":
+            label = r.name + " = HFU"
         table.add_row(label, human(r.flops_per_token), rate(r.achieved_flops_per_device,
                                                            "FLOP/s"),
                       pct(r.utilisation), verdict,
-                      style="bold" if r.name == "exact_causal" else None)
+                      style="bold" if r.name in (f"exact_{report.attention}",
+                                                 f"hfu_exact_{report.attention}") else None)
     out.append(table)
     causes = [f"- {r.name}: {r.cause}" for r in report.rows if not r.possible]
     if causes:
@@ -63,9 +68,12 @@ def mfu_csv(report: "MfuReport") -> str:
 
 
 def mfu_brief(report: "MfuReport") -> str:
-    m = report.measured
-    lines = [f"{one_line(report.model.title)}: {m.tokens_per_second_per_device:,.1f} tokens/s "
-             f"per device on {one_line(report.accelerator.name)}"]
+    lines = [f"{one_line(report.model.title)}: "
+             f"{report.measured.tokens_per_second_per_device:,.1f} tokens/s per device on "
+             f"{one_line(report.accelerator.name)}"]
+    if report.mfu is not None and report.hfu is not None:
+        lines.append(f"MFU {pct(report.mfu)}, HFU {pct(report.hfu)} (exact, "
+                     f"{report.attention} attention)")
     for r in report.rows:
         lines.append(f"{r.name:20s} {pct(r.utilisation):>7s}" + ("" if r.possible
                                                                   else "  IMPOSSIBLE"))
@@ -88,6 +96,25 @@ def _layout_line(lay: Any) -> str:
     return ", ".join(words)
 
 
+def _attention(report: Any) -> str:
+    """The MFU's attention convention, in the headline's words."""
+    s = report.settings
+    return f"{s.attention} attention" if s is not None else "causal attention"
+
+
+def _notes(report: Any) -> list[str]:
+    """What a headline assumed and how it compares with published runs, one line each."""
+    lines = [f"- assumed: {line}" for line in report.assumed]
+    if report.published is not None:
+        lines.append(f"- {report.published.line}")
+    return lines
+
+
+def _headline_notes(report: Any) -> list[Any]:
+    lines = _notes(report)
+    return [block("About these figures:", lines)] if lines else []
+
+
 def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
     lay, mc = report.layout, report.machine
     t = report.time["step_seconds"]
@@ -103,9 +130,10 @@ def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
     table.add_row("tokens/s", f"{tps.low:,.0f}", f"{tps.estimate:,.0f}", f"{tps.high:,.0f}")
     table.add_row("tokens/s per device", f"{per.low:,.1f}", f"{per.estimate:,.1f}",
                   f"{per.high:,.1f}")
-    table.add_row("MFU (exact, full attention)", pct(report.mfu.low), pct(report.mfu.estimate),
-                  pct(report.mfu.high))
-    table.add_row("HFU", pct(report.hfu.low), pct(report.hfu.estimate), pct(report.hfu.high))
+    table.add_row(f"MFU (exact, {_attention(report)})", pct(report.mfu.low),
+                  pct(report.mfu.estimate), pct(report.mfu.high))
+    table.add_row("HFU (+ recomputation)", pct(report.hfu.low), pct(report.hfu.estimate),
+                  pct(report.hfu.high))
     tr = report.training
     table.add_row(f"days for {human(tr.tokens)} tokens", f"{tr.days.low:,.2f}",
                   f"{tr.days.estimate:,.2f}", f"{tr.days.high:,.2f}")
@@ -113,6 +141,7 @@ def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
         table.add_row("cost", f"{tr.cost.low:,.0f}", f"{tr.cost.estimate:,.0f}",
                       f"{tr.cost.high:,.0f}")
     out.append(table)
+    out += _headline_notes(report)
 
     br = report.time["breakdown"]
     table = new_table("Where the time goes (seconds per step)",
@@ -167,9 +196,10 @@ def step_brief(report: "StepReport") -> str:
         f"step       {t.estimate:.4g} s  [{t.low:.4g}, {t.high:.4g}]",
         f"tokens/s   {tps.estimate:,.1f} per device  [{tps.low:,.1f}, {tps.high:,.1f}]",
         f"MFU        {pct(report.mfu.estimate)}  [{pct(report.mfu.low)}, "
-        f"{pct(report.mfu.high)}]",
+        f"{pct(report.mfu.high)}]  ({_attention(report)})",
         f"memory     {human_bytes(report.memory.total)} per device"
         + ("" if report.fits is None else (" (fits)" if report.fits else " (does NOT fit)")),
+        *(line[2:] for line in _notes(report)),
     ]) + "\n"
 
 
@@ -178,7 +208,7 @@ def step_csv(report: "StepReport") -> str:
     doc = report.to_dict()
     return long_csv(["model", "seq", "tp", "pp", "dp", "cp", "ep", "zero"],
                     [report.model.name, report.seq, lay.tp, lay.pp, lay.dp, lay.cp, lay.ep,
-                     lay.zero], doc, ("layout", "time", "throughput", "mfu", "hfu",
+                     lay.zero], doc, ("settings", "layout", "time", "throughput", "mfu", "hfu",
                                       "communication", "bubble_fraction", "memory", "fits",
                                       "training"))
 
@@ -194,13 +224,15 @@ def plan_tables(report: "PlanReport", nums: Numbers) -> list[Any]:
         f"{report.seq:,}, {report.global_batch:,} sequences per step; {report.fitting:,} "
         f"layouts fit (searched in {report.search_seconds:.2f} s)\n")]
     table = new_table("Best layouts by estimated step time",
-                      ["#", "step", "tokens/s", "MFU", "memory", "layout", "where the time goes"],
+                      ["#", "step", "tokens/s", f"MFU ({_attention(report).split()[0]})",
+                       "memory", "layout", "where the time goes"],
                       numeric_from=1)
     for p in report.plans:
         table.add_row(str(p.rank), duration(p.step_seconds), f"{p.tokens_per_second:,.0f}",
                       pct(p.mfu), human_bytes(p.memory_bytes, binary=False),
                       _layout_line(p.layout), p.summary)
     out.append(table)
+    out += _headline_notes(report)
     if report.why:
         out.append(block("Why #1 wins:", (f"- {line}" for line in report.why)))
     out += _warnings(report.warnings)
@@ -211,9 +243,9 @@ def plan_tables(report: "PlanReport", nums: Numbers) -> list[Any]:
 def plan_csv(report: "PlanReport") -> str:
     header = ["model", "seq", "global_batch", "rank", "tp", "pp", "vp", "dp", "cp", "ep",
               "zero", "recompute", "micro_batch", "step_seconds", "tokens_per_second", "mfu",
-              "memory_bytes"]
+              "memory_bytes", "attention"]
     rows = [[report.model.name, report.seq, report.global_batch, p.rank, p.layout.tp,
              p.layout.pp, p.layout.vp, p.layout.dp, p.layout.cp, p.layout.ep, p.layout.zero,
              p.layout.recompute, p.layout.micro_batch, p.step_seconds, p.tokens_per_second,
-             p.mfu, p.memory_bytes] for p in report.plans]
+             p.mfu, p.memory_bytes, _attention(report).split()[0]] for p in report.plans]
     return to_csv(header, rows)

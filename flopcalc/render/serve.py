@@ -170,7 +170,7 @@ def _timing_table(report: "ServeReport", nums: Numbers) -> Any:
     table.add_row(f"time to first token ({t.prefill_chunks} chunk"
                   f"{'s' if t.prefill_chunks != 1 else ''} of {s.max_num_batched_tokens:,})",
                   duration(t.ttft_bound_s), duration(t.ttft_estimate_s),
-                  f"{nums.count(t.prefill_flops)} FLOPs", style="bold")
+                  f"{nums.count(t.prefill_flops)} FLOPs ({s.attention})", style="bold")
     _step_row(table, "decode step, first", t.first_step, nums)
     _step_row(table, "decode step, last", t.last_step, nums)
     table.add_row("time per output token (mean)", duration(t.tpot_bound_s),
@@ -212,7 +212,8 @@ def serve_brief(report: "ServeReport") -> str:
     t = report.timing
     if t is not None:
         lines.append(f"TTFT          {duration(t.ttft_estimate_s)} estimate, >= "
-                     f"{duration(t.ttft_bound_s)}")
+                     f"{duration(t.ttft_bound_s)} (prefill attention "
+                     f"{report.settings.attention})")
         lines.append(f"TPOT          {duration(t.tpot_estimate_s)} estimate, >= "
                      f"{duration(t.tpot_bound_s)}; {amount(t.tokens_per_s_per_sequence_estimate)}"
                      f" tokens/s per sequence, {amount(t.tokens_per_s_aggregate_estimate)} in "

@@ -108,8 +108,8 @@ def _bound(phase: "Phase") -> list[str]:
 def _roofline_table(report: "InferReport") -> Any:
     a, r, d = report.accelerator, report.roofline, report.decode
     assert a is not None and r is not None
-    table = new_table(f"Roofline lower bounds: {a.count:,} x {a.title} (attention as each "
-                      "layer's mask computes it)", ["", "time >=", "bound"])
+    table = new_table(f"Roofline lower bounds: {a.count:,} x {a.title} (prefill attention "
+                      f"{r.attention}, as counted above)", ["", "time >=", "bound"])
     devices = "" if a.count == 1 else f" x {a.count:,}"
     table.add_row(f"dense {a.dtype} peak{devices}", rate(a.total_peak_flops, "FLOP/s"),
                   "--peak" if a.peak_overridden else "")
@@ -165,8 +165,8 @@ def infer_brief(report: "InferReport") -> str:
     r = report.roofline
     if r is not None and report.accelerator is not None:
         lines.append(f"time >=       {duration(r.total_seconds)} on {report.accelerator.count} x "
-                     f"{one_line(report.accelerator.name)} (prefill {duration(r.prefill.seconds)}; "
-                     "attention as each layer's mask computes it)")
+                     f"{one_line(report.accelerator.name)} (prefill "
+                     f"{duration(r.prefill.seconds)}; attention {r.attention})")
         if r.decode is not None:
             lines.append(f"tokens/s <=   {amount(r.decode.tokens_per_s_aggregate)} in all, "
                          f"{amount(r.decode.tokens_per_s_per_sequence)} per sequence "

@@ -122,6 +122,7 @@ def compare_csv(report: "CompareReport") -> str:
 
 _COMPARE_ROWS = (
     ("params_total", "params"), ("params_active", "active params"),
+    ("params_active_without_embedding", "active w/o embedding"),
     ("n", "N for 6ND"), ("seq", "seq"), ("flops_forward", "forward FLOPs"),
     ("flops_forward_per_token", "forward / token"), ("attention_share_pct", "attention share"),
     ("crossover_seq", "crossover s*"), ("crossover_d_model_multiple", "s* / d_model"),
@@ -149,6 +150,8 @@ def compare_tables(report: "CompareReport", nums: Numbers) -> list[Any]:
                 cells.append(f"{v:.4g}")
             elif key in ("seq", "crossover_seq"):
                 cells.append(exact(v))
+            elif key == "training_tokens":
+                cells.append(f"{nums.count(v)} ({m['training_tokens_source']})")
             else:
                 cells.append(nums.count(v))
         table.add_row(label, *cells)

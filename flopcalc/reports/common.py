@@ -97,6 +97,33 @@ def attention_line(convention: str) -> str:
             "and cross-attention stay full")
 
 
+def kernel_line(flash: bool) -> str:
+    """Which attention kernel a report with activations assumed (--flash), in a line."""
+    if flash:
+        return ("attention kernel: flash (--flash): no s² scores kept for backward, masked "
+                "blocks skipped")
+    return ("attention kernel: eager (no --flash): the s² scores (and softmax) kept for "
+            "backward, every (query, key) pair computed")
+
+
+def eager_hint(spec: ModelSpec, setup: Any) -> list[str]:
+    """A hint when the eager kernel's s² tensors are most of the activations of `setup` (a
+    counting.memory Setup), where --flash would drop them; empty otherwise."""
+    if setup.flash:
+        return []
+    from dataclasses import replace
+
+    from ..counting.memory import activation_parts
+
+    eager = sum(x.value for x in activation_parts(spec, setup))
+    flash = sum(x.value for x in activation_parts(spec, replace(setup, flash=True)))
+    if 2 * (eager - flash) <= eager:
+        return []
+    return [f"activations assume the eager kernel (s² scores saved: {(eager - flash) / 1e9:,.1f} "
+            f"of {eager / 1e9:,.1f} GB per device, --no-flash); drop --no-flash for flash "
+            "attention, as every framework runs it"]
+
+
 def chunked_scans(spec: ModelSpec) -> bool:
     """Whether some layer of `spec` has a chunked scan, whose core --scan decides
     (`Kind.chunked_scan`)."""

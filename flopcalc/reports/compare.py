@@ -32,6 +32,18 @@ class Summary:
     training_six_nd: int
     training_exact: int
     six_nd_below_exact_pct: float
+    params_active_without_embedding: int = 0  # as model cards count (see reports.model.Params)
+    training_tokens_source: str = ""  # published, 20 per param or --tokens: where D came from
+
+
+def tokens_label(source: str) -> str:
+    """Where a training-token count came from, in a word or three (`default_tokens`'s source
+    line, or `--tokens`)."""
+    if source.startswith("published"):
+        return "published"
+    if source.startswith("default"):
+        return "20 per param"
+    return source
 
 
 @dataclass
@@ -65,7 +77,9 @@ def summary(report: ModelReport) -> Summary:
         attention_share_pct=x.attention_share_pct, crossover_seq=x.seq,
         crossover_d_model_multiple=x.d_model_multiple, training_tokens=t.tokens,
         training_six_nd=t.six_nd, training_exact=t.exact,
-        six_nd_below_exact_pct=t.six_nd_below_exact_pct)
+        six_nd_below_exact_pct=t.six_nd_below_exact_pct,
+        params_active_without_embedding=p.active_without_embedding,
+        training_tokens_source=tokens_label(t.tokens_source))
 
 
 def build_compare_report(reports: list[ModelReport], seq: Optional[int], batch: int,

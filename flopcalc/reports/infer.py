@@ -208,9 +208,8 @@ class Roofline:
     decode: Optional[DecodeRoofline]
     total_seconds: float
     memory: Optional[Memory]
-    # The FLOPs the bounds are taken on: each layer's mask (causal, window, chunk) and chunked
-    # scans chunked, as kernels compute them, whatever --attention and --scan count in
-    # `prefill.flops`.
+    # The FLOPs the bounds are taken on: `prefill.flops`, counted as --attention and --scan say
+    # (one convention for the counts and the times).
     prefill_flops: int = 0
     attention: str = "causal"
 
@@ -275,13 +274,16 @@ def devices(count: int) -> str:
 def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware]) -> list[str]:
     lines = ["2 FLOPs per multiply-add; not counted: norms, activations, softmax, RoPE, bias "
              "adds, embedding lookups, routing (what FlopCounterMode counts)",
-             "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P",
+             "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P "
+             f"--attention {s.attention}",
              *("prefill: " + line for line in scan_lines(s.scan, chunked_scans(spec))),
              "prefill LM head on every prompt token (a server keeping only the last logits "
              "saves 2·(P−1)·d·V per sequence)",
              "decode step at position c = P + i: one token per sequence through every weight "
              "(LM head included) and, per layer, 2·h·(d_qk + d_v) FLOPs per key it sees: c keys, "
-             "min(c, w) in a window of w, its own block's keys when chunked"]
+             "min(c, w) in a window of w, its own block's keys when chunked"
+             + ("" if s.attention == "causal" else " (the keys each layer caches: a decode "
+                "step's count is the masked one under --attention full too)")]
     lines += kind_notes(spec, "decode_notes")
     lines += [
         f"KV cache {s.kv_dtype} ({s.kv_bytes_per_element} B): per layer and token the K/V of "
@@ -298,9 +300,10 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
     if hw is not None:
         lines.append(f"roofline lower bounds: time >= max(FLOPs / peak, bytes / bandwidth) per "
                      f"step; dense {hw.dtype} peak and memory bandwidth {devices(hw.count)}; the "
-                     "bounds count the prefill's attention under each layer's own mask (causal, "
-                     "window, chunk) and chunked scans chunked, as kernels compute them, "
-                     "whatever --attention and --scan count")
+                     f"prefill's bound on the FLOPs above (attention {s.attention}"
+                     + ("; causal, the default, is what flash kernels compute" if s.attention
+                        == "causal" else "; every pair, as an eager kernel computes them")
+                     + ")")
     if hw is not None and hw.usable_memory_bytes is not None:
         lines.append(memory_basis_line(hw))
     return lines
@@ -383,7 +386,7 @@ def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int,
 
 
 def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 1,
-                       attention: p.Convention = "full", kv_dtype: str = "bf16",
+                       attention: p.Convention = "causal", kv_dtype: str = "bf16",
                        weights_dtype: str = "bf16", compute_dtype: str = "bf16",
                        hw: Optional[Hardware] = None, curve: bool = False,
                        state_dtype: str = "fp32", images: Optional[list[ImagesInfo]] = None,
@@ -429,10 +432,9 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
         report.curve = decode_curve(st, decode.context_first, decode.context_last)
     if hw is not None:
         report.accelerator = accelerator_info(hw)
-        # the kernels' count: each layer's own mask, and chunked scans chunked
-        masked = pre if (attention, scan) == ("causal", "chunked") else prefill_flops(
-            spec, prompt, batch, "causal", settings.images)
-        report.roofline = _roofline(report, hw, st, prefill_bytes, p.total(masked))
+        # one convention: the bound is on the prefill FLOPs the report counts
+        report.roofline = _roofline(report, hw, st, prefill_bytes, p.total(pre))
+        report.roofline.attention = attention
         memory = report.roofline.memory
         if memory is not None and not memory.fits:
             report.warnings.append(

@@ -15,8 +15,8 @@ from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from ..numbers import counted
-from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_seq, model_info,
-                     memory_basis_line, samples)
+from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_seq,
+                     eager_hint, kernel_line, memory_basis_line, model_info, samples)
 
 
 
@@ -162,8 +162,8 @@ def _conventions(setup: Setup, spec: Optional[ModelSpec] = None) -> list[str]:
         "of its layers, plus the embedding's dropout masks" + (
             "; with one stage the final norm, LM head input and fp32 logits" if setup.pp == 1
             else ""),
-        f"recompute {setup.recompute}; dropout {'on' if setup.dropout else 'off'}; "
-        f"{'FlashAttention (no s² tensor kept)' if setup.flash else 'attention keeps its s² softmax'}",
+        f"recompute {setup.recompute}; dropout {'on' if setup.dropout else 'off'}",
+        kernel_line(setup.flash),
         "not counted: temporary buffers, communication buckets, allocator fragmentation, the "
         "CUDA context (often 1-3 GB in practice)",
     ]
@@ -230,7 +230,8 @@ def build_memory_report(loaded: LoadedModel, setup: Setup, hw: Optional[Hardware
         activations=Activations(max(g.bytes for g in groups), one, groups,
                                 {x.name: x.value for x in acts}),
         accelerator=None, fits=None, headroom_bytes=None, max_micro_batch=None,
-        warnings=context_warning(loaded.name, "--seq", setup.seq, spec.max_seq_len))
+        warnings=context_warning(loaded.name, "--seq", setup.seq, spec.max_seq_len)
+        + eager_hint(spec, setup))
     report.used = setup
     if setup.extended:
         from ..counting.memory import share, stage_layers

@@ -27,6 +27,11 @@ class Measured:
 
 
 @dataclass
+class MfuSettings:
+    attention: str  # the convention of the headline MFU and HFU (--attention)
+
+
+@dataclass
 class MfuRow:
     name: str
     flops_per_token: float
@@ -52,9 +57,11 @@ class MfuReport(Report):
     measured: Measured
     conventions: list[str]
     rows: list[MfuRow]
-    mfu: Optional[float]  # exact_causal: the FLOPs the model must execute
-    hfu: Optional[float]  # hfu_exact_causal
+    mfu: Optional[float]  # exact_<attention>: by default exact_causal, what the kernels run
+    hfu: Optional[float]  # hfu_exact_<attention>
     warnings: list[str] = field(default_factory=list)
+    attention: str = "causal"  # which exact row is the headline MFU (--attention)
+    settings: Optional[MfuSettings] = None  # as the other commands' settings
 
 
 def _cause(name: str, rows: dict[str, float], spec_has_window: bool) -> str:
@@ -74,7 +81,7 @@ def _cause(name: str, rows: dict[str, float], spec_has_window: bool) -> str:
 def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_second: Fraction,
                      given: str, step_seconds: Optional[Fraction],
                      global_batch: Optional[int], recompute: str,
-                     scan: Scan = "chunked") -> MfuReport:
+                     scan: Scan = "chunked", attention: str = "causal") -> MfuReport:
     spec = loaded.spec
     peak_all = hw.peak_flops * hw.count
     rows = []
@@ -92,6 +99,9 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
                            c.formula, c.source, "" if ok else _cause(c.name, figures, window)))
     per_device = float(tokens_per_second) / hw.count
     conventions = [
+        f"MFU (the headline, as flopcalc step and plan give it) = exact_{attention}; HFU = "
+        f"hfu_exact_{attention}, the same count plus recomputation (never below MFU); the other "
+        "rows are other conventions, labelled",
         "MFU = training FLOPs per token (each convention's numerator) x tokens/s of all devices "
         f"/ (devices x dense {hw.dtype} peak); the denominator is the same for every row",
         "exact_full counts every (query, key) pair, as PyTorch's FlopCounterMode does; "
@@ -112,5 +122,5 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
                           None if step_seconds is None else float(step_seconds), global_batch,
                           given),
         conventions=conventions, rows=rows,
-        mfu=figures.get("exact_causal"), hfu=figures.get("hfu_exact_causal"),
-        warnings=warnings)
+        mfu=figures.get(f"exact_{attention}"), hfu=figures.get(f"hfu_exact_{attention}"),
+        warnings=warnings, attention=attention, settings=MfuSettings(attention))

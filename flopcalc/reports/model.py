@@ -66,6 +66,11 @@ class LayerGroup:
 class Params:
     total: int
     active: int  # total minus the unused routed experts of every MoE layer (= total if dense)
+    # `active` without the tables read row by row on the input side (the token embedding when
+    # untied, position and token-type tables): the "active parameters" gpt-oss's card quotes
+    # (Mixtral's and DeepSeek-V3's include the embedding: `active`). A tied embedding is the LM
+    # head's matrix: it stays.
+    active_without_embedding: int
     embedding: int
     non_embedding: int
     active_non_embedding: int
@@ -95,6 +100,10 @@ class Flops:
     family_shares_pct: dict[str, float]
     components: dict[str, int]
     rows: list[Row]
+    # The forward under both attention conventions, whichever `settings.attention` chose
+    # (`forward` is one of them): the source documents' count beside the kernels' one.
+    forward_full: int = 0
+    forward_causal: int = 0
 
 
 def family_keys(flops: dict, families: dict[str, int]) -> dict:
@@ -187,7 +196,7 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
     if tgt_seq is not None and not spec.is_encoder_decoder:
         raise FlopcalcError(f"--tgt-seq: {loaded.name} is not an encoder-decoder model, so "
                             "it reads one sequence; give its length as --seq and drop --tgt-seq")
-    seq = seq or default_seq(spec)
+    seq = asked = seq or default_seq(spec)
     w, placed = place(spec, workload(spec, seq, tgt_seq, batch, attention, scan), images,
                       image_size)
     seq = w.seq  # text + image tokens: the length the text model runs
@@ -199,6 +208,10 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
 
     flop_parts = model_flops(spec, w, elementwise)
     forward = p.total(flop_parts)
+    other = "causal" if attention == "full" else "full"
+    w_other = place(spec, workload(spec, asked, tgt_seq, batch, other, scan), images,
+                    image_size)[0]
+    by_convention = {attention: forward, other: p.total(model_flops(spec, w_other, elementwise))}
     families = p.families(flop_parts)
     weights, attn = families.get(p.WEIGHTS, 0), families.get(p.ATTENTION, 0)
     elementwise_flops = families.get(p.ELEMENTWISE, 0)
@@ -228,7 +241,10 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
         conventions=conventions(spec, attention, elementwise, n, scan)
         + image_lines(spec, placed),
         layers=_layer_groups(loaded, w, elementwise),
-        params=Params(total=total_params, active=active, embedding=total_params - n_all,
+        params=Params(total=total_params, active=active,
+                      active_without_embedding=active - sum(x.value for x in active_parts
+                                                            if x.lookup),
+                      embedding=total_params - n_all,
                       non_embedding=n_all, active_non_embedding=n,
                       non_embedding_share_pct=pct(n_all, total_params), mtp=mtp_p,
                       components={x.name: x.value for x in param_parts},
@@ -242,7 +258,8 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
                     families=families,
                     family_shares_pct={k: pct(v, forward) for k, v in families.items()},
                     components={x.name: x.value for x in flop_parts},
-                    rows=rows(flop_parts, forward)),
+                    rows=rows(flop_parts, forward), forward_full=by_convention["full"],
+                    forward_causal=by_convention["causal"]),
         training=Training(
             tokens=tokens, tokens_source=tokens_source, n=n,
             n_is="active_non_embedding" if spec.is_moe else "non_embedding",

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..counting.plans import Candidate, Resolved, search
 from ..counting.steptime import profile
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
-from .common import SCHEMA_VERSION, ModelInfo, Report, context_warning, model_info
-from .step import Breakdown, StepLayout, StepMachine, breakdown, layout_info, machine_info
+from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
+                     eager_hint, kernel_line, model_info)
+from .step import (Breakdown, PublishedRange, RunSettings, StepLayout, StepMachine, breakdown,
+                   layout_info, machine_info, model_flops_per_sequence, published_range)
 
 
 @dataclass
@@ -42,6 +45,9 @@ class PlanReport(Report):
     plans: list[Plan]
     why: list[str]  # why the best wins over the others
     warnings: list[str] = field(default_factory=list)
+    settings: Optional[RunSettings] = None
+    assumed: list[str] = field(default_factory=list)  # what the search chose, not the user
+    published: Optional[PublishedRange] = None  # the best's MFU against published runs
 
 
 def summary(b: Breakdown) -> str:
@@ -78,7 +84,8 @@ def why(best: Candidate, others: list[Candidate]) -> list[str]:
 
 def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int,
                       global_batch: int, devices: int, flash: bool, grad_fp32: bool,
-                      tp_overlap: bool, top: int, mem: dict[str, object]) -> PlanReport:
+                      tp_overlap: bool, top: int, mem: dict[str, object],
+                      attention: str = "causal") -> PlanReport:
     spec = loaded.spec
     start = time.perf_counter()
     prof = profile(spec, seq)
@@ -86,7 +93,7 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
     best, fitting = search(spec, prof, res.machine, devices, global_batch, hw.memory_bytes,
                            flash, grad_fp32, tp_overlap, top=top, **mem)
     took = time.perf_counter() - start
-    model_flops = 3 * prof.forward_full * global_batch
+    model_flops = model_flops_per_sequence(prof, attention) * global_batch
     plans = []
     for rank, c in enumerate(best, 1):
         b = breakdown(c.time)
@@ -106,9 +113,17 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
         "layer included",
         "each plan's line says where its time goes; flopcalc step with its options gives the "
         "interval and every detail",
+        f"MFU = 3 x exact forward FLOPs (attention {attention}) per step / (step x devices x "
+        "the dense peak of --dtype): flopcalc step's and flopcalc mfu's figure",
+        attention_line(attention),
+        kernel_line(flash),
     ]
     warnings = list(res.warnings) + context_warning(loaded.name, "--seq", seq,
                                                      spec.max_seq_len)
+    if best and not flash:
+        from ..counting.plans import setup_of
+
+        warnings += eager_hint(spec, setup_of(seq, best[0].layout, **mem))  # type: ignore
     if not best:
         warnings.append(f"no layout of {devices:,} devices fits {hw.memory_bytes / 1e9:,.0f} GB "
                         "per device: more devices, a shorter --seq or --flash may help")
@@ -116,5 +131,11 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
         schema_version=SCHEMA_VERSION, command="plan", model=model_info(loaded), seq=seq,
         global_batch=global_batch, devices=devices, machine=machine_info(hw, res),
         conventions=conventions, fitting=fitting, search_seconds=took, plans=plans,
-        why=why(best[0], best[1:]) if best else [], warnings=warnings)
+        why=why(best[0], best[1:]) if best else [], warnings=warnings,
+        settings=RunSettings(attention, flash, "flash" if flash else "eager"),
+        assumed=[] if not best else [
+            "the best layout's virtual stages, micro-batch, ZeRO stage and recomputation were "
+            "searched, not stated by a source; dropout off"],
+        published=None if not best or loaded.origin != "preset" else published_range(
+            plans[0].mfu, loaded.name, hw.name))
 

@@ -65,6 +65,7 @@ class ServeSettings:
     weights_dtype: str
     experts_dtype: str
     in_flight_tokens: int  # what window layers are sized for
+    attention: str = "causal"  # how the prefill's attention is counted (--attention)
 
 
 @dataclass
@@ -370,7 +371,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                        prompt: Optional[int], gen: int, batch: int, network: Network,
                        compute_efficiency: Optional[Fraction] = None,
                        memory_efficiency: Optional[Fraction] = None,
-                       efficiency_source: str = "") -> ServeReport:
+                       efficiency_source: str = "", attention: str = "causal") -> ServeReport:
     spec = loaded.spec
     check_decoder_only(loaded, "serve")
     check_layout(spec, tp, pp, ep)
@@ -516,7 +517,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
         raise FlopcalcError(f"--prompt + --gen = {request:,} is more than --max-model-len "
                             f"{max_model_len:,}: the engine refuses such a request")
 
-    prefix = _prefix(spec, plan, shared_prefix, prompt, max_model_len) \
+    prefix = _prefix(spec, plan, shared_prefix, prompt, max_model_len, attention) \
         if shared_prefix else None
     settings = ServeSettings(
         engine=f"vLLM {E.VLLM_VERSION}", max_model_len=max_model_len,
@@ -531,7 +532,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
         hybrid_kv_cache_manager=hybrid_kv_cache_manager, mamba_cache_dtype=mamba_cache_dtype,
         mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
         gdn_prefill_backend=engine.gdn_prefill_backend, weights_dtype=weights_dtype,
-        experts_dtype=experts, in_flight_tokens=plan.in_flight_tokens)
+        experts_dtype=experts, in_flight_tokens=plan.in_flight_tokens, attention=attention)
     report = ServeReport(
         schema_version=SCHEMA_VERSION, command="serve", model=model_info(loaded),
         settings=settings, conventions=[], capacity=capacity, weights=weights, prefix=prefix,
@@ -547,7 +548,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     if prompt is not None and speeds is not None:
         report.timing = _timing(spec, costs, speeds, network, engine, prompt, gen, batch, dp,
                                 cached_tokens(plan, shared_prefix, prompt)
-                                if shared_prefix else 0, efficiency_source)
+                                if shared_prefix else 0, efficiency_source, attention)
         if network.spec is None and (tp > 1 or ep > 1 or pp > 1):
             warnings.append("no network: the collectives between devices are counted "
                             "(timing.*.comm_bytes) but not timed; give --network NAME")
@@ -566,12 +567,12 @@ def _served_dtype(layers: list[E.LayerSpec], kv_dtype: str) -> str:
     return kv_dtype
 
 
-def _body_flops(spec: ModelSpec, n: int) -> int:
-    """Causal prefill FLOPs of one sequence of n tokens without the LM head (engines compute
-    the logits of the last token only, and skip masked key blocks)."""
+def _body_flops(spec: ModelSpec, n: int, attention: str = "causal") -> int:
+    """Prefill FLOPs of one sequence of n tokens without the LM head (engines compute the
+    logits of the last token only); causal by default: engines skip masked key blocks."""
     if n == 0:
         return 0
-    parts = model_flops(spec, workload(spec, n, None, 1, "causal"))
+    parts = model_flops(spec, workload(spec, n, None, 1, attention))  # type: ignore[arg-type]
     return p.total(parts) - sum(x.value for x in parts if x.head)
 
 
@@ -580,7 +581,7 @@ def _head_flops(spec: ModelSpec, tokens: int) -> int:
 
 
 def _prefix(spec: ModelSpec, plan: E.Plan, prefix: int, prompt: Optional[int],
-            max_model_len: int) -> PrefixSharing:
+            max_model_len: int, attention: str = "causal") -> PrefixSharing:
     if prefix > max_model_len:
         raise FlopcalcError(f"--shared-prefix {prefix:,} is longer than --max-model-len "
                             f"{max_model_len:,}")
@@ -592,10 +593,10 @@ def _prefix(spec: ModelSpec, plan: E.Plan, prefix: int, prompt: Optional[int],
     own = plan.blocks_per_request - total
     conc = (plan.num_blocks - total) / own
     cached = cached_tokens(plan, prefix, prompt)
-    saved = _body_flops(spec, cached)
+    saved = _body_flops(spec, cached, attention)
     left = None
     if prompt is not None:
-        left = _body_flops(spec, prompt) - saved + _head_flops(spec, 1)
+        left = _body_flops(spec, prompt, attention) - saved + _head_flops(spec, 1)
     return PrefixSharing(prefix, cached, shared, total, own, conc, int(conc * max_model_len),
                          saved, left)
 
@@ -618,7 +619,7 @@ def _step_time(step: Step, speeds: Speeds, net: Network) -> StepTime:
 
 def _timing(spec: ModelSpec, costs: DeviceCosts, speeds: Speeds, net: Network, engine: E.Engine,
             prompt: int, gen: int, batch: int, dp: int, prefix: int,
-            efficiency_source: str) -> Timing:
+            efficiency_source: str, attention: str = "causal") -> Timing:
     chunk = engine.max_num_batched_tokens
     start = prefix  # tokens served from the prefix cache
     if E.cdiv(prompt - start, chunk) > MAX_CHUNKS:
@@ -627,11 +628,11 @@ def _timing(spec: ModelSpec, costs: DeviceCosts, speeds: Speeds, net: Network, e
                             "--max-num-batched-tokens")
     bound = est = Fraction(0)
     chunks, a = 0, start
-    body_a = _body_flops(spec, a)
+    body_a = _body_flops(spec, a, attention)
     prefill = 0
     while a < prompt:
         b = min(prompt, a + chunk)
-        body_b = _body_flops(spec, b)
+        body_b = _body_flops(spec, b, attention)
         flops = body_b - body_a + (_head_flops(spec, 1) if b == prompt else 0)
         prefill += flops
         step = costs.prefill_chunk(flops, a, b)
@@ -817,7 +818,7 @@ def _conventions(r: ServeReport, engine: E.Engine, net: Network) -> list[str]:
     if r.prefix is not None:
         lines.append("shared prefix: its whole blocks in full and latent groups are held once; "
                      "window, chunked and state groups keep their own; its prefill is not "
-                     "recomputed")
+                     f"recomputed (prefill FLOPs with attention {s.attention})")
     if r.speculative is not None:
         lines.append("speculative decoding: a step verifies k + 1 tokens per sequence (the "
                      "target's decode over them) after k draft steps; expected tokens per step "
@@ -832,9 +833,12 @@ def _conventions(r: ServeReport, engine: E.Engine, net: Network) -> list[str]:
             f"({r.timing.speeds['source']}), collectives by NCCL's alpha-beta model {where}",
             "FLOPs / tp per device; bytes: each tensor's share, experts expected under uniform "
             "routing, the KV the device holds for the keys attended, states read and written",
-            "prefill: chunks of max_num_batched_tokens, causal attention (masked blocks "
-            "skipped), the LM head on the last token only; TTFT for one request on an idle "
-            "engine; TPOT the mean over the generated tokens at --batch sequences",
+            "prefill: chunks of max_num_batched_tokens, "
+            + ("causal attention (the default: masked blocks skipped)" if s.attention == "causal"
+               else "full attention (--attention full: every pair, chunk after chunk)")
+            + ", the LM head on the last token only; TTFT for one request on an idle "
+            "engine; TPOT the mean over the generated tokens at --batch sequences; decode "
+            "steps over the keys each layer caches",
             "collectives: tensor parallelism all-reduces T x d (bf16) after each sublayer (2 per "
             "layer); expert parallelism dispatches and combines T·k·d by all-to-all; pipeline "
             "stages run one after another (no micro-batch pipelining)",

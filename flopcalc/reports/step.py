@@ -16,8 +16,9 @@ from ..counting.plans import UNKNOWABLE, Outcome, Resolved, evaluate
 from ..counting.steptime import SHAPE_FACTOR, Layout, StepTime, profile
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
-from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, default_tokens,
-                     model_info)
+from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
+                     default_tokens, eager_hint, kernel_line, model_info)
+from .published_mfu import against_published, published_mfu, where
 
 SECONDS_PER_DAY = 86_400
 
@@ -122,6 +123,57 @@ class TrainingDays:
 
 
 @dataclass
+class RunSettings:
+    """How a step's FLOPs and activations were counted."""
+
+    attention: str  # the convention of MFU and HFU (--attention): causal or full
+    flash: bool  # the attention kernel assumed: flash (no s² scores kept) or eager
+    kernel: str  # "flash" or "eager", in a word
+
+
+@dataclass
+class PublishedRange:
+    """A predicted MFU beside the MFU that comparable published runs measured
+    (`reports.published_mfu`)."""
+
+    low: float
+    high: float
+    mfu: float  # the prediction set beside it (the estimate)
+    where: str  # below, inside or above the range
+    runs: str
+    source: str
+    formula: str
+    line: str
+
+
+def published_range(mfu: float, model: str, accelerator: str) -> Optional[PublishedRange]:
+    """`mfu` beside the published range for this model on this accelerator (None: none)."""
+    ref = published_mfu(model, accelerator)
+    if ref is None:
+        return None
+    return PublishedRange(ref.low, ref.high, mfu, where(mfu, ref), ref.runs, ref.source,
+                          ref.formula, against_published(mfu, ref))
+
+
+ASSUMED = {
+    "vp": "--vp not given: the estimate takes 1 (no interleaving), the interval every value "
+          "that works",
+    "micro_batch": "--micro-batch not given: the estimate takes 1, the interval every divisor "
+                   "that fits",
+    "dropout": "--dropout not given: the estimate takes off, the interval both",
+}
+
+
+def assumed_lines(unknown: list[str], lay: Layout) -> list[str]:
+    """What the estimate takes for each option the run did not state (shown by the headline)."""
+    lines = [ASSUMED[name] for name in ("vp", "micro_batch", "dropout") if name in unknown]
+    if "recompute" in unknown:
+        lines.append(f"--recompute not given: the estimate takes {lay.recompute}, the least "
+                     "recomputation that fits, the interval every one that fits")
+    return lines
+
+
+@dataclass
 class StepReport(Report):
     schema_version: int
     command: str
@@ -130,7 +182,7 @@ class StepReport(Report):
     layout: StepLayout
     machine: StepMachine
     conventions: list[str]
-    model_flops_per_step: int  # 3 x exact forward (full) x sequences per step
+    model_flops_per_step: int  # 3 x exact forward (settings.attention) x sequences per step
     time: dict[str, Any]  # step_seconds {low, estimate, high}; breakdown {low, estimate, high}
     throughput: dict[str, Ends]  # tokens_per_second, tokens_per_second_per_device
     mfu: Ends  # at the interval's ends: low = at the slowest step
@@ -142,6 +194,9 @@ class StepReport(Report):
     training: TrainingDays
     unknowns: list[Unknown]
     warnings: list[str] = field(default_factory=list)
+    settings: Optional[RunSettings] = None
+    assumed: list[str] = field(default_factory=list)  # what the estimate took, not given
+    published: Optional[PublishedRange] = None  # the MFU of comparable published runs
 
 
 def breakdown(t: StepTime) -> Breakdown:
@@ -158,18 +213,24 @@ def layout_info(lay: Layout) -> StepLayout:
                       lay.schedule, lay.fp8_recipe)
 
 
-def hardware_flops_per_sequence(prof: Any, lay: Layout) -> int:
-    """Forward + backward + what recomputation runs again: full adds the layers' forward (not
-    the head), selective the attention core; in the convention the kernels run (causal with
-    flash, full without)."""
-    forward = prof.forward_causal if lay.flash else prof.forward_full
-    attention = sum(lp.count * (lp.attention_causal if lay.flash else lp.attention_full)
-                    for lp in prof.layers)
+def model_flops_per_sequence(prof: Any, attention: str) -> int:
+    """The model FLOPs of MFU for one sequence: 3 × the exact forward under `attention`
+    (causal: the pairs each layer's mask lets through, what the kernels must compute)."""
+    return 3 * (prof.forward_causal if attention == "causal" else prof.forward_full)
+
+
+def hardware_flops_per_sequence(prof: Any, lay: Layout, attention: str = "causal") -> int:
+    """The model FLOPs (`model_flops_per_sequence`, the same convention) + what recomputation
+    runs again: full adds the layers' forward (not the head), selective the attention core.
+    Never below the model FLOPs: HFU >= MFU."""
+    forward = prof.forward_causal if attention == "causal" else prof.forward_full
+    attention_flops = sum(lp.count * (lp.attention_causal if attention == "causal"
+                                      else lp.attention_full) for lp in prof.layers)
     extra = 0
     if lay.recompute == "full":
         extra = forward - prof.head_flops
     elif lay.recompute == "selective":
-        extra = attention
+        extra = attention_flops
     return 3 * forward + extra
 
 
@@ -179,7 +240,8 @@ def machine_info(hw: Hardware, res: Resolved) -> StepMachine:
                    res.network_title, res.efficiency, res.machine.matmul_share, hw.count)
 
 
-def step_conventions(res: Resolved, lay: Layout, outcome: Outcome) -> list[str]:
+def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
+                     attention: str = "causal") -> list[str]:
     mc = res.machine
     lines = [
         "step = (m + (p-1)/v) x (t_f + t_b) + exposed communication + optimizer; t_f, t_b: "
@@ -211,9 +273,11 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome) -> list[str]:
         + ", CP ring steps behind the attention blocks, EP exposed, pipeline sends exposed "
         "(only fill and drain when interleaved), gradient reduction behind the last "
         "micro-batch's backward, ZeRO-3 gathers prefetched layer by layer",
-        "MFU = 3 x exact forward FLOPs (full attention, FlopCounterMode's count) per step / "
-        "(step x devices x the dense peak of --dtype); HFU adds what recomputation runs "
-        "again, with the attention the kernels execute (causal with --flash)",
+        f"MFU = 3 x exact forward FLOPs (attention {attention}) per step / (step x devices "
+        "x the dense peak of --dtype), the figure flopcalc mfu gives for the same tokens/s; "
+        "HFU adds what recomputation runs again, in the same count (never below MFU)",
+        attention_line(attention),
+        kernel_line(lay.flash),
     ]
     if lay.fp8_recipe:
         lines.append(
@@ -243,7 +307,8 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome) -> list[str]:
 def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Layout, seq: int,
                       unknown: list[str], capacity: Optional[int], mem: dict[str, Any],
                       tokens: Optional[int] = None, price: Optional[Fraction] = None,
-                      extra_warnings: tuple[str, ...] = ()) -> StepReport:
+                      extra_warnings: tuple[str, ...] = (),
+                      attention: str = "causal") -> StepReport:
     spec = loaded.spec
     prof = profile(spec, seq)
     out = evaluate(spec, prof, lay, res.machine, capacity, unknown, **mem)
@@ -254,7 +319,7 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
     tps = Ends(*(seq_tokens / x for x in (seconds.high, seconds.estimate, seconds.low)))
     # throughput and MFU: `low` is the slow end (the high step time)
     per_dev = Ends(tps.low / lay.devices, tps.estimate / lay.devices, tps.high / lay.devices)
-    model_flops = 3 * prof.forward_full * lay.global_batch
+    model_flops = model_flops_per_sequence(prof, attention) * lay.global_batch
     peak_all = hw.peak_flops * lay.devices
 
     def util(flops: int, t: float) -> float:
@@ -262,7 +327,8 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
 
     mfu = Ends(util(model_flops, seconds.high), util(model_flops, seconds.estimate),
                util(model_flops, seconds.low))
-    hw_flops = {end: hardware_flops_per_sequence(prof, x) * lay.global_batch for end, x in
+    hw_flops = {end: hardware_flops_per_sequence(prof, x, attention) * lay.global_batch
+                for end, x in
                 (("low", out.high_layout), ("estimate", lay), ("high", out.low_layout))}
     hfu = Ends(util(hw_flops["low"], seconds.high), util(hw_flops["estimate"], seconds.estimate),
                util(hw_flops["high"], seconds.low))
@@ -301,6 +367,7 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
                                     getattr(out.high_layout, name)))
     warnings = list(res.warnings) + list(extra_warnings)
     warnings += context_warning(loaded.name, "--seq", seq, spec.max_seq_len)
+    warnings += eager_hint(spec, setup)
     if fits is False:
         warnings.append(f"this layout needs {total / 1e9:,.1f} GB per device, more than the "
                         f"{capacity / 1e9:,.0f} GB of {hw.name}: it does not fit (flopcalc "
@@ -308,7 +375,8 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
     return StepReport(
         schema_version=SCHEMA_VERSION, command="step", model=model_info(loaded), seq=seq,
         layout=layout_info(lay), machine=machine_info(hw, res),
-        conventions=step_conventions(res, lay, out), model_flops_per_step=model_flops,
+        conventions=step_conventions(res, lay, out, attention),
+        model_flops_per_step=model_flops,
         time={"step_seconds": Ends(seconds.low, seconds.estimate, seconds.high),
               "breakdown": {end: breakdown(t) for end, t in ends.items()}},
         throughput={"tokens_per_second": tps, "tokens_per_second_per_device": per_dev},
@@ -316,5 +384,9 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
         bubble_fraction=out.estimate.bubble / out.estimate.total if out.estimate.total else 0.0,
         memory=memory, fits=fits,
         training=TrainingDays(tokens, source, days, hours, cost), unknowns=unknowns,
-        warnings=warnings)
+        warnings=warnings,
+        settings=RunSettings(attention, lay.flash, "flash" if lay.flash else "eager"),
+        assumed=assumed_lines(unknown, lay),
+        published=published_range(mfu.estimate, loaded.name, hw.name)
+        if loaded.origin == "preset" else None)
 

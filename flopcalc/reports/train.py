@@ -88,7 +88,7 @@ def devices_for(flops: int, days: Fraction, peak: int, mfu: Fraction) -> int:
 
 def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                        seq: Optional[int] = None, tokens: Optional[int] = None,
-                       attention: p.Convention = "full", recompute: bool = False,
+                       attention: p.Convention = "causal", recompute: bool = False,
                        price: Optional[Fraction] = None, days: Optional[Fraction] = None,
                        images: Optional[int] = None, image_size: Optional[str] = None,
                        scan: p.Scan = "chunked") -> TrainReport:
@@ -121,7 +121,9 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
     conventions = [
         f"training exact = {kind} per token x D, LM head and attention included; 6ND with N = "
         f"{'active ' if spec.is_moe else ''}non-embedding params = {n:,}",
-        f"attention {attention} at seq {seq:,} (as flopcalc model)",
+        f"attention {attention} at seq {seq:,} (as flopcalc model --attention {attention}"
+        + ("; causal, the default here, counts the pairs the kernels compute, as --mfu's "
+           "figure from flopcalc mfu, step or plan does)" if attention == "causal" else ")"),
         *scan_lines(scan, chunked_scans(spec)),
         f"time = FLOPs / (count x dense {hw.dtype} peak x MFU); MFU {float(mfu):.4g} is the "
         "sustained share of peak",
