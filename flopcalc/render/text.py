@@ -29,7 +29,7 @@ def family(name: str) -> str:
 
 MAX_DIGITS = 15  # a table prints a whole number exactly up to this many digits
 ROUND_FROM = 10**MAX_DIGITS  # from here on (16 digits), only the rounded form
-ROUNDED_NOTE = ("Figures of 16 digits or more are rounded to 4 significant digits (3.131e23 = "
+ROUNDED_NOTE = ("Figures of 16 digits or more are rounded to 4 significant digits (e.g. 3.131e23 = "
                 "3.131 x 10^23); --format json or csv gives them exactly.")
 
 _SCALES = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))

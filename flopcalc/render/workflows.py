@@ -92,7 +92,7 @@ def sweep_tables(report: "SweepReport", nums: Numbers) -> list[Any]:
         f"{s.attention}{scan_words(s.scan)})",
         ["seq", *(f"{k}\n{units[k][1]}FLOPs" for k in keys), "attention share", "6ND under"],
         caption=("One unit per column" + (f" ({legend})" if legend else "") + ", 4 significant "
-                 "digits; --format json or csv gives every count exactly. 6ND under: how far "
+                 "digits (at most 6 decimals); --format json or csv gives every count exactly. 6ND under: how far "
                  "6ND is below the exact training count."))
     blanks = [""] * len(keys)
     marked = False
