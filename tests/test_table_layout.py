@@ -9,8 +9,6 @@ import re
 
 import pytest
 
-from flopcalc import api
-from flopcalc.render import output, workflows
 from flopcalc.render.text import Numbers
 
 PLAN = ["plan", "llama-3.1-405b", "--accelerator", "h100", "--count", "16384", "--seq", "8k",
@@ -139,20 +137,15 @@ def test_plan_is_a_table_within_the_width(cli, monkeypatch, columns):
     assert "Where the time goes:" in out and "- #1: matmuls" in out
 
 
-def test_compare_says_where_each_d_came_from(monkeypatch):
-    report = api.compare(["gpt3", "mixtral-8x7b"], seq=8192)
-    # GPT-3's 300B tokens are published (Brown et al. 2020); Mixtral's are not, so D is
-    # 20 per parameter. The report names the source of each; the table labels it.
-    for m, source in zip(report.models, ["published: Brown et al. 2020",
-                                         "default: 20 tokens per parameter"]):
-        m.training_tokens_source = source  # type: ignore[attr-defined]
-    monkeypatch.setenv("COLUMNS", "100")
-    import io
-
-    text = output.render(lambda nums: workflows.compare_tables(report, nums), io.StringIO())
-    row = next(line for line in text.splitlines() if line.strip().startswith("D from"))
-    assert row.split()[2:] == ["published", "20", "per", "param"]
-    assert "else 20 per parameter" in " ".join(text.split())
+def test_compare_says_where_each_d_came_from(cli, monkeypatch):
+    # GPT-3's 300B tokens are published (Brown et al. 2020); Mixtral's are not, so its D is
+    # 20 per parameter: 20 × 46,702,792,704 = 934,055,854,080. The table says which rule
+    # gives each D.
+    out = table(cli, monkeypatch, ["compare", "gpt3", "mixtral-8x7b", "--seq", "8k"], 100)
+    assert "300,000,000,000 (300B)" in out and "934,055,854,080 (934.1B)" in out
+    words = " ".join(out.split())
+    assert "training D: each model's published training tokens (published), else 20 per " \
+           "parameter, the Chinchilla rule of thumb (20 per param)" in words
 
 
 def test_compact_note_when_the_first_table_has_a_caption(cli, monkeypatch):

@@ -138,19 +138,9 @@ _COMPARE_ROWS = (
 )
 
 
-_COMPARE_CAPTION = ("training D: the model's published training tokens where known, else 20 "
-                    "per parameter (the Chinchilla rule of thumb), unless --tokens sets one D "
-                    "for all; 6ND and exact training are on that D.")
-
-
-def _tokens_from(source: str) -> str:
-    """Where a model's training D came from, in a cell's words: 'published', '20 per param'
-    or '--tokens' (the full source is in JSON and in `flopcalc model`)."""
-    if source.startswith("published"):
-        return "published"
-    if source.startswith("default"):
-        return "20 per param"
-    return source
+_COMPARE_CAPTION = ("training D: each model's published training tokens (published), else 20 "
+                    "per parameter, the Chinchilla rule of thumb (20 per param), unless --tokens "
+                    "sets one D for all (--tokens); 6ND and exact training are on that D.")
 
 
 def compare_tables(report: "CompareReport", nums: Numbers) -> list[Any]:
@@ -160,8 +150,6 @@ def compare_tables(report: "CompareReport", nums: Numbers) -> list[Any]:
     table = new_table(f"Compared ({lengths}, batch {s.batch}, attention {s.attention}"
                       f"{scan_words(s.scan)})",
                       ["", *[m.model for m in report.models]], caption=_COMPARE_CAPTION)
-    # Each model's token source, where the report carries it (`training_tokens_source`).
-    sources = [getattr(m, "training_tokens_source", None) for m in report.models]
     for key, label in _COMPARE_ROWS:
         cells = []
         for m in asdict_rows(report):
@@ -177,8 +165,6 @@ def compare_tables(report: "CompareReport", nums: Numbers) -> list[Any]:
             else:
                 cells.append(nums.count(v))
         table.add_row(label, *cells)
-        if key == "training_tokens" and any(sources):
-            table.add_row("  D from", *(_tokens_from(x) if x else "-" for x in sources))
     return [table, conventions_text(report.conventions)]
 
 
