@@ -139,7 +139,7 @@ def _as_records(table: Any, width: int) -> Any:
 
     from rich.text import Text
 
-    headers = [str(c.header).strip() for c in table.columns]
+    headers = [" ".join(str(c.header).split()) for c in table.columns]  # a header on one line
     columns = [[" ".join(str(cell).split()) for cell in c.cells] for c in table.columns]
     lines = [str(table.title)] if table.title else []
     keep = "\u00a0"  # a field's words stay on one line: wrap only between fields
