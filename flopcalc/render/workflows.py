@@ -85,15 +85,15 @@ def sweep_tables(report: "SweepReport", nums: Numbers) -> list[Any]:
                   else row.families.get(k, 0) for row in report.rows] for k in keys}
     units = {k: column_unit(max(map(abs, v), default=0)) for k, v in values.items()}
     used = sorted({u for u in units.values() if u[0] > 1})
-    legend = ", ".join(f"{prefix}FLOPs = 1e{len(str(scale)) - 1} FLOPs"
+    legend = ", ".join(f"{prefix}FLOPs = 1e{len(str(scale)) - 1} FLOPs"  # scale = 10^k
                        for scale, prefix in used)
     table = new_table(
         f"{report.model.title}: forward FLOPs by sequence length (batch {s.batch}, attention "
         f"{s.attention}{scan_words(s.scan)})",
         ["seq", *(f"{k}\n{units[k][1]}FLOPs" for k in keys), "attention share", "6ND under"],
         caption=("One unit per column" + (f" ({legend})" if legend else "") + ", 4 significant "
-                 "digits (at most 6 decimals); --format json or csv gives every count exactly. 6ND under: how far "
-                 "6ND is below the exact training count."))
+                 "digits (at most 6 decimals); --format json or csv gives every count exactly. "
+                 "6ND under: how far 6ND is below the exact training count."))
     blanks = [""] * len(keys)
     marked = False
     for i, row in enumerate(report.rows):
