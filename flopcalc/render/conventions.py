@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .data import to_csv
 from .escape import one_line
 from .output import block, conventions_text, heading, new_table, plain
-from .text import Numbers, exact, human, signed_percent
+from .text import Numbers, human, signed_percent, whole
 
 if TYPE_CHECKING:
     from ..reports.attention import AttentionReport
@@ -40,7 +40,7 @@ def conventions_tables(report: "ConventionsReport", nums: Numbers) -> list[Any]:
         else "model FLOPs"
     out: list[Any] = [
         heading(report.model.title, f" ({one_line(report.model.name)})\n"
-                f"seq {s.seq:,}, D = {s.tokens:,} tokens ({human(s.tokens)}; "
+                f"seq {s.seq:,}, D = {whole(s.tokens)} tokens ({human(s.tokens)}; "
                 f"{s.tokens_source}); {kind}\n")]
 
     table = new_table(f"Training FLOPs per token at seq {s.seq:,}",
@@ -53,7 +53,7 @@ def conventions_tables(report: "ConventionsReport", nums: Numbers) -> list[Any]:
         table.add_row(_flag(r), nums.count(r.per_token), delta)
     out.append(table)
 
-    table = new_table(f"Training FLOPs for D = {s.tokens:,} tokens ({human(s.tokens)})",
+    table = new_table(f"Training FLOPs for D = {whole(s.tokens)} tokens ({human(s.tokens)})",
                       ["convention", "FLOPs"])
     for r in rows:
         table.add_row(_flag(r), NOT_APPLICABLE if r.total is None else nums.count(r.total))
@@ -96,15 +96,15 @@ def attention_tables(report: "AttentionReport", nums: Numbers) -> list[Any]:
         f"d_v = {st.d_v:,}, H = {st.heads:,}",
         ["term", "formula", "per head", f"x {st.heads:,} {per}"], numeric_from=2)
     for t in report.terms:
-        table.add_row(t.name, t.formula, exact(t.per_head), nums.count(t.total))
-    table.add_row("exact_total", "sum of the above", exact(report.exact_per_head),
+        table.add_row(t.name, t.formula, nums.whole(t.per_head), nums.count(t.total))
+    table.add_row("exact_total", "sum of the above", nums.whole(report.exact_per_head),
                   nums.count(report.exact_total), style="bold")
-    table.add_row("leading_order", "2·m·n·(d_k + d_v)", exact(report.leading_order_per_head),
-                  nums.count(report.leading_order))
-    table.add_row("difference", "4·m·n − m·(d_v + 1)", exact(report.difference_per_head),
+    table.add_row("leading_order", "2·m·n·(d_k + d_v)",
+                  nums.whole(report.leading_order_per_head), nums.count(report.leading_order))
+    table.add_row("difference", "4·m·n − m·(d_v + 1)", nums.whole(report.difference_per_head),
                   nums.count(report.difference))
     if report.closed_form is not None:
         table.add_row("closed form", "the notes' m = n form",
-                      exact(report.closed_form_per_head or 0), nums.count(report.closed_form))
+                      nums.whole(report.closed_form_per_head or 0), nums.count(report.closed_form))
     return [plain(f"{st.m:,} queries attend to {st.n:,} keys, in {st.heads:,} {per}."),
             table, plain(f"Source: {report.source}."), conventions_text(report.convention)]

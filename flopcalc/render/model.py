@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .data import to_csv
 from .escape import one_line
 from .output import conventions_text, heading, new_table, plain
-from .text import named, Numbers, exact, family, human, percent, scan_words, shape
+from .text import named, Numbers, exact, family, human, percent, scan_words, shape, whole
 
 if TYPE_CHECKING:
     from ..reports.model import ModelReport
@@ -29,7 +29,7 @@ def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
     s, p, f, t, x = report.settings, report.params, report.flops, report.training, report.crossover
     out: list[Any] = [heading(report.model.title, f" ({one_line(report.model.name)})\n"
                       f"{lengths(report)}, batch {s.batch}, attention {s.attention}"
-                      f"{scan_words(s.scan)}, D = {s.tokens:,} tokens ({human(s.tokens)}; "
+                      f"{scan_words(s.scan)}, D = {whole(s.tokens)} tokens ({human(s.tokens)}; "
                       f"{s.tokens_source})\n")]
     for i, g in enumerate(report.layers):
         table = new_table(_layer_title(report, i), ["component", "shape", "params", "% layer"])
@@ -73,7 +73,7 @@ def model_tables(report: "ModelReport", nums: Numbers) -> list[Any]:
     out.append(table)
 
     n_is = "active non-embedding" if t.n_is == "active_non_embedding" else "non-embedding"
-    table = new_table(f"Training on D = {t.tokens:,} tokens ({human(t.tokens)})",
+    table = new_table(f"Training on D = {whole(t.tokens)} tokens ({human(t.tokens)})",
                       ["estimate", "FLOPs"])
     table.add_row(f"6ND (N {n_is})", nums.count(t.six_nd))
     table.add_row("attention correction", nums.count(t.attention_correction))

@@ -3,7 +3,9 @@
 rich is imported only here and in the table functions, so `--format json` and `--format csv`
 never load it. A table never splits a number: numeric columns do not wrap; when the full form
 (exact and rounded) does not fit the width, the table is laid out again with the rounded form
-only, and the caption says so (JSON and CSV keep every count exact). Output to a terminal is
+only, and the caption says so (JSON and CSV keep every count exact); a figure of 16 digits or
+more is shown rounded in any layout, with a note under the first table that has one (the rule
+is in `text`). Output to a terminal is
 fitted to its width; piped output to $COLUMNS when set, else to the table's natural width. A
 table with too many columns for the width becomes one record per row. Colour and bold only on
 a terminal without NO_COLOR; a stream that cannot encode `²` or `·` gets ASCII. Every string
@@ -17,7 +19,7 @@ import os
 from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
 
 from .escape import one_line, visible
-from .text import Numbers
+from .text import ROUNDED_NOTE, Numbers
 
 _TITLE_WIDTH = 60  # a table is at least as wide as its title, up to this
 COMPACT_NOTE = ("Numbers rounded to fit the width; --format json or csv (or a wider terminal) "
@@ -29,9 +31,9 @@ _ASCII = {"²": "^2", "³": "^3", "·": "*", "×": "x", "≈": "~", "→": "->",
 
 
 def new_table(title: str, columns: Sequence[str], caption: Optional[str] = None,
-              numeric_from: int = 1) -> Any:
-    """A table whose columns from `numeric_from` on are numbers: right-aligned (as rich-cli
-    does) and never wrapped."""
+              numeric_from: int = 1, numeric_to: Optional[int] = None) -> Any:
+    """A table whose columns from `numeric_from` on (up to `numeric_to`, when text follows the
+    numbers) are numbers: right-aligned (as rich-cli does) and never wrapped."""
     from rich import box
 
     title = one_line(title)
@@ -40,9 +42,12 @@ def new_table(title: str, columns: Sequence[str], caption: Optional[str] = None,
         title_justify="left", caption_justify="left", pad_edge=False, show_edge=False,
         expand=False, collapse_padding=True, min_width=min(len(title), _TITLE_WIDTH))
     for i, name in enumerate(columns):
-        numeric = i >= numeric_from
+        numeric = numeric_from <= i < (len(columns) if numeric_to is None else numeric_to)
         # `render` never lays a table out narrower than its numbers, so they are never cut.
-        table.add_column(one_line(name), justify="right" if numeric else "left", no_wrap=numeric,
+        # a column name may span lines (a unit under it): newlines kept, every other control
+        # character escaped
+        table.add_column(visible(name, "\n"), justify="right" if numeric else "left",
+                         no_wrap=numeric,
                          overflow="ellipsis" if numeric else "fold")
     return table
 
@@ -159,7 +164,7 @@ def _as_records(table: Any, width: int) -> Any:
 
     from rich.text import Text
 
-    headers = [str(c.header).strip() for c in table.columns]
+    headers = [" ".join(str(c.header).split()) for c in table.columns]  # a header on one line
     columns = [[" ".join(str(cell).split()) for cell in c.cells] for c in table.columns]
     lines = [str(table.title)] if table.title else []
     keep = "\u00a0"  # a field's words stay on one line: wrap only between fields
@@ -175,6 +180,18 @@ def _as_records(table: Any, width: int) -> Any:
     return Text("\n".join(lines))
 
 
+def _note_rounded(items: list[Any], rounded: set[str]) -> None:
+    """The note that figures of 16 digits or more are rounded, under the first table that
+    shows one."""
+    from rich.table import Table
+
+    for table in items:
+        if isinstance(table, Table) and any(str(cell) in rounded for column in table.columns
+                                            for cell in column.cells):
+            table.caption = f"{table.caption} {ROUNDED_NOTE}" if table.caption else ROUNDED_NOTE
+            return
+
+
 def _minimum(table: Any) -> int:
     return _overhead(table) + sum(m for m, _ in _cell_widths(table))
 
@@ -188,15 +205,19 @@ def render(build: Callable[[Numbers], list[Any]], stream: TextIO) -> str:
     from rich.table import Table
 
     limit = _target_width(stream)
-    items = build(Numbers(compact=False))
+    nums = Numbers(compact=False)
+    items = build(nums)
     if limit is not None and not _fits(items, limit):
         items = build(Numbers(compact=True))
-        for item in items:
-            if isinstance(item, Table) and item.caption is None:
-                item.caption = COMPACT_NOTE
-                break
+        tables = [item for item in items if isinstance(item, Table)]
+        # Under the first table without a caption, else after the first table's own caption.
+        first = next((t for t in tables if t.caption is None), tables[0] if tables else None)
+        if first is not None:
+            first.caption = f"{first.caption} {COMPACT_NOTE}" if first.caption else COMPACT_NOTE
         items = [_as_records(i, limit) if isinstance(i, Table) and _minimum(i) > limit else i
                  for i in items]
+    elif nums.rounded:
+        _note_rounded(items, nums.rounded)
     tables = [t for t in items if isinstance(t, Table)]
     widest = max((_overhead(t) + sum(n for _, n in _cell_widths(t)) for t in tables), default=0)
     if limit is None:

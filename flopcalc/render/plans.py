@@ -115,6 +115,23 @@ def _headline_notes(report: Any) -> list[Any]:
     return [block("About these figures:", lines)] if lines else []
 
 
+_LAYOUT_LEGEND = ("layout: parallel sizes (tp4 = tensor parallel 4; pp, vp, dp, cp, ep alike), "
+                  "ZeRO stage, mb1x32 = micro-batches of 1 sequence, 32 per pipeline per step, "
+                  "SP = sequence parallel; memory per device.")
+
+
+def _layout_cell(lay: Any) -> str:
+    """`_layout_line` in a table's words, none of which holds a space: 'tp4 pp16 vp8 dp64
+    ZeRO-1 mb1x32 recompute-none SP flash'."""
+    sizes = [("tp", lay.tp), ("pp", lay.pp), ("vp", lay.vp), ("dp", lay.dp), ("cp", lay.cp),
+             ("ep", lay.ep)]
+    words = [f"{axis}{n}" for axis, n in sizes if n > 1 or axis in ("tp", "pp", "dp")]
+    words += [f"ZeRO-{lay.zero}", f"mb{lay.micro_batch}x{lay.micro_batches}",
+              f"recompute-{lay.recompute}"]
+    return " ".join(words + (["SP"] if lay.sequence_parallel else [])
+                    + (["flash"] if lay.flash else []))
+
+
 def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
     lay, mc = report.layout, report.machine
     t = report.time["step_seconds"]
@@ -127,7 +144,8 @@ def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
                   style="bold")
     tps = report.throughput["tokens_per_second"]
     per = report.throughput["tokens_per_second_per_device"]
-    table.add_row("tokens/s", f"{tps.low:,.0f}", f"{tps.estimate:,.0f}", f"{tps.high:,.0f}")
+    table.add_row("tokens/s", nums.whole(tps.low), nums.whole(tps.estimate),
+                  nums.whole(tps.high))
     table.add_row("tokens/s per device", f"{per.low:,.1f}", f"{per.estimate:,.1f}",
                   f"{per.high:,.1f}")
     table.add_row(f"MFU (exact, {_attention(report)})", pct(report.mfu.low),
@@ -138,8 +156,8 @@ def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
     table.add_row(f"days for {human(tr.tokens)} tokens", f"{tr.days.low:,.2f}",
                   f"{tr.days.estimate:,.2f}", f"{tr.days.high:,.2f}")
     if tr.cost is not None:
-        table.add_row("cost", f"{tr.cost.low:,.0f}", f"{tr.cost.estimate:,.0f}",
-                      f"{tr.cost.high:,.0f}")
+        table.add_row("cost", nums.whole(tr.cost.low), nums.whole(tr.cost.estimate),
+                      nums.whole(tr.cost.high))
     out.append(table)
     out += _headline_notes(report)
 
@@ -223,15 +241,19 @@ def plan_tables(report: "PlanReport", nums: Numbers) -> list[Any]:
         f"{report.devices:,} x {mc.accelerator} ({mc.dtype}) on {mc.network}; seq "
         f"{report.seq:,}, {report.global_batch:,} sequences per step; {report.fitting:,} "
         f"layouts fit (searched in {report.search_seconds:.2f} s)\n")]
+    # The layout is the one text column (it wraps between its words, each whole); where the
+    # time goes follows as lines of its own, so that the table fits 80 columns unbroken.
     table = new_table("Best layouts by estimated step time",
                       ["#", "step", "tokens/s", f"MFU ({_attention(report).split()[0]})",
-                       "memory", "layout", "where the time goes"],
-                      numeric_from=1)
+                       "memory", "layout"],
+                      numeric_from=1, numeric_to=5, caption=_LAYOUT_LEGEND)
     for p in report.plans:
-        table.add_row(str(p.rank), duration(p.step_seconds), f"{p.tokens_per_second:,.0f}",
+        table.add_row(str(p.rank), duration(p.step_seconds), nums.whole(p.tokens_per_second),
                       pct(p.mfu), human_bytes(p.memory_bytes, binary=False),
-                      _layout_line(p.layout), p.summary)
+                      _layout_cell(p.layout))
     out.append(table)
+    out.append(block("Where the time goes:", (f"- #{p.rank}: {p.summary}"
+                                              for p in report.plans)))
     out += _headline_notes(report)
     if report.why:
         out.append(block("Why #1 wins:", (f"- {line}" for line in report.why)))

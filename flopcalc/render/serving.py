@@ -10,7 +10,7 @@ from .data import long_csv, to_csv
 from .escape import one_line
 from .output import block, conventions_text, heading, new_table
 from .text import (named, Numbers, amount, duration, exact, human, human_bytes, percent, rate,
-                   scan_words)
+                   scan_words, whole)
 
 if TYPE_CHECKING:
     from ..reports.infer import InferReport, Phase
@@ -191,7 +191,7 @@ def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
     s, t, a = report.settings, report.training, report.accelerator
     out: list[Any] = [heading(
         report.model.title, f" ({one_line(report.model.name)})\n"
-        f"D = {s.tokens:,} tokens ({human(s.tokens)}; {s.tokens_source}), seq {s.seq:,}, "
+        f"D = {whole(s.tokens)} tokens ({human(s.tokens)}; {s.tokens_source}), seq {s.seq:,}, "
         f"attention {s.attention}{scan_words(s.scan)}\n")]
     passes = "4 x forward: hardware FLOPs" if t.passes == 4 else "3 x forward"
     table = new_table(f"Training FLOPs on D = {human(s.tokens)} tokens", ["estimate", "FLOPs"])
@@ -206,11 +206,11 @@ def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
     table.add_row("sustained FLOP/s", rate(report.achieved_flops, "FLOP/s"), "")
     table.add_row("wall-clock", duration(report.seconds.exact), duration(report.seconds.six_nd),
                   style="bold")
-    table.add_row("accelerator-hours", f"{report.accelerator_hours.exact:,.0f}",
-                  f"{report.accelerator_hours.six_nd:,.0f}")
+    table.add_row("accelerator-hours", nums.whole(report.accelerator_hours.exact),
+                  nums.whole(report.accelerator_hours.six_nd))
     if report.cost is not None:
-        table.add_row(f"cost at {s.price:g} per hour", f"{report.cost.exact:,.0f}",
-                      f"{report.cost.six_nd:,.0f}")
+        table.add_row(f"cost at {s.price:g} per hour", nums.whole(report.cost.exact),
+                      nums.whole(report.cost.six_nd))
     out.append(table)
     out.append(conventions_text(report.conventions))
     return out

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from .data import to_csv
 from .escape import one_line
 from .output import conventions_text, new_table
-from .text import Numbers, exact, human, human_bytes, percent, scan_words, with_human
+from .text import (Numbers, column_unit, human, human_bytes, in_unit, percent, scan_words,
+                   with_human)
 
 if TYPE_CHECKING:
     from ..reports.check import CheckReport
@@ -76,30 +77,38 @@ def sweep_csv(report: "SweepReport") -> str:
 
 
 def sweep_tables(report: "SweepReport", nums: Numbers) -> list[Any]:
+    """One unit per FLOP column, chosen from its largest value and named in its header, so
+    that a column reads down without switching from T to e15."""
     x, s = report.crossover, report.settings
     extra = _families(report)
+    keys = ["weights", "attention", *extra, "forward"]
+    values = {k: [getattr(row, k) if k in ("weights", "attention", "forward")
+                  else row.families.get(k, 0) for row in report.rows] for k in keys}
+    units = {k: column_unit(max(map(abs, v), default=0)) for k, v in values.items()}
+    used = sorted({u for u in units.values() if u[0] > 1})
+    legend = ", ".join(f"{prefix}FLOPs = 1e{len(str(scale)) - 1} FLOPs"  # scale = 10^k
+                       for scale, prefix in used)
     table = new_table(
         f"{report.model.title}: forward FLOPs by sequence length (batch {s.batch}, attention "
         f"{s.attention}{scan_words(s.scan)})",
-        ["seq", "weights ≈", "attention ≈", *(f"{k} ≈" for k in extra), "forward ≈",
-         "attention share", "6ND under"],
-        caption="≈: rounded to 4 digits; --format json or csv gives every count exactly. "
-                "6ND under: how far 6ND is below the exact training count.")
+        ["seq", *(f"{k}\n{units[k][1]}FLOPs" for k in keys), "attention share", "6ND under"],
+        caption=("One unit per column" + (f" ({legend})" if legend else "") + ", 4 significant "
+                 "digits (at most 6 decimals); --format json or csv gives every count exactly. "
+                 "6ND under: how far 6ND is below the exact training count."))
+    blanks = [""] * len(keys)
     marked = False
-    for row in report.rows:
+    for i, row in enumerate(report.rows):
         if row.past_crossover and not marked:
             multiple = f" ({x.d_model_multiple:.4g}d)" if x.d_model_multiple is not None else ""
-            table.add_row(f"s* {x.seq:,}", "", "", *([""] * len(extra)), "",
-                          f"crossover{multiple}", "", style="bold")
+            table.add_row(f"s* {x.seq:,}", *blanks, f"crossover{multiple}", "", style="bold")
             marked = True
-        table.add_row(f"{row.seq:,}", human(row.weights), human(row.attention),
-                      *(human(row.families.get(k, 0)) for k in extra), human(row.forward),
+        table.add_row(f"{row.seq:,}", *(in_unit(values[k][i], units[k][0]) for k in keys),
                       f"{bar(row.attention_share_pct)} {row.attention_share_pct:5.1f}%",
                       percent(row.six_nd_undercount_pct))
     if not marked:
         where = f"(s* {x.seq:,})" if x.seq is not None else "(no s*)"
         why = "crossover beyond the range" if x.seq is not None else "no crossover"
-        table.add_row(where, "", "", *([""] * len(extra)), "", why, "")
+        table.add_row(where, *blanks, why, "")
     return [table, conventions_text(report.conventions)]
 
 
@@ -131,13 +140,18 @@ _COMPARE_ROWS = (
 )
 
 
+_COMPARE_CAPTION = ("training D: each model's published training tokens (published), else 20 "
+                    "per parameter, the Chinchilla rule of thumb (20 per param), unless --tokens "
+                    "sets one D for all (--tokens); 6ND and exact training are on that D.")
+
+
 def compare_tables(report: "CompareReport", nums: Numbers) -> list[Any]:
     s = report.settings
     lengths = f"seq {s.seq:,}" if s.seq is not None else (
         f"seq {s.seqs[0]:,}" if len(set(s.seqs)) == 1 else "each model at its own seq")
     table = new_table(f"Compared ({lengths}, batch {s.batch}, attention {s.attention}"
                       f"{scan_words(s.scan)})",
-                      ["", *[m.model for m in report.models]])
+                      ["", *[m.model for m in report.models]], caption=_COMPARE_CAPTION)
     for key, label in _COMPARE_ROWS:
         cells = []
         for m in asdict_rows(report):
@@ -149,7 +163,7 @@ def compare_tables(report: "CompareReport", nums: Numbers) -> list[Any]:
             elif isinstance(v, float):
                 cells.append(f"{v:.4g}")
             elif key in ("seq", "crossover_seq"):
-                cells.append(exact(v))
+                cells.append(nums.whole(v))
             elif key == "training_tokens":
                 cells.append(f"{nums.count(v)} ({m['training_tokens_source']})")
             else:
