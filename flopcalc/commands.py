@@ -389,7 +389,7 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
           micro_batch, global_batch, dropout, flash, precision, optimizer, accelerator, count,
           network, efficiency, dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens,
           price, set, attention="causal", etp=1, dispatcher="flex",  # noqa: A002
-          moe_overlap=False, schedule="1f1b", fp8_recipe=None):
+          moe_overlap=False, schedule="1f1b", fp8_recipe=None, lora_rank=0, qlora=False):
     from .counting.memory import check_setup
     from .counting.plans import setup_of, valid_vp
     from .counting.steptime import profile
@@ -410,7 +410,14 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
         from dataclasses import replace as _replace
 
         lay = _replace(lay, fp8_recipe=fp8_recipe or "tensorwise")
-    mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
+    if qlora and not lora_rank:
+        raise FlopcalcError("--qlora trains LoRA adapters on a 4-bit base: give --lora-rank R "
+                            "too")
+    if lora_rank:
+        from dataclasses import replace as _replace
+
+        lay = _replace(lay, lora_rank=lora_rank)
+    mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8", qlora=qlora)
     problem = check_setup(spec, setup_of(seq, lay, **mem))
     if problem:
         raise FlopcalcError(problem)
@@ -491,11 +498,11 @@ def _ways(name: str, help_: str) -> Option:
 # What training plans need in memory (counting.memory_more); `memory`, `step` and `plan`.
 CP = _ways("cp", "Context-parallel devices: each holds seq/cp tokens of every sequence (ring "
            "attention, a flash kernel per block).")
+LORA_RANK = Option("lora_rank", "gen", "LoRA adapters of rank R on every matrix of the layers: "
+                   "only they train (0: none).", 0, metavar="R")
+QLORA = Option("qlora", "flag", "With --lora-rank: the frozen base in 4-bit NF4 (QLoRA).", False)
 MEMORY_MORE = (
-    CP,
-    Option("lora_rank", "gen", "LoRA adapters of rank R on every matrix of the layers: only "
-           "they train (0: none).", 0, metavar="R"),
-    Option("qlora", "flag", "With --lora-rank: the frozen base in 4-bit NF4 (QLoRA).", False),
+    CP, LORA_RANK, QLORA,
     Option("fp8", "flag", "fp8 GEMMs (Transformer Engine): fp8 weight copies, 8-bit GEMM "
            "inputs kept for backward.", False),
     Option("offload_optimizer", "flag", "Optimizer state in host memory (ZeRO-Offload).",
@@ -566,7 +573,7 @@ LAYOUT = (
     GLOBAL_BATCH,
     Option("dropout", "choice", "Dropout on or off (its masks and kernels). Not given: "
            "unknown, the estimate takes off, the interval both.", None, ("on", "off")),
-    FLASH, SCHEDULE, FP8_RECIPE,
+    FLASH, SCHEDULE, FP8_RECIPE, LORA_RANK, QLORA,
     ETP, DISPATCHER,
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's "
            "compute (Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "

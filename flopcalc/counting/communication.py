@@ -52,6 +52,8 @@ from math import ceil
 from typing import Any
 
 
+from ..kinds.base import COLUMN, EXPERT, ROW
+
 BETA = 2  # bytes per 16-bit element
 
 
@@ -75,6 +77,25 @@ def stage_params(prof: Any, lay: Any, which: str) -> tuple[Fraction, Fraction]:
         if which in ends:
             dense += Fraction(held[0], t) + held[1]
     return dense, Fraction(expert)
+
+
+def adapter_params(prof: Any, lay: Any) -> tuple[Fraction, Fraction]:
+    """(dense, expert) LoRA parameters one device of a stage holds: r·(n_in + n_out) per
+    adapted matrix of its ⌈L/p⌉ layers (every projection, routed experts' each), split as
+    the matrix is (t, or e·t_e for experts): what trains when the base is frozen."""
+    layers = Fraction(stage_layers(prof, lay.pp), prof.n_layers)
+    r = lay.lora_rank
+    dense = expert = Fraction(0)
+    for lp in prof.layers:
+        for g in lp.gemms:
+            if g.role not in (COLUMN, ROW, EXPERT):
+                continue
+            params = lp.count * r * (g.n_in + g.n_out) * g.copies * layers
+            if g.role == EXPERT:
+                expert += params / (lay.etp * lay.ep)
+            else:
+                dense += params / lay.tp
+    return dense, expert
 
 
 @dataclass(frozen=True)
@@ -179,18 +200,26 @@ def volumes(prof, lay, which: str = "last") -> dict[str, AxisVolume]:  # type: i
         out["pp"] = AxisVolume(ceil(total), text)
     else:
         out["pp"] = AxisVolume(0, "none (pp 1)")
-    dense, expert = stage_params(prof, lay, "only" if lay.pp == 1 else which)
+    held = stage_params(prof, lay, "only" if lay.pp == 1 else which)
+    # with LoRA only the adapters' gradients and updates travel; ZeRO-3 still gathers the
+    # frozen weights
+    dense, expert = adapter_params(prof, lay) if lay.lora_rank else held
     g = 4 if lay.grad_fp32 else 2
     n = lay.dp * lay.cp
     total = Fraction(0)
     texts = []
-    for params, ranks, what in ((dense, n, "weights"), (expert, lay.expert_dp,
-                                                        "expert weights")):
+    for params, ranks, what, whole in ((dense, n, "weights", held[0]),
+                                       (expert, lay.expert_dp, "expert weights", held[1])):
         if ranks <= 1 or not params:
             continue
         psi = Fraction(params)
         rs, ar = Fraction(ranks - 1, ranks), Fraction(2 * (ranks - 1), ranks)
-        if lay.zero == 0:
+        if lay.zero == 3 and lay.lora_rank:
+            total += m * (2 * rs * Fraction(whole) * BETA + rs * psi * g)
+            texts.append(f"all-gather of each layer's frozen {what} forward and backward, "
+                         f"reduce-scatter of its adapters' gradients, every micro-batch, over "
+                         f"{ranks:,}")
+        elif lay.zero == 0:
             total += ar * psi * g
             texts.append(f"all-reduce of the {what}' gradients once per step over {ranks:,}")
         elif lay.zero in (1, 2):

@@ -102,14 +102,15 @@ def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str])
 
 
 def setup_of(seq: int, lay: Layout, precision: str = "mixed",
-             optimizer: str = "adamw", fp8: bool = False) -> Setup:
+             optimizer: str = "adamw", fp8: bool = False, qlora: bool = False) -> Setup:
     """The memory Setup of a layout (ZeRO-3 counts its gathered layer)."""
     return Setup(seq=seq, batch=lay.micro_batch, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
                  etp=lay.etp, vp=lay.vp, schedule=lay.schedule,
                  zero=lay.zero, recompute=lay.recompute,
                  sequence_parallel=lay.sequence_parallel, dropout=lay.dropout,
                  flash=lay.flash, precision=precision, optimizer=optimizer, cp=lay.cp,
-                 fp8=fp8, zero3_buffer=lay.zero == 3, grad_fp32=lay.grad_fp32)
+                 fp8=fp8, zero3_buffer=lay.zero == 3, grad_fp32=lay.grad_fp32,
+                 lora_rank=lay.lora_rank, qlora=qlora)
 
 
 _FAST: dict[int, tuple[ModelSpec, FastMemory]] = {}
@@ -118,6 +119,8 @@ _FAST: dict[int, tuple[ModelSpec, FastMemory]] = {}
 def memory_bytes(spec: ModelSpec, setup: Setup) -> Optional[int]:
     """Bytes per device of the first pipeline stage (counting.memory's figure, computed by
     `FastMemory`), or None when the layout is invalid."""
+    if setup.lora_rank:  # adapters: counting.memory's own sums (FastMemory has none)
+        return memory_bytes_slow(spec, setup)
     held = _FAST.get(id(spec))
     if held is None or held[0] is not spec:
         if len(_FAST) > 16:

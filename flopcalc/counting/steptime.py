@@ -79,9 +79,11 @@ from typing import Optional
 
 from ..kinds.base import (ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, SCAN, VOCAB, WEIGHTS,
                           Part)
+
+ADAPTED = (COLUMN, ROW, EXPERT)  # the projections LoRA adapts (PEFT's all-linear)
 from ..models.spec import ModelSpec
 from .collectives import Net, collective, dispatch, p2p
-from .communication import per_microbatch, stage_layers, stage_params
+from .communication import adapter_params, per_microbatch, stage_layers, stage_params
 from .layers import layer_activations, layer_flops, layer_params
 from .model import model_params
 from .workload import Workload
@@ -145,6 +147,7 @@ class Layout:
     moe_overlap: bool = False  # the expert all-to-all hidden behind another micro-batch
     schedule: str = "1f1b"  # 1f1b (interleaved with vp > 1), zero-bubble, dualpipe, dualpipev
     fp8_recipe: str = ""  # with fp8 matmuls: how they are scaled (FP8_RECIPES)
+    lora_rank: int = 0  # LoRA adapters of this rank on every projection; the base frozen
 
     @property
     def expert_dp(self) -> int:
@@ -407,16 +410,27 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     c = Compute()
     cast = FP8_CAST_BYTES.get(lay.fp8_recipe) if mc.matmul_bytes == 1 else None
     bw = mc.hbm * mc.memory_share[end]
+    rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
+    r = lay.lora_rank
     for g in lp.gemms:
         m, n, k, batch = _gemm_shapes(g, scale, lay)
         c.gemm_f += gemm_time(m, n, k, mc, end, batch)
         if cast:  # quantising the input forward and the output gradient backward
             c.mem_f += cast[0] * m * k * batch / bw
             c.mem_b += cast[1] * m * n * batch / bw
+        if r and g.role in ADAPTED:
+            # LoRA (Hu et al. 2021): the frozen weight needs no gradient of its own; its
+            # adapters A (K×r) and B (r×N) run x·A·B forward, 2·M·r·(K + N) FLOPs, and twice
+            # that backward (their input and weight gradients), as small matmuls
+            c.gemm_b += gemm_time(m, k, n, mc, end, batch)
+            adapter = 2 * m * r * (k + n) * batch
+            c.gemm_f += adapter / rate
+            c.gemm_b += 2 * adapter / rate
+            c.gemm_w += adapter / rate
+            continue
         weight_grad = gemm_time(k, n, m, mc, end, batch)
         c.gemm_b += gemm_time(m, k, n, mc, end, batch) + weight_grad
         c.gemm_w += weight_grad
-    rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
     loose = lp.loose * scale / t
     c.gemm_f += loose / rate
     c.gemm_b += 2 * loose / rate
@@ -480,8 +494,8 @@ def stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool)
     """A stage of ⌈L/p⌉ layers (each kind in proportion), with the head if `last`
     (remembered per profile, machine and the options it depends on)."""
     key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
-           lay.recompute, lay.sequence_parallel, lay.dropout, lay.flash, lay.fp8_recipe, end,
-           last)
+           lay.recompute, lay.sequence_parallel, lay.dropout, lay.flash, lay.fp8_recipe,
+           lay.lora_rank, end, last)
     found = _STAGES.get(key)
     if found is not None and found[0] is prof and found[1] is mc:  # type: ignore[index]
         return found[2]  # type: ignore[index]
@@ -629,6 +643,11 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
                               max(0.0, ep_b - hide * ep_b / (ep_f + ep_b)))
     # --- data parallelism ------------------------------------------------------------------
     dense, expert = map(float, stage_params(prof, lay, which))
+    frozen = 0.0
+    if lay.lora_rank:  # only the adapters have gradients, optimizer state and reductions;
+        # ZeRO-3 still gathers the frozen weights
+        frozen = dense + expert
+        dense, expert = map(float, adapter_params(prof, lay))
     n_dp = lay.dp * lay.cp
     g_bytes = 4 if lay.grad_fp32 else 2
     dp_groups = [(dense, n_dp, where["dp"]), (expert, lay.expert_dp, where["edp"])]
@@ -636,8 +655,11 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     dp_exposed = dp_all = 0.0
     t_f0 = comp.forward + tp_f + cp_f + ep_f
     t_b0 = comp.backward + tp_b + cp_b + ep_b
-    for params, n, per in dp_groups:  # a collective over one rank or of no bytes takes 0
-        grads, weights = params * g_bytes, params * ACT_BYTES
+    if frozen:  # ZeRO-3 gathers every weight, frozen or not; only adapters are reduced
+        dp_groups[0] = (dense, n_dp, where["dp"], frozen)
+    for params, n, per, *gathered in dp_groups:  # one rank or no bytes: 0
+        grads = params * g_bytes
+        weights = (gathered[0] if gathered else params) * ACT_BYTES
         bucket = min(params, max(BUCKET_MIN, BUCKET_PER_DP * n))
         if lay.zero == 3:
             layer_w = weights / layers  # ⌈L/p⌉ >= 1

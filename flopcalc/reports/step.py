@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from ..counting.communication import volumes
 from ..counting.plans import UNKNOWABLE, Outcome, Resolved, evaluate
-from ..counting.steptime import SHAPE_FACTOR, Layout, StepTime, profile
+from ..counting.steptime import ADAPTED, SHAPE_FACTOR, Layout, StepTime, profile
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
@@ -213,10 +213,20 @@ def layout_info(lay: Layout) -> StepLayout:
                       lay.schedule, lay.fp8_recipe)
 
 
-def model_flops_per_sequence(prof: Any, attention: str) -> int:
+def model_flops_per_sequence(prof: Any, attention: str, lora_rank: int = 0) -> int:
     """The model FLOPs of MFU for one sequence: 3 × the exact forward under `attention`
-    (causal: the pairs each layer's mask lets through, what the kernels must compute)."""
-    return 3 * (prof.forward_causal if attention == "causal" else prof.forward_full)
+    (causal: the pairs each layer's mask lets through, what the kernels must compute). With
+    LoRA adapters of rank r the frozen projections compute no weight gradient (one forward's
+    worth of their FLOPs fewer) and each adapter runs 3 × 2·T·r·(n_in + n_out), as
+    Megatron-Bridge counts its LoRA runs (2 × the base forward)."""
+    total = 3 * (prof.forward_causal if attention == "causal" else prof.forward_full)
+    if lora_rank:
+        for lp in prof.layers:
+            for g in lp.gemms:
+                if g.role in ADAPTED:
+                    total += lp.count * (3 * 2 * g.tokens * lora_rank * (g.n_in + g.n_out)
+                                         - g.flops)
+    return total
 
 
 def hardware_flops_per_sequence(prof: Any, lay: Layout, attention: str = "causal") -> int:
@@ -226,12 +236,13 @@ def hardware_flops_per_sequence(prof: Any, lay: Layout, attention: str = "causal
     forward = prof.forward_causal if attention == "causal" else prof.forward_full
     attention_flops = sum(lp.count * (lp.attention_causal if attention == "causal"
                                       else lp.attention_full) for lp in prof.layers)
+    model = model_flops_per_sequence(prof, attention, lay.lora_rank)
     extra = 0
     if lay.recompute == "full":
         extra = forward - prof.head_flops
     elif lay.recompute == "selective":
         extra = attention_flops
-    return 3 * forward + extra
+    return model + extra
 
 
 def machine_info(hw: Hardware, res: Resolved) -> StepMachine:
@@ -319,7 +330,7 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
     tps = Ends(*(seq_tokens / x for x in (seconds.high, seconds.estimate, seconds.low)))
     # throughput and MFU: `low` is the slow end (the high step time)
     per_dev = Ends(tps.low / lay.devices, tps.estimate / lay.devices, tps.high / lay.devices)
-    model_flops = model_flops_per_sequence(prof, attention) * lay.global_batch
+    model_flops = model_flops_per_sequence(prof, attention, lay.lora_rank) * lay.global_batch
     peak_all = hw.peak_flops * lay.devices
 
     def util(flops: int, t: float) -> float:
