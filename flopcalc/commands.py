@@ -555,7 +555,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "Face keeps them in fp32).", "fp32", KV_DTYPES),
                 Option("weights_dtype", "choice", "dtype the weights are stored in (int8, fp8, "
                        "int4: weight-only quantisation; nvfp4, mxfp4, fp8-tensor, fp8-block: "
-                       "scaled formats, their scales counted).", "bf16", WEIGHT_FORMATS),
+                       "scaled formats, their scales counted). Default: as the checkpoint "
+                       "stores them (config.json's quantization_config, a preset's checkpoint), "
+                       "else bf16.", None, WEIGHT_FORMATS),
                 Option("compute_dtype", "choice", "dtype of the matmuls: which of the "
                        "accelerator's peaks applies.", "bf16", DTYPES),
                 ATTENTION, SCAN, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION, RESERVE,
@@ -782,8 +784,9 @@ def _serve_command() -> Command:
             Option("kv_blocks", "count", "The engine's block count (num_gpu_blocks) instead of "
                    "its memory.", metavar="N"),
             Option("weights_dtype", "choice", "How weights are stored: a dtype, or a scaled "
-                   "format (nvfp4, mxfp4, fp8-tensor, fp8-block) with its scales.", "bf16",
-                   weights),
+                   "format (nvfp4, mxfp4, fp8-tensor, fp8-block) with its scales. Default: as "
+                   "the checkpoint stores them (config.json's quantization_config, a preset's "
+                   "checkpoint), else bf16.", None, weights),
             Option("experts_dtype", "choice", "How routed experts are stored (gpt-oss: mxfp4). "
                    "Default: --weights-dtype.", None, weights),
             _lengths("shared_prefix", "Tokens every request shares (a system prompt): its "

@@ -27,6 +27,9 @@ class LoadedModel:
     spec: ModelSpec  # the validated model
     raw: dict[str, Any]  # the mapping it was validated from (after --set)
     label: str  # how errors name the source
+    # a config.json's storage keys (quantization_config, torch_dtype, dtype): how its
+    # checkpoint stores the weights (`models.quantization`); None for a YAML model
+    stored_as: Optional[dict[str, Any]] = None
 
 
 def presets_dir() -> Path:
@@ -63,7 +66,10 @@ def find_preset(ref: str, names: list[str], what: str, hint: str) -> str:
                         + f" ({hint})")
 
 
-def _read_file(ref: str) -> tuple[str, str, dict[str, Any]]:
+STORAGE_KEYS = ("quantization_config", "torch_dtype", "dtype")
+
+
+def _read_file(ref: str) -> tuple[str, str, dict[str, Any], Optional[dict[str, Any]]]:
     """(name, origin, raw mapping) of a model file: YAML in the preset schema or a config.json
     (by extension or content), a directory holding a config.json, or stdin."""
     from .hf import from_hf_dict
@@ -79,9 +85,12 @@ def _read_file(ref: str) -> tuple[str, str, dict[str, Any]]:
     if label.endswith(".json") or text.lstrip().startswith("{"):
         data = as_mapping(parse_json(text, label), label, "config.json")
         raw = from_hf_dict(data, label)
-        return str(raw.pop("_name")), label, raw
+        text_config = data.get("text_config") if isinstance(data.get("text_config"),
+                                                             dict) else {}
+        stored_as = {k: v for k, v in {**text_config, **data}.items() if k in STORAGE_KEYS}
+        return str(raw.pop("_name")), label, raw, stored_as
     raw = as_mapping(parse_yaml(text, label), label, "model file")
-    return ("stdin" if ref == STDIN else path.stem), label, raw
+    return ("stdin" if ref == STDIN else path.stem), label, raw, None
 
 
 def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
@@ -89,8 +98,9 @@ def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
     from .files import read_mapping
     from .overrides import apply_overrides
 
+    stored_as = None
     if looks_like_path(ref):
-        name, origin, raw = _read_file(ref)
+        name, origin, raw, stored_as = _read_file(ref)
         label = origin
     else:
         name = find_preset(ref, preset_names(), "model",
@@ -98,7 +108,8 @@ def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
         origin, label = "preset", name
         raw = read_mapping(presets_dir() / f"{name}.yaml", "model file")
     raw = apply_overrides(raw, overrides)
-    return LoadedModel(name=name, origin=origin, spec=validated(raw, label), raw=raw, label=label)
+    return LoadedModel(name=name, origin=origin, spec=validated(raw, label), raw=raw, label=label,
+                       stored_as=stored_as)
 
 
 def validated(raw: dict[str, Any], label: str) -> ModelSpec:

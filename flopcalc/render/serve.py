@@ -95,6 +95,9 @@ def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
     table.add_row(f"{w.params:,} params, {w.dtype}" + (f" (experts {w.experts_dtype})"
                                                         if w.experts_dtype != w.dtype else ""),
                   nums.bytes(w.bytes))
+    if len({r.format for r in w.storage}) > 1:  # formats differ by module: each one's
+        for r in w.storage:
+            table.add_row(f"  {r.module}, {r.format}", nums.bytes(r.bytes))
     for i, b in enumerate(w.device_bytes):
         table.add_row("per device" + (f", stage {i}" if len(w.device_bytes) > 1 else ""),
                       nums.bytes(b))
