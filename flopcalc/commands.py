@@ -178,7 +178,13 @@ class Command:
         if len(model) != want:
             what = "no MODEL" if not want else "MODEL (a list of them for compare)"
             raise FlopcalcError(f"{self.name} takes {what} before its options")
-        return self.run(*model, **values)
+        from .models.registry import collected_notes
+
+        with collected_notes() as notes:
+            report = self.run(*model, **values)
+        if notes and isinstance(getattr(report, "warnings", None), list):
+            report.warnings[:0] = notes
+        return report
 
 
 # ------------------------------------------------------------------------------ the runners

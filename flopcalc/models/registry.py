@@ -8,9 +8,11 @@ shadows it. Every failure is a `FlopcalcError` that names the file, the key and 
 
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from ..errors import FlopcalcError, suggest
 from .files import STDIN, as_mapping, file_kind, parse_json, parse_yaml, read_text, user_path
@@ -93,11 +95,85 @@ def _read_file(ref: str) -> tuple[str, str, dict[str, Any], Optional[dict[str, A
     return ("stdin" if ref == STDIN else path.stem), label, raw, None
 
 
+_NOTES: ContextVar[Optional[list[str]]] = ContextVar("flopcalc_load_notes", default=None)
+
+
+@contextlib.contextmanager
+def collected_notes() -> Iterator[list[str]]:
+    """What loading models had to say (a preset answering for a model id), for the report's
+    warnings."""
+    notes: list[str] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+def _note(text: str) -> None:
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(text)
+
+
+def same_preset(org: str, name: str) -> Optional[str]:
+    """The preset that is the model `org/name`: the one whose `checkpoint.repo` it is, else
+    the one of its name (ignoring case)."""
+    wanted = f"repo: {org}/{name}".lower()
+    names = preset_names()
+    for preset in names:
+        text = (presets_dir() / f"{preset}.yaml").read_text(encoding="utf-8").lower()
+        if any(line.strip() == wanted for line in text.splitlines()):
+            return preset
+    return next((p for p in names if p.lower() == name.lower()), None)
+
+
+def _hub(ref: str) -> Optional[str]:
+    """What a model id (`org/name`, `models--org--name`) names: the cached config.json of its
+    main revision, else a preset that is the same model (said on stderr); None when `ref` is
+    no model id or is a file or folder here."""
+    from .hub import CACHE_FOLDER, cache_dir, cached_config, model_id, snapshot_config
+
+    if ref.lower().endswith((".yaml", ".yml", ".json")):
+        return None
+    ids = model_id(ref)
+    if ids is None:
+        return None
+    path = user_path(ref)
+    try:
+        kind = file_kind(path)
+    except FlopcalcError:
+        return None
+    if kind == "directory" and CACHE_FOLDER.match(path.name) and \
+            file_kind(path / "config.json") != "file":
+        config = snapshot_config(path)
+        if config is None:
+            raise FlopcalcError(f"{path}: a Hugging Face cache folder without a config.json in "
+                                "its main snapshot (refs/main); download it: huggingface-cli "
+                                f"download {ids[0]}/{ids[1]} config.json")
+        return str(config)
+    if kind != "missing":
+        return None
+    config = cached_config(*ids)
+    if config is not None:
+        return str(config)
+    preset = same_preset(*ids)
+    if preset is not None:
+        _note(f"{ids[0]}/{ids[1]} is not in the Hugging Face cache ({cache_dir()}); the preset "
+              f"{preset}, the same model, answers")
+        return preset
+    raise FlopcalcError(
+        f"'{ref}' is neither a file here nor a model in the Hugging Face cache ({cache_dir()}; "
+        "HF_HUB_CACHE or HF_HOME move it), and no preset is the same model; download its "
+        f"config.json (huggingface-cli download {ids[0]}/{ids[1]} config.json) or give a path")
+
+
 def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
     """Find, read, override and validate a model."""
     from .files import read_mapping
     from .overrides import apply_overrides
 
+    ref = _hub(ref) or ref
     stored_as = None
     if looks_like_path(ref):
         name, origin, raw, stored_as = _read_file(ref)
