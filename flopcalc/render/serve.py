@@ -189,6 +189,10 @@ def _timing_table(report: "ServeReport", nums: Numbers) -> Any:
     return table
 
 
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.2f}"
+
+
 def serve_brief(report: "ServeReport") -> str:
     s, c = report.settings, report.capacity
     lines = [f"{report.model.title} ({report.model.name}): {s.engine}, {s.devices} device"
@@ -196,6 +200,11 @@ def serve_brief(report: "ServeReport") -> str:
              f"({_layout(s)}), max model len {s.max_model_len:,}, KV {s.kv_dtype_served}",
              f"groups        " + ", ".join(f"{g.layers} x {g.kind} (block {g.block_size:,})"
                                          for g in c.groups),
+             f"weights       {max(report.weights.device_bytes):,} bytes per device "
+             f"({_gib(max(report.weights.device_bytes))} GiB), "
+             f"{s.weights_dtype}" + (f", experts {s.experts_dtype}"
+                                     if s.experts_dtype != s.weights_dtype else "")
+             + f" ({report.weights.source.split(';')[0]})",
              f"memory        {c.memory.stages[0].available_bytes:,} bytes per device for the "
              f"cache ({c.memory.source}; {c.memory.stages[0].available_gib} GiB)",
              f"blocks        {c.num_blocks:,} of {c.bytes_per_block:,} bytes; "
