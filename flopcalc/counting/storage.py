@@ -67,17 +67,24 @@ def matrix_bytes(n_in: int, n_out: int, fmt: Format, unit: str = "attn") -> Frac
     return values + scales + fmt.tensor_bytes + fmt.index_bytes * n_in
 
 
-def tensor_bytes(p: Part, unit: str, layer: Optional[int], plan: Plan
-                 ) -> tuple[str, int, Fraction]:
-    """(format name, bits per value, bytes) of one tensor under `plan`."""
+def tensor_bytes(p: Part, unit: str, layer: Optional[int], plan: Plan,
+                 formats: Optional[dict] = None) -> tuple[str, int, Fraction]:
+    """(format name, bits per value, bytes) of one tensor under `plan` (`formats`: the plan's
+    answers so far, by unit and layer)."""
     if plan.flags is not None:
         weights, experts = plan.flags
         name = experts if (experts and p.role == EXPERT) else weights
         if name in SCALED_FORMATS and not quantised(p):
             name = UNQUANTISED
         return name, bits_per_value(name), part_bytes(p, weights, experts)
-    fmt = plan.format_for(unit, layer) if quantised(p) or (unit == "head" and plan.head) \
-        else None
+    fmt = None
+    if quantised(p) or (unit == "head" and plan.head):
+        if formats is None:
+            fmt = plan.format_for(unit, layer)
+        else:
+            if (unit, layer) not in formats:
+                formats[(unit, layer)] = plan.format_for(unit, layer)
+            fmt = formats[(unit, layer)]
     if fmt is None:
         return plan.dtype, DTYPE_BITS[plan.dtype], Fraction(p.value * DTYPE_BITS[plan.dtype], 8)
     n_in, n_out = p.shape[-2:]
@@ -116,9 +123,24 @@ def _outside(p: Part) -> str:
     return "head" if p.role == VOCAB else "other"
 
 
+_MEMO: dict[tuple[int, Plan, bool], tuple[ModelSpec, list[Stored]]] = {}
+
+
 def stored(spec: ModelSpec, plan: Plan, mtp: bool = False) -> list[Stored]:
     """Every tensor the model stores, one entry per layer's tensor (a tensor layers share, once),
-    under `plan`; with `mtp`, DeepSeek's multi-token-prediction modules instead."""
+    under `plan`; with `mtp`, DeepSeek's multi-token-prediction modules instead. (Remembered
+    for the last few models: a report asks several times.)"""
+    key = (id(spec), plan, mtp)
+    if key in _MEMO and _MEMO[key][0] is spec:
+        return _MEMO[key][1]
+    if len(_MEMO) > 8:
+        _MEMO.clear()
+    out = _stored(spec, plan, mtp)
+    _MEMO[key] = (spec, out)
+    return out
+
+
+def _stored(spec: ModelSpec, plan: Plan, mtp: bool) -> list[Stored]:
     d = spec.d_model
     entries: list[tuple[Part, Optional[int], str, Any]] = []
     if mtp:
@@ -146,10 +168,11 @@ def stored(spec: ModelSpec, plan: Plan, mtp: bool = False) -> list[Stored]:
                     seen.add(q.tied)
                 entries.append((q, i if x.stack == "decoder" else None, u, k))
     out = []
+    formats: dict = {}
     for q, i, u, k in entries:
         if not q.matmul and u not in ("embed", "head"):
             u = "vectors"  # norms, biases, sinks: never quantised, whichever module holds them
-        fmt, bits, b = tensor_bytes(q, u, i, plan)
+        fmt, bits, b = tensor_bytes(q, u, i, plan, formats)
         out.append(Stored(q, i, u, k, fmt, b, bits))
     return out
 

@@ -155,8 +155,18 @@ def leaf_names(unit: str, layer: Optional[int]) -> tuple[str, ...]:
 _COMPILED: dict[str, Any] = {}
 
 
+# a group with a quantifier inside, quantified again: `(a+)+`, which can backtrack for ever
+_NESTED = re.compile(r"\([^()]*[*+?}][^()]*\)\s*[*+{]")
+
+
 def _compile(pattern: str) -> Any:
     if pattern not in _COMPILED:
+        if len(pattern) > 500:
+            raise FlopcalcError(f"quantisation pattern '{pattern[:60]}...' is longer than 500 "
+                                "characters; name modules by shorter patterns")
+        if pattern.startswith("re:") and _NESTED.search(pattern):
+            raise FlopcalcError(f"quantisation pattern '{pattern[:80]}' nests quantifiers "
+                                "(as (a+)+), which can take for ever to match; simplify it")
         if pattern.startswith("re:"):
             try:
                 _COMPILED[pattern] = re.compile(pattern[3:])
@@ -183,19 +193,21 @@ FP8_E4M3, E8M0, FP32, FP16, BF16 = 8, 8, 32, 16, 16
 
 
 def _ints(value: Any, what: str, label: str) -> list[int]:
-    if not isinstance(value, list) or not all(type(v) is int and v > 0 for v in value):
+    if not isinstance(value, list) or not all(type(v) is int and 0 < v <= 1 << 20
+                                              for v in value):
         raise FlopcalcError(f"{label}: quantization_config.{what} must be a list of positive "
                             f"integers, got {str(value)[:60]}")
     return value
 
 
-def _int(q: dict[str, Any], key: str, default: int, label: str, where: str = "") -> int:
+def _int(q: dict[str, Any], key: str, default: int, label: str, where: str = "",
+         most: int = 1 << 20) -> int:
     v = q.get(key, default)
     if v is None:
         v = default
-    if type(v) is not int or (v <= 0 and v != -1):
+    if type(v) is not int or (v <= 0 and v != -1) or v > most:
         raise FlopcalcError(f"{label}: quantization_config.{where}{key} must be a positive "
-                            f"integer (or -1), got {str(v)[:40]}")
+                            f"integer up to {most:,} (or -1), got {str(v)[:40]}")
     return v
 
 
@@ -258,8 +270,11 @@ def _fp8(q: dict[str, Any], label: str, dtype: str) -> Plan:
     block = q.get("weight_block_size")
     static = 4 if q.get("activation_scheme") == "static" else 0  # an fp32 input scale
     if block is not None:
-        b_out, b_in = _ints(block, "weight_block_size", label)[:2] if len(block) == 2 else \
-            (_bad_block(label), 0)
+        edges = _ints(block, "weight_block_size", label)
+        if len(edges) != 2:
+            raise FlopcalcError(f"{label}: quantization_config.weight_block_size must be two "
+                                "integers [out, in]")
+        b_out, b_in = edges
         fmt = Format(f"fp8 {b_out}x{b_in} blocks", 8, FP32, tile=(b_out, b_in),
                      tensor_bytes=static)
     else:
@@ -267,11 +282,6 @@ def _fp8(q: dict[str, Any], label: str, dtype: str) -> Plan:
     keep = _patterns(q, "modules_to_not_convert", label) or _patterns(q, "ignored_layers", label)
     key = "modules_to_not_convert" if q.get("modules_to_not_convert") else "ignored_layers"
     return Plan(dtype, (Rule(fmt),), keep, key)
-
-
-def _bad_block(label: str) -> int:
-    raise FlopcalcError(f"{label}: quantization_config.weight_block_size must be two integers "
-                        "[out, in]")
 
 
 def _fbgemm(q: dict[str, Any], label: str, dtype: str) -> Plan:
@@ -291,7 +301,7 @@ def _mxfp4(q: dict[str, Any], label: str, dtype: str) -> Plan:
 def _awq(q: dict[str, Any], label: str, dtype: str) -> Plan:
     # AutoAWQ's WQLinear: qweight int32 (n_in, n_out/8), qzeros int32 (n_in/g, n_out/8) — a
     # 4-bit zero per group and output —, scales fp16 (n_in/g, n_out)
-    bits = _int(q, "bits", _int(q, "w_bit", 4, label), label)
+    bits = _int(q, "bits", _int(q, "w_bit", 4, label, most=16), label, most=16)
     group = _int(q, "group_size", _int(q, "q_group_size", 128, label), label)
     zero = bits if q.get("zero_point", True) else 0
     fmt = Format(f"awq int{bits} g{group}", bits, FP16, group=group, zero_bits=zero)
@@ -302,7 +312,7 @@ def _gptq(q: dict[str, Any], label: str, dtype: str) -> Plan:
     # AutoGPTQ's QuantLinear: qweight int32 (n_in·bits/32, n_out), qzeros int32 (n_in/g,
     # n_out·bits/32) — stored whether or not `sym` —, scales fp16 (n_in/g, n_out), g_idx int32
     # (n_in)
-    bits = _int(q, "bits", 4, label)
+    bits = _int(q, "bits", 4, label, most=16)
     group = _int(q, "group_size", 128, label)
     fmt = Format(f"gptq int{bits} g{group}", bits, FP16, group=group, zero_bits=bits,
                  index_bytes=4)
@@ -365,7 +375,7 @@ def _compressed(q: dict[str, Any], label: str, dtype: str) -> Plan:
         if not isinstance(w, dict):
             continue
         where = f"config_groups.{name}.weights."
-        bits = _int(w, "num_bits", 8, label, where)
+        bits = _int(w, "num_bits", 8, label, where, most=16)
         kind = str(w.get("type", "int"))
         strategy = str(w.get("strategy", "tensor"))
         zero = bits if w.get("symmetric") is False else 0
@@ -377,6 +387,9 @@ def _compressed(q: dict[str, Any], label: str, dtype: str) -> Plan:
             fmt = Format("nvfp4", 4, FP8_E4M3, group=group or 16, tensor_bytes=8)
         elif strategy == "block":
             b = _ints(w.get("block_structure"), where + "block_structure", label)
+            if len(b) != 2:
+                raise FlopcalcError(f"{label}: quantization_config.{where}block_structure must "
+                                    "be two integers [out, in]")
             fmt = Format(f"{kind}{bits} {b[0]}x{b[1]} blocks", bits, scale, tile=(b[0], b[1]))
         elif strategy == "channel":
             fmt = Format(f"{kind}{bits} per channel", bits, scale, group=-1, zero_bits=zero,
@@ -392,6 +405,10 @@ def _compressed(q: dict[str, Any], label: str, dtype: str) -> Plan:
                                 "must be a list of names")
         named = tuple(t for t in targets if t != "Linear" and not t.endswith("Linear"))
         rules.append(Rule(fmt, LINEAR, () if len(named) < len(targets) else named))
+    if not rules:
+        raise FlopcalcError(f"{label}: no config group of the compressed-tensors "
+                            "quantization_config has a weights scheme; give --weights-dtype "
+                            "FORMAT")
     return Plan(dtype, tuple(rules), _patterns(q, "ignore", label), "ignore")
 
 
