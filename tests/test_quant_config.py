@@ -302,3 +302,19 @@ def test_weights_per_device_against_engine_logs(case, path, options, stage, tole
     error = (ours - gib) / gib
     print(f"{case}: {ours:.4f} GiB against {gib} GiB logged: {100 * error:+.2f}%")
     assert abs(error) < tolerance
+
+
+@pytest.mark.parametrize("quant, says", [
+    ({"quant_method": "fp8", "weight_block_size": 5}, "weight_block_size"),
+    ({"quant_method": "fp8", "weight_block_size": [128, 128, 1]}, "two integers"),
+    ({"quant_method": "awq", "bits": 10**30}, "bits"),
+    ({"quant_method": "gptq", "group_size": "128"}, "group_size"),
+    ({"quant_method": "fp8", "modules_to_not_convert": ["re:(x+)+$"]}, "nests quantifiers"),
+    ({"quant_method": "fp8", "modules_to_not_convert": ["re:["]}, "regular expression"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": 5}}, "weights scheme"),
+    ([1, 2], "mapping"),
+])
+def test_hostile_quantization_configs_are_one_line(tmp_path, quant, says):
+    r = run("serve", config(tmp_path, quant), "--kv-memory", "1GiB")
+    assert r.returncode == 2 and r.stdout == "" and says in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
