@@ -702,8 +702,11 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         if draft.lower() == "mtp":
             spec_draft = Draft("mtp", "the model's MTP modules", None, draft_tokens, acceptance)
         else:
-            d = load(draft, ())
-            spec_draft = Draft("draft", d.name, d.spec, draft_tokens, acceptance)
+            from .counting.storage import resolve_plan
+
+            d = load(draft, ())  # its weights as its checkpoint stores them, or the flags
+            spec_draft = Draft("draft", d.name, d.spec, draft_tokens, acceptance,
+                               resolve_plan(d, weights_dtype, experts_dtype))
     elif acceptance is not None:
         raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
                             "(or --draft mtp) too")

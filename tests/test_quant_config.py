@@ -318,3 +318,18 @@ def test_hostile_quantization_configs_are_one_line(tmp_path, quant, says):
     r = run("serve", config(tmp_path, quant), "--kv-memory", "1GiB")
     assert r.returncode == 2 and r.stdout == "" and says in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("preset, published", [
+    ("gpt-oss-120b", "moe/gpt-oss-120b.json"), ("gpt-oss-20b", "moe/gpt-oss-20b.json"),
+    ("deepseek-v3", "moe/deepseek-v3.json"), ("deepseek-r1", "presets2/deepseek-r1.json"),
+    ("kimi-k2", "presets2/kimi-k2.json"), ("deepseek-v3.2", "sparse/deepseek-v3.2.json"),
+])
+def test_a_preset_stores_its_weights_as_its_published_config_says(preset, published):
+    # the preset's checkpoint block says what the checkpoint's config.json says: the same
+    # bytes per module
+    a = api.serve(preset, kv_memory="1GiB", tp=8).weights
+    b = api.serve(str(DATA / published), kv_memory="1GiB", tp=8).weights
+    assert (a.bytes, a.device_bytes) == (b.bytes, b.device_bytes)
+    assert [(r.module, r.format, r.bytes) for r in a.storage] == \
+        [(r.module, r.format, r.bytes) for r in b.storage]

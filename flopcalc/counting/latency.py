@@ -36,8 +36,7 @@ from ..models.spec import ModelSpec
 from ..models.networks import NetworkSpec
 from .collectives import Net, collective, p2p
 from .engine import Engine, state_bytes, token_bytes
-from .model import decode_flops, model_params
-from .quant import part_bytes
+from .model import decode_flops
 
 ACTIVATION_BYTES = 2  # bf16 activations between devices
 

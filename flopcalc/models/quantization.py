@@ -25,7 +25,7 @@ refused, as formats are planned per module.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from ..errors import FlopcalcError
@@ -90,7 +90,6 @@ class Plan:
     source: str = ""
     method: str = ""
     flags: Optional[tuple[str, Optional[str]]] = None
-    checks: tuple[str, ...] = field(default=(), compare=False)
 
     def format_for(self, unit: str, layer: Optional[int]) -> Optional[Format]:
         """The format of the unit's matrices (None: they keep `dtype`)."""

@@ -276,7 +276,10 @@ def devices(count: int) -> str:
     return "on 1 device" if count == 1 else f"x {count:,} devices (perfect scaling assumed)"
 
 
-def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware]) -> list[str]:
+def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware],
+                      checkpoint: str = "") -> list[str]:
+    """The counting conventions; `checkpoint`: where the weights' formats came from when a
+    checkpoint (not a flag) said."""
     lines = ["2 FLOPs per multiply-add; not counted: norms, activations, softmax, RoPE, bias "
              "adds, embedding lookups, routing (what FlopCounterMode counts)",
              "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P",
@@ -291,10 +294,13 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
         f"KV cache {s.kv_dtype} ({s.kv_bytes_per_element} B): per layer and token the K/V of "
         "its KV heads, for batch x (P + G) tokens (a window layer the last w); MHA: one K and V "
         "per query head",
-        f"weights: every parameter once, {s.weights_dtype} ({s.weights_bits_per_element} bits"
-        + ("; a scaled format's scales counted, embeddings, head, norms and routers in bf16)"
-           if s.weights_dtype in SCALED_FORMATS else
-           "; scale factors of quantised formats not counted)"),
+        (f"weights: every parameter once, as the checkpoint stores them ({checkpoint}): each "
+         "module's format with its scales, zero points and indices (weights.storage)"
+         if checkpoint else
+         f"weights: every parameter once, {s.weights_dtype} ({s.weights_bits_per_element} bits"
+         + ("; a scaled format's scales counted, embeddings, head, norms and routers in bf16)"
+            if s.weights_dtype in SCALED_FORMATS else
+            "; scale factors of quantised formats not counted)")),
         "bytes per decode step: every weight read once (of an untied embedding or a position "
         "table only the B rows looked up) + K/V of the keys attended + the new K/V written; "
         "prefill: the weights + the prompt's K/V written; activations not counted",
@@ -440,7 +446,8 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
     decode = _decode(spec, st, prompt, gen, weights_dtype) if gen else None
     report = InferReport(
         schema_version=SCHEMA_VERSION, command="infer", model=model_info(loaded),
-        settings=settings, conventions=infer_conventions(spec, settings, hw)
+        settings=settings, conventions=infer_conventions(
+            spec, settings, hw, "" if plan.flags else plan.source)
         + image_lines(spec, settings.images),
         prefill=Prefill(
             tokens=batch * prompt, flops=p.total(pre), weights=p.total(pre, p.WEIGHTS),

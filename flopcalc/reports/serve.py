@@ -17,9 +17,9 @@ from typing import Any, Optional, Sequence
 
 from ..counting import engine as E
 from ..counting.latency import Collective, DeviceCosts, Layout, Network, Speeds, Step, share
-from ..counting.layers import layer_activations, layer_decode, layer_params
+from ..counting.layers import layer_activations, layer_decode
 from ..counting.memory import Setup
-from ..counting.model import decode_flops, model_flops, model_params, mtp_params, workload
+from ..counting.model import decode_flops, model_flops, model_params, workload
 from ..counting.storage import StorageRow, resolve_plan, storage_rows, stored, summary, total
 from ..models.quantization import Plan, plan_from_flags
 from ..counting.roofline import decode_time
@@ -148,6 +148,7 @@ class Weights:
     device_bytes: list[int]  # what one device of each pipeline stage holds
     source: str = ""  # where the formats came from: a flag, config.json, a preset
     storage: list[StorageRow] = field(default_factory=list)  # per module: format and bytes
+    from_checkpoint: bool = False  # the checkpoint's formats (no flag said)
 
 
 @dataclass
@@ -250,6 +251,11 @@ class Draft:
     spec: Optional[ModelSpec]  # a draft model
     tokens: int
     acceptance: Fraction
+    storage: Optional[Plan] = None  # how a draft model's weights are stored (None: bf16)
+
+
+def _draft_storage(draft: Draft) -> Plan:
+    return draft.storage or plan_from_flags("bf16", None)
 
 
 def check_layout(spec: ModelSpec, tp: int, pp: int, ep: int) -> None:
@@ -422,16 +428,16 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     if mtp:
         extra = sum((s.bytes * share(s.part, layout) for s in stored(spec, storage, mtp=True)),
                     Fraction(0))
-    elif draft is not None and draft.spec is not None:  # a draft model: the flags, or bf16
-        extra = DeviceCosts(draft.spec, Layout(tp), engine, storage if storage.flags else
-                            plan_from_flags("bf16", None)).held_weight_bytes()
+    elif draft is not None and draft.spec is not None:
+        extra = DeviceCosts(draft.spec, Layout(tp), engine,
+                            _draft_storage(draft)).held_weight_bytes()
     stage_w = stage_weights(spec, layout, storage, extra)
     all_params = p.total(model_params(spec))
     entries = stored(spec, storage)
     weights_name, experts = summary(entries)
     weights = Weights(all_params, weights_name, experts, p.ceil_fraction(total(entries)),
                       [p.ceil_fraction(w) for w in stage_w], storage.source,
-                      storage_rows(entries, storage))
+                      storage_rows(entries, storage), storage.flags is None)
 
     # memory for the cache
     bounds = stage_bounds(spec, pp)
@@ -751,8 +757,7 @@ def _speculation(spec: ModelSpec, draft: Draft, plan: E.Plan, costs: DeviceCosts
                   for x in kind.engine_cache(layout.tp) if x.kind != "state") * draft_layers
     else:
         assert draft.spec is not None
-        dcosts = DeviceCosts(draft.spec, Layout(layout.tp), engine, storage if storage.flags
-                             else plan_from_flags("bf16", None))
+        dcosts = DeviceCosts(draft.spec, Layout(layout.tp), engine, _draft_storage(draft))
         for j in range(k):
             s = dcosts.decode(c + j, c + j, batch)
             draft_step = draft_step + s
@@ -822,9 +827,11 @@ def _conventions(r: ServeReport, engine: E.Engine, net: Network) -> list[str]:
         f"weights {s.weights_dtype}"
         + (f", routed experts {s.experts_dtype}" if s.experts_dtype != s.weights_dtype else "")
         + f" ({r.weights.source})"
-        + ": scaled formats count their scales (nvfp4: an fp8 scale per 16 values and an fp32 "
-        "per matrix; mxfp4: an e8m0 per 32; fp8-tensor: an fp32 per matrix; fp8-block: an "
-        "fp32 per 128 x 128) and keep embeddings, head, norms and routers in bf16",
+        + (": each module's format with its scales, zero points and indices (weights.storage)"
+           if r.weights.from_checkpoint else
+           ": scaled formats count their scales (nvfp4: an fp8 scale per 16 values and an fp32 "
+           "per matrix; mxfp4: an e8m0 per 32; fp8-tensor: an fp32 per matrix; fp8-block: an "
+           "fp32 per 128 x 128) and keep embeddings, head, norms and routers in bf16"),
     ]
     if r.prefix is not None:
         lines.append("shared prefix: its whole blocks in full and latent groups are held once; "
