@@ -117,3 +117,27 @@ def test_an_unknown_id_is_one_line_and_exit_2(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     line = r.stderr.strip()
     assert "\n" not in line and "acme/Nowhere-7B" in line and "huggingface-cli download" in line
+
+
+def test_online_fetch_only_when_asked(hub, tmp_path, monkeypatch):
+    # a stand-in for huggingface_hub: records the call, "downloads" the tiny config
+    import types
+
+    calls = []
+
+    def hf_hub_download(repo_id, filename, cache_dir=None):
+        calls.append((repo_id, filename))
+        path = tmp_path / "fetched" / "config.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(TINY))
+        return str(path)
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub",
+                        types.SimpleNamespace(hf_hub_download=hf_hub_download))
+    monkeypatch.delenv("FLOPCALC_ONLINE", raising=False)
+    with pytest.raises(FlopcalcError, match="neither a file"):
+        api.model("acme/Remote-1B")
+    assert calls == []  # offline unless asked
+    monkeypatch.setenv("FLOPCALC_ONLINE", "1")
+    assert api.model("acme/Remote-1B").params.total == PARAMS
+    assert calls == [("acme/Remote-1B", "config.json")]  # config.json alone

@@ -56,3 +56,20 @@ def snapshot_config(folder: Path) -> Optional[Path]:
 def cached_config(org: str, name: str) -> Optional[Path]:
     """The cached config.json of `org/name`'s main revision, or None."""
     return snapshot_config(cache_dir() / f"models--{org}--{name}")
+
+
+def fetch_config(org: str, name: str) -> Optional[Path]:
+    """With `FLOPCALC_ONLINE=1` and huggingface_hub installed (`pip install flopcalc[hub]`):
+    `org/name`'s config.json downloaded into the cache (that file alone), else None. Going
+    online is asked for, never assumed: a calculator that reaches the network unasked surprises
+    CI jobs and air-gapped machines."""
+    if os.environ.get("FLOPCALC_ONLINE") != "1" or os.environ.get("HF_HUB_OFFLINE") == "1":
+        return None
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        return None
+    try:
+        return Path(hf_hub_download(f"{org}/{name}", "config.json", cache_dir=cache_dir()))
+    except Exception:  # offline, gated, missing: the preset or the error below answers
+        return None

@@ -132,7 +132,8 @@ def _hub(ref: str) -> Optional[str]:
     """What a model id (`org/name`, `models--org--name`) names: the cached config.json of its
     main revision, else a preset that is the same model (said on stderr); None when `ref` is
     no model id or is a file or folder here."""
-    from .hub import CACHE_FOLDER, cache_dir, cached_config, model_id, snapshot_config
+    from .hub import (CACHE_FOLDER, cache_dir, cached_config, fetch_config, model_id,
+                      snapshot_config)
 
     if ref.lower().endswith((".yaml", ".yml", ".json")):
         return None
@@ -154,7 +155,7 @@ def _hub(ref: str) -> Optional[str]:
         return str(config)
     if kind != "missing":
         return None
-    config = cached_config(*ids)
+    config = cached_config(*ids) or fetch_config(*ids)
     if config is not None:
         return str(config)
     preset = same_preset(*ids)
