@@ -183,7 +183,7 @@ class Command:
         with collected_notes() as notes:
             report = self.run(*model, **values)
         if notes and isinstance(getattr(report, "warnings", None), list):
-            report.warnings[:0] = notes
+            report.warnings[:0] = list(dict.fromkeys(notes))  # each once
         return report
 
 

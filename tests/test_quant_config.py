@@ -219,13 +219,24 @@ def test_a_pattern_that_matches_nothing(tmp_path, key, pattern):
     assert r.returncode == 2 and pattern in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-def test_a_pattern_naming_single_projections(tmp_path):
+def test_a_pattern_naming_single_projections_is_a_warning(tmp_path):
+    # formats are planned per module: a projection named alone keeps its module's format, and
+    # the report says so (Qwen3-Next's FP8 config keeps in_proj_ba so)
     q = {"quant_method": "compressed-tensors", "config_groups": {"g": {
         "targets": ["Linear"], "weights": {"num_bits": 8, "type": "float",
                                            "strategy": "channel"}}},
          "ignore": ["lm_head", "re:.*q_proj"]}
-    with pytest.raises(FlopcalcError, match="single projections"):
-        weights(config(tmp_path, q))
+    r = api.serve(config(tmp_path, q), kv_memory="1GiB")
+    assert any("'re:.*q_proj' names single projections" in w for w in r.warnings)
+    assert r.weights.bytes == VALUES8 + 4_096 + REST  # every matrix in fp8, a bf16 per row
+
+
+def test_patterns_naming_norms_are_no_error(tmp_path):
+    # Qwen3's FP8 configs list every layer norm and router: none is quantised anyway
+    q = {"quant_method": "fp8", "weight_block_size": [128, 128], "modules_to_not_convert": [
+        "lm_head", "model.layers.0.input_layernorm", "model.layers.0.post_attention_layernorm",
+        "model.norm", "model.embed_tokens"]}
+    assert weights(config(tmp_path, q)).bytes == 657_040
 
 
 def test_a_group_that_does_not_divide_the_width(tmp_path):

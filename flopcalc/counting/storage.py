@@ -177,29 +177,34 @@ def _stored(spec: ModelSpec, plan: Plan, mtp: bool) -> list[Stored]:
     return out
 
 
-def check_plan(spec: ModelSpec, plan: Plan, model: str) -> None:
-    """Every pattern of the plan names a module of the model (one naming only projections of a
-    module, or nothing at all, is an error: a typo, or a config for another model)."""
+def check_plan(spec: ModelSpec, plan: Plan, model: str) -> list[str]:
+    """Every pattern of the plan names a module of the model: one that names nothing is an
+    error (a typo, or a config for another model); one naming single projections of a module
+    (`in_proj_ba`) is a warning returned, as formats are planned per module."""
     if not plan.patterns():
-        return
+        return []
     units = {(s.unit, s.layer) for s in stored(spec, Plan(plan.dtype))}
     if spec.mtp_layers:
         units |= {(s.unit, s.layer) for s in stored(spec, Plan(plan.dtype), mtp=True)}
-    names = [module_names(u, i) for u, i in units if u != "vectors"]
+    names = [module_names(u, i) for u, i in units]
+    leaves = [leaf_names(u, i) for u, i in units]
+    where = plan.source.split(";")[0]
+    warnings = []
     for key, pattern in plan.patterns():
         if any(matches(pattern, n) for n in names):
             continue
-        leaves = [leaf_names(u, i) for u, i in units if u != "vectors"]
         if any(matches(pattern, n) for n in leaves):
-            raise FlopcalcError(
-                f"{plan.source.split(';')[0]}: {key} pattern '{pattern[:80]}' names single "
-                "projections; flopcalc plans formats per module (self_attn, mlp, mlp.experts, "
-                "mlp.gate, lm_head): name the module, or give --weights-dtype FORMAT")
+            warnings.append(
+                f"{where}: {key} pattern '{pattern[:80]}' names single projections; flopcalc "
+                "plans formats per module (self_attn, mlp, mlp.experts, mlp.gate, lm_head), so "
+                "they are counted in their module's format")
+            continue
         raise FlopcalcError(
-            f"{plan.source.split(';')[0]}: {key} pattern '{pattern[:80]}' matches no module of "
+            f"{where}: {key} pattern '{pattern[:80]}' matches no module of "
             f"{model} (its modules are named like model.layers.0.self_attn, "
             "model.layers.0.mlp, model.layers.0.mlp.experts, model.embed_tokens, lm_head); "
             "is the config.json for this model?")
+    return warnings
 
 
 def total(entries: list[Stored]) -> Fraction:
@@ -225,7 +230,10 @@ def resolve_plan(loaded: Any, weights: Optional[str], experts: Optional[str]) ->
     if plan is None:
         return Plan("bf16", source="bf16: no checkpoint format known (--weights-dtype sets one)",
                     flags=("bf16", None))
-    check_plan(loaded.spec, plan, loaded.name)
+    from ..models.registry import note
+
+    for line in check_plan(loaded.spec, plan, loaded.name):
+        note(line)
     return plan
 
 

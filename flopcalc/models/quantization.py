@@ -122,25 +122,36 @@ _NAMES = {
     "mlp": ("mlp", "feed_forward", "ffn"),
     "shared": ("mlp.shared_experts", "mlp.shared_expert", "feed_forward.shared_expert"),
     "experts": ("mlp.experts", "block_sparse_moe.experts", "feed_forward.experts"),
-    "router": ("mlp.gate", "mlp.router", "block_sparse_moe.gate", "feed_forward.router"),
+    "router": ("mlp.gate", "mlp.router", "block_sparse_moe.gate", "feed_forward.router",
+               "mlp.shared_expert_gate"),
+    # tensors no format quantises, which checkpoints list all the same (Qwen3's FP8 configs
+    # name every layer norm)
+    "vectors": ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                "post_feedforward_layernorm", "self_attn.q_norm", "self_attn.k_norm",
+                "self_attn.q_a_layernorm", "self_attn.kv_a_layernorm", "self_attn.sinks",
+                "linear_attn.A_log", "linear_attn.dt_bias", "linear_attn.conv1d",
+                "linear_attn.norm", "mixer.A_log", "mixer.D", "mixer.dt_bias", "mixer.conv1d",
+                "mixer.norm", "self_attn.rotary_emb"),
     "mtp_proj": ("eh_proj",),
 }
-_TOP = {"embed": ("model.embed_tokens", "model.language_model.embed_tokens",
+_TOP = {"vectors": ("model.norm", "model.language_model.norm", "norm_f", "model.final_layernorm"),
+        "embed": ("model.embed_tokens", "model.language_model.embed_tokens",
                   "language_model.model.embed_tokens", "transformer.wte"),
         "head": ("lm_head", "language_model.lm_head"),
         "tower": ("visual", "model.visual", "vision_tower", "model.vision_tower",
                   "vision_model", "multi_modal_projector", "model.multi_modal_projector")}
 # projections inside a module: a pattern naming one of them alone is refused
 _LEAVES = {"attn": ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj",
-                    "kv_a_proj_with_mqa", "kv_b_proj", "in_proj", "out_proj"),
+                    "kv_a_proj_with_mqa", "kv_b_proj", "in_proj", "out_proj", "in_proj_qkvz",
+                    "in_proj_ba", "x_proj", "dt_proj"),
            "mlp": ("gate_proj", "up_proj", "down_proj", "gate_up_proj", "fc1", "fc2"),
            "shared": ("gate_proj", "up_proj", "down_proj"),
            "experts": ("0.gate_proj", "0.up_proj", "0.down_proj", "gate_up_proj", "down_proj")}
 
 
 def module_names(unit: str, layer: Optional[int]) -> tuple[str, ...]:
-    """The Hugging Face names a unit goes by (of layer `layer`; None: any layer)."""
-    if unit in _TOP:
+    """The Hugging Face names a unit goes by (of layer `layer`; None: outside the layers)."""
+    if unit in _TOP and (layer is None or unit not in _NAMES):
         return _TOP[unit]
     at = "0" if layer is None else str(layer)
     return tuple(f"{p}.{at}.{n}" for p in _PREFIXES for n in _NAMES.get(unit, ()))

@@ -110,7 +110,8 @@ def collected_notes() -> Iterator[list[str]]:
         _NOTES.reset(token)
 
 
-def _note(text: str) -> None:
+def note(text: str) -> None:
+    """Say `text` in the warnings of the report being built (when a command builds one)."""
     notes = _NOTES.get()
     if notes is not None:
         notes.append(text)
@@ -160,7 +161,7 @@ def _hub(ref: str) -> Optional[str]:
         return str(config)
     preset = same_preset(*ids)
     if preset is not None:
-        _note(f"{ids[0]}/{ids[1]} is not in the Hugging Face cache ({cache_dir()}); the preset "
+        note(f"{ids[0]}/{ids[1]} is not in the Hugging Face cache ({cache_dir()}); the preset "
               f"{preset}, the same model, answers")
         return preset
     raise FlopcalcError(
