@@ -227,7 +227,8 @@ def test_a_pattern_naming_single_projections_is_a_warning(tmp_path):
                                            "strategy": "channel"}}},
          "ignore": ["lm_head", "re:.*q_proj"]}
     r = api.serve(config(tmp_path, q), kv_memory="1GiB")
-    assert any("'re:.*q_proj' names single projections" in w for w in r.warnings)
+    assert any("1 ignore pattern ('re:.*q_proj') names single projections" in w
+               for w in r.warnings)
     assert r.weights.bytes == VALUES8 + 4_096 + REST  # every matrix in fp8, a bf16 per row
 
 

@@ -189,22 +189,23 @@ def check_plan(spec: ModelSpec, plan: Plan, model: str) -> list[str]:
     names = [module_names(u, i) for u, i in units]
     leaves = [leaf_names(u, i) for u, i in units]
     where = plan.source.split(";")[0]
-    warnings = []
+    partial: dict[str, list[str]] = {}
     for key, pattern in plan.patterns():
         if any(matches(pattern, n) for n in names):
             continue
         if any(matches(pattern, n) for n in leaves):
-            warnings.append(
-                f"{where}: {key} pattern '{pattern[:80]}' names single projections; flopcalc "
-                "plans formats per module (self_attn, mlp, mlp.experts, mlp.gate, lm_head), so "
-                "they are counted in their module's format")
+            partial.setdefault(key, []).append(pattern)
             continue
         raise FlopcalcError(
             f"{where}: {key} pattern '{pattern[:80]}' matches no module of "
             f"{model} (its modules are named like model.layers.0.self_attn, "
             "model.layers.0.mlp, model.layers.0.mlp.experts, model.embed_tokens, lm_head); "
             "is the config.json for this model?")
-    return warnings
+    return [f"{where}: {len(p)} {key} pattern{'s' if len(p) > 1 else ''} ('{p[0][:80]}'"
+            f"{', ...' if len(p) > 1 else ''}) name{'s' if len(p) == 1 else ''} single projections; "
+            "flopcalc plans formats "
+            "per module (self_attn, mlp, mlp.experts, mlp.gate, lm_head), so they are counted "
+            "in their module's format" for key, p in partial.items()]
 
 
 def total(entries: list[Stored]) -> Fraction:
