@@ -345,3 +345,23 @@ def test_a_preset_stores_its_weights_as_its_published_config_says(preset, publis
     assert (a.bytes, a.device_bytes) == (b.bytes, b.device_bytes)
     assert [(r.module, r.format, r.bytes) for r in a.storage] == \
         [(r.module, r.format, r.bytes) for r in b.storage]
+
+
+def test_the_checkpoint_block_is_validated(tmp_path):
+    base = "n_layers: 1\nd_model: 256\nn_heads: 4\nd_ff: 512\npositions: rotary\n" \
+        "vocab_size: 64\nmax_seq_len: 256\ncheckpoint:\n  repo: acme/tiny\n"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(base + "  quant_method: fp8\n  block: [128, 128]\n")
+    r = run("serve", str(bad), "--kv-memory", "1GiB")
+    assert r.returncode == 2 and "checkpoint.block" in r.stderr
+    bad.write_text(base + "  quant_method: hqq\n")
+    r = run("serve", str(bad), "--kv-memory", "1GiB")
+    assert r.returncode == 2 and "checkpoint.quant_method" in r.stderr
+    # a good one: fp8 128x128 blocks, as config.json's weight_block_size. Matrices (MHA): q, k,
+    # v, o 256×256 and a plain MLP 256×512, 512×256: 524,288 values and 4·4 + 8 + 8 = 32 tiles
+    # (128 bytes); in bf16 the embedding, tied head, 2 layer norms (weight and bias) and the
+    # final norm: 64·256·2 + 6·256·2 = 35,840
+    good = tmp_path / "good.yaml"
+    good.write_text(base + "  quant_method: fp8\n  weight_block_size: [128, 128]\n")
+    w = api.serve(str(good), kv_memory="1GiB").weights
+    assert w.bytes == 524_288 + 128 + 35_840
