@@ -170,7 +170,7 @@ def _stored(spec: ModelSpec, plan: Plan, mtp: bool) -> list[Stored]:
     out = []
     formats: dict = {}
     for q, i, u, k in entries:
-        if not q.matmul and u not in ("embed", "head"):
+        if not q.matmul and u not in ("embed", "head", "tower"):
             u = "vectors"  # norms, biases, sinks: never quantised, whichever module holds them
         fmt, bits, b = tensor_bytes(q, u, i, plan, formats)
         out.append(Stored(q, i, u, k, fmt, b, bits))
