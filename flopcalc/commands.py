@@ -183,7 +183,13 @@ class Command:
         if len(model) != want:
             what = "no MODEL" if not want else "MODEL (a list of them for compare)"
             raise FlopcalcError(f"{self.name} takes {what} before its options")
-        return self.run(*model, **values)
+        from .models.registry import collected_notes
+
+        with collected_notes() as notes:
+            report = self.run(*model, **values)
+        if notes and isinstance(getattr(report, "warnings", None), list):
+            report.warnings[:0] = list(dict.fromkeys(notes))  # each once
+        return report
 
 
 # ------------------------------------------------------------------------------ the runners
@@ -625,7 +631,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                        "Face keeps them in fp32).", "fp32", KV_DTYPES),
                 Option("weights_dtype", "choice", "dtype the weights are stored in (int8, fp8, "
                        "int4: weight-only quantisation; nvfp4, mxfp4, fp8-tensor, fp8-block: "
-                       "scaled formats, their scales counted).", "bf16", WEIGHT_FORMATS),
+                       "scaled formats, their scales counted). Default: as the checkpoint "
+                       "stores them (config.json's quantization_config, a preset's checkpoint), "
+                       "else bf16.", None, WEIGHT_FORMATS),
                 Option("compute_dtype", "choice", "dtype of the matmuls: which of the "
                        "accelerator's peaks applies.", "bf16", DTYPES),
                 ATTENTION_CAUSAL, SCAN, ACCELERATOR, COUNT, PEAK, BANDWIDTH, MEMORY_FRACTION,
@@ -768,8 +776,11 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         if draft.lower() == "mtp":
             spec_draft = Draft("mtp", "the model's MTP modules", None, draft_tokens, acceptance)
         else:
-            d = load(draft, ())
-            spec_draft = Draft("draft", d.name, d.spec, draft_tokens, acceptance)
+            from .counting.storage import resolve_plan
+
+            d = load(draft, ())  # its weights as its checkpoint stores them, or the flags
+            spec_draft = Draft("draft", d.name, d.spec, draft_tokens, acceptance,
+                               resolve_plan(d, weights_dtype, experts_dtype))
     elif acceptance is not None:
         raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
                             "(or --draft mtp) too")
@@ -857,8 +868,9 @@ def _serve_command() -> Command:
             Option("kv_blocks", "count", "The engine's block count (num_gpu_blocks) instead of "
                    "its memory.", metavar="N"),
             Option("weights_dtype", "choice", "How weights are stored: a dtype, or a scaled "
-                   "format (nvfp4, mxfp4, fp8-tensor, fp8-block) with its scales.", "bf16",
-                   weights),
+                   "format (nvfp4, mxfp4, fp8-tensor, fp8-block) with its scales. Default: as "
+                   "the checkpoint stores them (config.json's quantization_config, a preset's "
+                   "checkpoint), else bf16.", None, weights),
             Option("experts_dtype", "choice", "How routed experts are stored (gpt-oss: mxfp4). "
                    "Default: --weights-dtype.", None, weights),
             _lengths("shared_prefix", "Tokens every request shares (a system prompt): its "

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
+from typing import Any, Optional
 
 from ..kinds.base import EXPERT, REPLICATED, Part
 from ..models.spec import ModelSpec
 from ..models.networks import NetworkSpec
 from .collectives import Net, collective, p2p
 from .engine import Engine, state_bytes, token_bytes
-from .model import decode_flops, model_params
-from .quant import part_bytes
+from .model import decode_flops
 
 ACTIVATION_BYTES = 2  # bf16 activations between devices
 
@@ -166,27 +165,30 @@ class DeviceCosts:
     """Per-device costs of a model's forwards under a layout, weights in `fmt` (routed experts
     in `experts`), caches as `engine` pages them."""
 
-    def __init__(self, spec: ModelSpec, layout: Layout, engine: Engine, fmt: str,
+    def __init__(self, spec: ModelSpec, layout: Layout, engine: Engine, fmt: Any,
                  experts: Optional[str] = None):
+        from ..models.quantization import Plan, plan_from_flags
+        from .storage import stored
+
         self.spec, self.layout, self.engine = spec, layout, engine
+        plan = fmt if isinstance(fmt, Plan) else plan_from_flags(fmt, experts)
         self.fmt, self.experts = fmt, experts
-        d = spec.d_model
         self.fixed = Fraction(0)  # every tensor but routed experts and lookup tables
         self.lookups: list[tuple[Fraction, int]] = []  # (device bytes, rows)
-        for p in model_params(spec):
-            b = part_bytes(p, fmt, experts) * share(p, layout)
-            if p.lookup:
-                self.lookups.append((b, p.shape[0]))
-            elif p.role != EXPERT:
+        # per MoE kind and its layers' bytes: [layers, kind, device bytes of all its experts]
+        moe: dict[tuple[int, Fraction], list[Any]] = {}
+        per_layer: dict[tuple[int, int], list[Any]] = {}
+        for s in stored(spec, plan):
+            b = s.bytes * share(s.part, layout)
+            if s.part.lookup:
+                self.lookups.append((b, s.part.shape[0]))
+            elif s.part.role != EXPERT:
                 self.fixed += b
-        # per MoE kind: (layers, kind, device bytes of all its experts)
-        self.moe = []
-        for g in spec.groups("decoder"):
-            for _, kind in g.layer.slots():
-                stacked = [p for p in kind.params(d) if p.role == EXPERT]
-                if stacked:
-                    b = sum(part_bytes(p, fmt, experts) * share(p, layout) for p in stacked)
-                    self.moe.append((g.count, kind, b))
+            elif s.layer is not None:
+                per_layer.setdefault((s.layer, id(s.kind)), [s.kind, Fraction(0)])[1] += b
+        for kind, b in per_layer.values():  # identical layers gathered: one reads() each
+            moe.setdefault((id(kind), b), [0, kind, b])[0] += 1
+        self.moe = [tuple(m) for m in moe.values()]
         sparse = any(c.kind == "indexer" for g in spec.groups("decoder")
                      for _, k in g.layer.slots() for c in k.engine_cache(layout.tp))
         # per decoder group: (layers, kind, device bytes per cached value, token bytes, state)

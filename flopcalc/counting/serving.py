@@ -14,6 +14,7 @@ each feed one token per sequence and attend over the KV cache.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from fractions import Fraction
 from math import ceil, lcm
 
@@ -99,14 +100,23 @@ def affine_segments(spec: ModelSpec, first: int, last: int) -> Segments:
 class DecodeSteps:
     """FLOPs and bytes of decode steps at positions first..last, exact (bytes as Fractions)."""
 
-    def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: str,
+    def __init__(self, spec: ModelSpec, batch: int, kv_b: int, weights_dtype: Any,
                  state_b: int = 4):
+        """`weights_dtype`: a dtype or scaled format's name, or a storage plan
+        (`models.quantization.Plan`)."""
+        from ..models.quantization import Plan
+
         self.spec, self.batch, self.kv_b = spec, batch, kv_b
         reads = weight_reads(spec, batch)
         self.reads = reads
-        self.step_weight_bytes = (storage_bytes(reads.expected, weights_dtype)
-                                  if weights_dtype not in SCALED_FORMATS else
-                                  read_bytes(spec, batch, weights_dtype).expected)
+        if isinstance(weights_dtype, Plan):
+            from .storage import read_bytes as plan_reads
+
+            self.step_weight_bytes = plan_reads(spec, batch, weights_dtype).expected
+        else:
+            self.step_weight_bytes = (storage_bytes(reads.expected, weights_dtype)
+                                      if weights_dtype not in SCALED_FORMATS else
+                                      read_bytes(spec, batch, weights_dtype).expected)
         self.kv_per_token = kv_bytes_per_token(spec, kv_b)
         self.state_per_sequence = state_bytes_per_sequence(spec, kv_b, state_b)
 

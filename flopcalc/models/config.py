@@ -39,6 +39,32 @@ class Biases:
         return value
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """How the model's published checkpoint stores its weights, in its config.json's words
+    (`torch_dtype`, and `quantization_config`'s `quant_method`, `weight_block_size` and
+    `modules_to_not_convert`): what `serve` and `infer` count when no flag says otherwise
+    (`models.quantization`)."""
+
+    repo: str  # the Hugging Face id of the checkpoint (org/name)
+    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    quant_method: Optional[Literal["fp8", "mxfp4", "fbgemm_fp8"]] = None
+    weight_block_size: Optional[list[Positive]] = None
+    modules_to_not_convert: Optional[list[str]] = None
+
+    def as_config(self) -> dict[str, Any]:
+        """The config.json keys this block stands for."""
+        out: dict[str, Any] = {"torch_dtype": self.dtype}
+        if self.quant_method is not None:
+            q: dict[str, Any] = {"quant_method": self.quant_method}
+            if self.weight_block_size is not None:
+                q["weight_block_size"] = list(self.weight_block_size)
+            if self.modules_to_not_convert is not None:
+                q["modules_to_not_convert"] = list(self.modules_to_not_convert)
+            out["quantization_config"] = q
+        return out
+
+
 @dataclass(frozen=True, kw_only=True)
 class BaseConfig:
     """A model's architecture, as far as its counts depend on it.
@@ -121,6 +147,7 @@ class BaseConfig:
 
     training_tokens: Optional[Positive] = None
     training_tokens_source: str = ""
+    checkpoint: Optional[Checkpoint] = None  # the published checkpoint's storage
 
     def __getattr__(self, name: str) -> Any:
         """A kind's block this reading left out (see `model_config`) reads as None, as an

@@ -8,9 +8,11 @@ shadows it. Every failure is a `FlopcalcError` that names the file, the key and 
 
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from ..errors import FlopcalcError, suggest
 from .files import STDIN, as_mapping, file_kind, parse_json, parse_yaml, read_text, user_path
@@ -27,6 +29,9 @@ class LoadedModel:
     spec: ModelSpec  # the validated model
     raw: dict[str, Any]  # the mapping it was validated from (after --set)
     label: str  # how errors name the source
+    # a config.json's storage keys (quantization_config, torch_dtype, dtype): how its
+    # checkpoint stores the weights (`models.quantization`); None for a YAML model
+    stored_as: Optional[dict[str, Any]] = None
 
 
 def presets_dir() -> Path:
@@ -64,7 +69,10 @@ def find_preset(ref: str, names: list[str], what: str, hint: str) -> str:
                         + f" ({hint})")
 
 
-def _read_file(ref: str) -> tuple[str, str, dict[str, Any]]:
+STORAGE_KEYS = ("quantization_config", "torch_dtype", "dtype")
+
+
+def _read_file(ref: str) -> tuple[str, str, dict[str, Any], Optional[dict[str, Any]]]:
     """(name, origin, raw mapping) of a model file: YAML in the preset schema or a config.json
     (by extension or content), a directory holding a config.json, or stdin."""
     from .hf import from_hf_dict
@@ -80,9 +88,87 @@ def _read_file(ref: str) -> tuple[str, str, dict[str, Any]]:
     if label.endswith(".json") or text.lstrip().startswith("{"):
         data = as_mapping(parse_json(text, label), label, "config.json")
         raw = from_hf_dict(data, label)
-        return str(raw.pop("_name")), label, raw
+        text_config = data.get("text_config") if isinstance(data.get("text_config"),
+                                                             dict) else {}
+        stored_as = {k: v for k, v in {**text_config, **data}.items() if k in STORAGE_KEYS}
+        return str(raw.pop("_name")), label, raw, stored_as
     raw = as_mapping(parse_yaml(text, label), label, "model file")
-    return ("stdin" if ref == STDIN else path.stem), label, raw
+    return ("stdin" if ref == STDIN else path.stem), label, raw, None
+
+
+_NOTES: ContextVar[Optional[list[str]]] = ContextVar("flopcalc_load_notes", default=None)
+
+
+@contextlib.contextmanager
+def collected_notes() -> Iterator[list[str]]:
+    """What loading models had to say (a preset answering for a model id), for the report's
+    warnings."""
+    notes: list[str] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+def note(text: str) -> None:
+    """Say `text` in the warnings of the report being built (when a command builds one)."""
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(text)
+
+
+def same_preset(org: str, name: str) -> Optional[str]:
+    """The preset that is the model `org/name`: the one whose `checkpoint.repo` it is, else
+    the one of its name (ignoring case)."""
+    wanted = f"repo: {org}/{name}".lower()
+    names = preset_names()
+    for preset in names:
+        text = (presets_dir() / f"{preset}.yaml").read_text(encoding="utf-8").lower()
+        if any(line.strip() == wanted for line in text.splitlines()):
+            return preset
+    return next((p for p in names if p.lower() == name.lower()), None)
+
+
+def _hub(ref: str) -> Optional[str]:
+    """What a model id (`org/name`, `models--org--name`) names: the cached config.json of its
+    main revision, else a preset that is the same model (said on stderr); None when `ref` is
+    no model id or is a file or folder here."""
+    from .hub import (CACHE_FOLDER, cache_dir, cached_config, fetch_config, model_id,
+                      snapshot_config)
+
+    if ref.lower().endswith((".yaml", ".yml", ".json")):
+        return None
+    ids = model_id(ref)
+    if ids is None:
+        return None
+    path = user_path(ref)
+    try:
+        kind = file_kind(path)
+    except FlopcalcError:
+        return None
+    if kind == "directory" and CACHE_FOLDER.match(path.name) and \
+            file_kind(path / "config.json") != "file":
+        config = snapshot_config(path)
+        if config is None:
+            raise FlopcalcError(f"{path}: a Hugging Face cache folder without a config.json in "
+                                "its main snapshot (refs/main); download it: huggingface-cli "
+                                f"download {ids[0]}/{ids[1]} config.json")
+        return str(config)
+    if kind != "missing":
+        return None
+    config = cached_config(*ids) or fetch_config(*ids)
+    if config is not None:
+        return str(config)
+    preset = same_preset(*ids)
+    if preset is not None:
+        note(f"{ids[0]}/{ids[1]} is not in the Hugging Face cache ({cache_dir()}); the preset "
+              f"{preset}, the same model, answers")
+        return preset
+    raise FlopcalcError(
+        f"'{ref}' is neither a file here nor a model in the Hugging Face cache ({cache_dir()}; "
+        "HF_HUB_CACHE or HF_HOME move it), and no preset is the same model; download its "
+        f"config.json (huggingface-cli download {ids[0]}/{ids[1]} config.json) or give a path")
 
 
 def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
@@ -90,8 +176,10 @@ def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
     from .files import read_mapping
     from .overrides import apply_overrides
 
+    ref = _hub(ref) or ref
+    stored_as = None
     if looks_like_path(ref):
-        name, origin, raw = _read_file(ref)
+        name, origin, raw, stored_as = _read_file(ref)
         label = origin
     else:
         name = find_preset(ref, preset_names(), "model",
@@ -99,7 +187,8 @@ def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
         origin, label = "preset", name
         raw = read_mapping(presets_dir() / f"{name}.yaml", "model file")
     raw = apply_overrides(raw, overrides)
-    return LoadedModel(name=name, origin=origin, spec=validated(raw, label), raw=raw, label=label)
+    return LoadedModel(name=name, origin=origin, spec=validated(raw, label), raw=raw, label=label,
+                       stored_as=stored_as)
 
 
 def validated(raw: dict[str, Any], label: str) -> ModelSpec:

@@ -96,6 +96,9 @@ def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
     table.add_row(f"{w.params:,} params, {w.dtype}" + (f" (experts {w.experts_dtype})"
                                                         if w.experts_dtype != w.dtype else ""),
                   nums.bytes(w.bytes))
+    if len({r.format for r in w.storage}) > 1:  # formats differ by module: each one's
+        for r in w.storage:
+            table.add_row(f"  {r.module}, {r.format}", nums.bytes(r.bytes))
     for i, b in enumerate(w.device_bytes):
         table.add_row("per device" + (f", stage {i}" if len(w.device_bytes) > 1 else ""),
                       nums.bytes(b))
@@ -187,6 +190,10 @@ def _timing_table(report: "ServeReport", nums: Numbers) -> Any:
     return table
 
 
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.2f}"
+
+
 def serve_brief(report: "ServeReport") -> str:
     s, c = report.settings, report.capacity
     lines = [f"{named(report.model)}: {s.engine}, {s.devices} device"
@@ -194,6 +201,11 @@ def serve_brief(report: "ServeReport") -> str:
              f"({_layout(s)}), max model len {s.max_model_len:,}, KV {s.kv_dtype_served}",
              f"groups        " + ", ".join(f"{g.layers} x {g.kind} (block {g.block_size:,})"
                                          for g in c.groups),
+             f"weights       {max(report.weights.device_bytes):,} bytes per device "
+             f"({_gib(max(report.weights.device_bytes))} GiB), "
+             f"{s.weights_dtype}" + (f", experts {s.experts_dtype}"
+                                     if s.experts_dtype != s.weights_dtype else "")
+             + f" ({report.weights.source.split(';')[0]})",
              f"memory        {c.memory.stages[0].available_bytes:,} bytes per device for the "
              f"cache ({c.memory.source}; {c.memory.stages[0].available_gib} GiB)",
              f"blocks        {c.num_blocks:,} of {c.bytes_per_block:,} bytes; "

@@ -63,6 +63,9 @@ def infer_tables(report: "InferReport", nums: Numbers) -> list[Any]:
         table.add_row(f"{other} KV cache", nums.bytes(kv.mha_bytes))
         table.add_row(f"saved ({kv.factor:.4g}x smaller)", nums.bytes(kv.saving_bytes))
     table.add_row(f"weights ({w.params:,} params, {w.dtype})", nums.bytes(w.bytes))
+    if len({r.format for r in w.storage}) > 1:  # formats differ by module: each one's
+        for r in w.storage:
+            table.add_row(f"  {r.module}, {r.format}", nums.bytes(r.bytes))
     table.add_row("weights + KV cache", nums.bytes(report.memory_bytes))
     out.append(table)
 

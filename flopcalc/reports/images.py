@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
+from typing import Any, Optional
 
 from ..counting.images import Placement, parse_size, with_images
 from ..counting.workload import Workload
@@ -86,9 +86,16 @@ def prefill_flops(spec: ModelSpec, prompt: int, batch: int, attention: p.Convent
     return model_flops(spec, w)
 
 
-def tower_bytes(spec: ModelSpec, dtype: str) -> Fraction:
-    """Bytes of the towers' weights, which a prefill over images reads once."""
+def tower_bytes(spec: ModelSpec, dtype: Any) -> Fraction:
+    """Bytes of the towers' weights, which a prefill over images reads once (`dtype`: a name,
+    or a storage plan)."""
     from ..counting.model import tower_params
+    from ..models.quantization import Plan
+
+    if isinstance(dtype, Plan):
+        from ..counting.storage import stored
+
+        return sum((s.bytes for s in stored(spec, dtype) if s.unit == "tower"), Fraction(0))
     from ..counting.quant import weight_bytes
     from ..counting.traffic import storage_bytes
     from ..tables import SCALED_FORMATS

@@ -21,6 +21,8 @@ from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts,
                                 weight_reads)
 from ..counting import quant
 from ..counting.quant import bits_per_value
+from ..counting.storage import StorageRow, resolve_plan, storage_rows, stored, summary, total
+from ..models.quantization import Plan
 from ..errors import FlopcalcError
 from ..tables import SCALED_FORMATS
 from ..models.accelerators import Hardware
@@ -143,6 +145,8 @@ class Weights:
     dtype: str
     bits_per_element: int
     bytes: int
+    source: str = ""  # where the formats came from: a flag, config.json, a preset
+    storage: list[StorageRow] = field(default_factory=list)  # per module: format and bytes
 
 
 @dataclass
@@ -271,7 +275,10 @@ def devices(count: int) -> str:
     return "on 1 device" if count == 1 else f"x {count:,} devices (perfect scaling assumed)"
 
 
-def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware]) -> list[str]:
+def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware],
+                      checkpoint: str = "") -> list[str]:
+    """The counting conventions; `checkpoint`: where the weights' formats came from when a
+    checkpoint (not a flag) said."""
     lines = ["2 FLOPs per multiply-add; not counted: norms, activations, softmax, RoPE, bias "
              "adds, embedding lookups, routing (what FlopCounterMode counts)",
              "prefill: " + attention_line(s.attention) + "; equals flopcalc model --seq P "
@@ -289,10 +296,13 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
         f"KV cache {s.kv_dtype} ({s.kv_bytes_per_element} B): per layer and token the K/V of "
         "its KV heads, for batch x (P + G) tokens (a window layer the last w); MHA: one K and V "
         "per query head",
-        f"weights: every parameter once, {s.weights_dtype} ({s.weights_bits_per_element} bits"
-        + ("; a scaled format's scales counted, embeddings, head, norms and routers in bf16)"
-           if s.weights_dtype in SCALED_FORMATS else
-           "; scale factors of quantised formats not counted)"),
+        (f"weights: every parameter once, as the checkpoint stores them ({checkpoint}): each "
+         "module's format with its scales, zero points and indices (weights.storage)"
+         if checkpoint else
+         f"weights: every parameter once, {s.weights_dtype} ({s.weights_bits_per_element} bits"
+         + ("; a scaled format's scales counted, embeddings, head, norms and routers in bf16)"
+            if s.weights_dtype in SCALED_FORMATS else
+            "; scale factors of quantised formats not counted)")),
         "bytes per decode step: every weight read once (of an untied embedding or a position "
         "table only the B rows looked up) + K/V of the keys attended + the new K/V written; "
         "prefill: the weights + the prompt's K/V written; activations not counted",
@@ -309,21 +319,44 @@ def infer_conventions(spec: ModelSpec, s: InferSettings, hw: Optional[Hardware])
     return lines
 
 
-def stored_bytes(spec: ModelSpec, params: int, dtype: str) -> Fraction:
+def stored_bytes(spec: ModelSpec, params: int, dtype: Any) -> Fraction:
     """Bytes of every weight: `params` at a dtype's width, or a scaled format with its scales
-    (`counting.quant`)."""
+    (`counting.quant`), or as a storage plan says (`counting.storage`)."""
+    if isinstance(dtype, Plan):
+        return total(stored(spec, dtype))
     if dtype in SCALED_FORMATS:
         return quant.model_weight_bytes(spec, dtype)
     return storage_bytes(params, dtype)
 
 
-def read_bytes(spec: ModelSpec, tokens: int, dtype: str, params: int | Fraction,
+def read_bytes(spec: ModelSpec, tokens: int, dtype: Any, params: int | Fraction,
                which: str = "expected") -> Fraction:
     """Weight bytes a forward over `tokens` reads (`params` of them at a dtype's width; a scaled
-    format's from its tensors, the `which` routing)."""
+    format's or a storage plan's from its tensors, the `which` routing)."""
+    if isinstance(dtype, Plan):
+        from ..counting.storage import read_bytes as plan_reads
+
+        return getattr(plan_reads(spec, tokens, dtype), which)
     if dtype in SCALED_FORMATS:
         return getattr(quant.read_bytes(spec, tokens, dtype), which)
     return storage_bytes(params, dtype)
+
+
+def weights_storage(loaded: LoadedModel, weights_dtype: Optional[str]
+                    ) -> tuple[Plan, str, int, list[StorageRow]]:
+    """The storage plan (`--weights-dtype`, else the checkpoint's), its name, the bits per
+    value of its largest format and its rows per module."""
+    plan = resolve_plan(loaded, weights_dtype, None)
+    if plan.flags:
+        return plan, plan.flags[0], bits_per_value(plan.flags[0]), storage_rows(
+            stored(loaded.spec, plan), plan)
+    entries = stored(loaded.spec, plan)
+    largest: dict[int, Fraction] = {}
+    for s in entries:
+        largest[s.bits] = largest.get(s.bits, Fraction(0)) + s.bytes
+    return (plan, summary(entries)[0] if len(set(summary(entries))) == 1 else
+            " / experts ".join(summary(entries)), max(largest, key=lambda b: largest[b]),
+            storage_rows(entries, plan))
 
 
 def _round(x: Fraction) -> int:
@@ -331,7 +364,7 @@ def _round(x: Fraction) -> int:
 
 
 def _decode(spec: ModelSpec, st: DecodeSteps, prompt: int, gen: int,
-            weights_dtype: str) -> Decode:
+            weights_dtype: Any) -> Decode:
     batch = st.batch
     first, last = prompt + 1, prompt + gen
     dec = st.flops(first, last)
@@ -387,7 +420,7 @@ def _kv_cache(spec: ModelSpec, tokens_per_seq: int, batch: int, kv_b: int,
 
 def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 1,
                        attention: p.Convention = "causal", kv_dtype: str = "bf16",
-                       weights_dtype: str = "bf16", compute_dtype: str = "bf16",
+                       weights_dtype: Optional[str] = None, compute_dtype: str = "bf16",
                        hw: Optional[Hardware] = None, curve: bool = False,
                        state_dtype: str = "fp32", images: Optional[list[ImagesInfo]] = None,
                        scan: p.Scan = "chunked") -> InferReport:
@@ -398,9 +431,11 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
     spec = loaded.spec
     check_decoder_only(loaded)
     kv_b, state_b = DTYPE_BITS[kv_dtype] // 8, DTYPE_BITS[state_dtype] // 8
+    plan, name, bits, rows = weights_storage(loaded, weights_dtype)
+    weights_dtype = plan.flags[0] if plan.flags else plan  # type: ignore[assignment]
     settings = InferSettings(prompt, gen, batch, attention, scan, kv_dtype, kv_b, state_dtype,
-                             state_b, weights_dtype, bits_per_value(weights_dtype),
-                             compute_dtype, spec.max_seq_len, list(images or ()))
+                             state_b, name, bits, compute_dtype, spec.max_seq_len,
+                             list(images or ()))
     params = weight_params(spec)
     weights_bytes = p.ceil_fraction(stored_bytes(spec, params, weights_dtype))
     st = DecodeSteps(spec, batch, kv_b, weights_dtype, state_b)
@@ -414,7 +449,8 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
     decode = _decode(spec, st, prompt, gen, weights_dtype) if gen else None
     report = InferReport(
         schema_version=SCHEMA_VERSION, command="infer", model=model_info(loaded),
-        settings=settings, conventions=infer_conventions(spec, settings, hw)
+        settings=settings, conventions=infer_conventions(
+            spec, settings, hw, "" if plan.flags else plan.source)
         + image_lines(spec, settings.images),
         prefill=Prefill(
             tokens=batch * prompt, flops=p.total(pre), weights=p.total(pre, p.WEIGHTS),
@@ -422,7 +458,7 @@ def build_infer_report(loaded: LoadedModel, prompt: int, gen: int, batch: int = 
             flops_per_token=exact_number(Fraction(p.total(pre), batch * prompt)),
             bytes=_round(prefill_bytes), components={x.name: x.value for x in pre}),
         decode=decode, kv_cache=kv,
-        weights=Weights(params, weights_dtype, bits_per_value(weights_dtype), weights_bytes),
+        weights=Weights(params, name, bits, weights_bytes, plan.source, rows),
         memory_bytes=weights_bytes + kv.bytes,
         total_flops=p.total(pre) + (decode.flops if decode else 0),
         accelerator=None, roofline=None,
@@ -461,7 +497,9 @@ def largest_batch(loaded: LoadedModel, hw: Optional[Hardware], options: dict) ->
                             "--accelerator NAME")
     spec = loaded.spec
     check_decoder_only(loaded)
-    weights = p.ceil_fraction(stored_bytes(spec, weight_params(spec), options["weights_dtype"]))
+    plan = weights_storage(loaded, options["weights_dtype"])[0]
+    weights = p.ceil_fraction(stored_bytes(spec, weight_params(spec),
+                                           plan.flags[0] if plan.flags else plan))
     batch = max_batch(spec, options["prompt"] + options["gen"],
                       DTYPE_BITS[options["kv_dtype"]] // 8, weights, hw.total_memory_bytes,
                       DTYPE_BITS[options["state_dtype"]] // 8)

@@ -17,10 +17,11 @@ from typing import Any, Optional, Sequence
 
 from ..counting import engine as E
 from ..counting.latency import Collective, DeviceCosts, Layout, Network, Speeds, Step, share
-from ..counting.layers import layer_activations, layer_decode, layer_params
+from ..counting.layers import layer_activations, layer_decode
 from ..counting.memory import Setup
-from ..counting.model import decode_flops, model_flops, model_params, mtp_params, workload
-from ..counting.quant import part_bytes, weight_bytes
+from ..counting.model import decode_flops, model_flops, model_params, workload
+from ..counting.storage import StorageRow, resolve_plan, storage_rows, stored, summary, total
+from ..models.quantization import Plan, plan_from_flags
 from ..counting.roofline import decode_time
 from ..counting.serving import affine_segments
 from ..errors import FlopcalcError
@@ -146,6 +147,9 @@ class Weights:
     experts_dtype: str
     bytes: int  # the whole model, scales included
     device_bytes: list[int]  # what one device of each pipeline stage holds
+    source: str = ""  # where the formats came from: a flag, config.json, a preset
+    storage: list[StorageRow] = field(default_factory=list)  # per module: format and bytes
+    from_checkpoint: bool = False  # the checkpoint's formats (no flag said)
 
 
 @dataclass
@@ -248,6 +252,11 @@ class Draft:
     spec: Optional[ModelSpec]  # a draft model
     tokens: int
     acceptance: Fraction
+    storage: Optional[Plan] = None  # how a draft model's weights are stored (None: bf16)
+
+
+def _draft_storage(draft: Draft) -> Plan:
+    return draft.storage or plan_from_flags("bf16", None)
 
 
 def check_layout(spec: ModelSpec, tp: int, pp: int, ep: int) -> None:
@@ -280,33 +289,36 @@ def stage_bounds(spec: ModelSpec, pp: int) -> list[tuple[int, int]]:
     return out
 
 
-def stage_weights(spec: ModelSpec, layout: Layout, fmt: str, experts: Optional[str],
+def stage_weights(spec: ModelSpec, layout: Layout, plan: Plan,
                   extra_last: Fraction = Fraction(0)) -> list[Fraction]:
     """Weight bytes one device of each pipeline stage holds: its layers (each tensor's
     tensor-/expert-parallel share), the embeddings on the first stage, the final norm and head
     on the last (and `extra_last`: a drafter's)."""
-    d = spec.d_model
-    decoder = [x for x in spec.layers if x.stack == "decoder"]
+    entries = stored(spec, plan)
     per_layer: dict[int, Fraction] = {}
-    for x in decoder:
-        if id(x) not in per_layer:
-            per_layer[id(x)] = sum((part_bytes(q, fmt, experts) * share(q, layout)
-                                    for q in layer_params(x, d)), Fraction(0))
-    params = model_params(spec)
-    spread = sum((part_bytes(q, fmt, experts) * share(q, layout) for q in params
-                  if q.stage == SPREAD), Fraction(0))
-    exact = sum((per_layer[id(x)] for x in decoder), Fraction(0)) == spread
+    outside: list[tuple[p.Part, Fraction]] = []
+    layers = spec.n_layers("decoder")
+    tied = any(s.part.tied for s in entries)
+    for s in entries:
+        b = s.bytes * share(s.part, layout)
+        if s.layer is not None:
+            per_layer[s.layer] = per_layer.get(s.layer, Fraction(0)) + b
+        elif s.part.stage == SPREAD:  # towers, other stacks: spread with the layers
+            per_layer[-1] = per_layer.get(-1, Fraction(0)) + b
+        else:
+            outside.append((s.part, b))
+    spread = sum(per_layer.values(), Fraction(0))
     bounds = stage_bounds(spec, layout.pp)
     out = []
-    for s, (a, b) in enumerate(bounds):
-        if exact:
-            w = sum((per_layer[id(x)] for x in decoder[a:b]), Fraction(0))
-        else:  # tensors shared between layers: in proportion to the layers
-            w = spread * Fraction(b - a, len(decoder))
-        for q in params:
-            if (q.stage == FIRST and s == 0) or (q.stage == LAST and s == layout.pp - 1):
-                w += part_bytes(q, fmt, experts) * share(q, layout)
-        if s == layout.pp - 1:
+    for st, (a, b_) in enumerate(bounds):
+        if tied or -1 in per_layer:  # tensors shared between layers: in proportion
+            w = spread * Fraction(b_ - a, layers)
+        else:
+            w = sum((per_layer.get(i, Fraction(0)) for i in range(a, b_)), Fraction(0))
+        for q, qb in outside:
+            if (q.stage == FIRST and st == 0) or (q.stage == LAST and st == layout.pp - 1):
+                w += qb
+        if st == layout.pp - 1:
             w += extra_last
         out.append(w)
     return out
@@ -366,7 +378,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                        hybrid_kv_cache_manager: bool, mamba_cache_dtype: str,
                        mamba_ssm_cache_dtype: str, gdn_prefill_backend: str,
                        kv_memory: Optional[Sequence[int]], kv_blocks: Optional[int],
-                       weights_dtype: str, experts_dtype: Optional[str],
+                       weights_dtype: Optional[str], experts_dtype: Optional[str],
                        shared_prefix: Optional[int], draft: Optional[Draft],
                        prompt: Optional[int], gen: int, batch: int, network: Network,
                        compute_efficiency: Optional[Fraction] = None,
@@ -384,7 +396,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
         len_source = "--max-model-len"
         warnings += context_warning(loaded.name, "--max-model-len", max_model_len,
                                     spec.max_seq_len)
-    experts = experts_dtype or weights_dtype
+    storage = resolve_plan(loaded, weights_dtype, experts_dtype)
     layout = Layout(tp, pp, ep)
     caches = E.model_caches(spec, tp)
     sparse = any(c.kind == "indexer" for _, cs in caches for c in cs)
@@ -415,16 +427,18 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     # weights per device per stage (a drafter's on the last stage)
     extra = Fraction(0)
     if mtp:
-        extra = sum((part_bytes(q, weights_dtype, experts) * share(q, layout)
-                     for q in mtp_params(spec)), Fraction(0))
+        extra = sum((s.bytes * share(s.part, layout) for s in stored(spec, storage, mtp=True)),
+                    Fraction(0))
     elif draft is not None and draft.spec is not None:
-        extra = DeviceCosts(draft.spec, Layout(tp), engine, weights_dtype,
-                            experts).held_weight_bytes()
-    stage_w = stage_weights(spec, layout, weights_dtype, experts, extra)
+        extra = DeviceCosts(draft.spec, Layout(tp), engine,
+                            _draft_storage(draft)).held_weight_bytes()
+    stage_w = stage_weights(spec, layout, storage, extra)
     all_params = p.total(model_params(spec))
-    weights = Weights(all_params, weights_dtype, experts,
-                      p.ceil_fraction(weight_bytes(model_params(spec), weights_dtype, experts)),
-                      [p.ceil_fraction(w) for w in stage_w])
+    entries = stored(spec, storage)
+    weights_name, experts = summary(entries)
+    weights = Weights(all_params, weights_name, experts, p.ceil_fraction(total(entries)),
+                      [p.ceil_fraction(w) for w in stage_w], storage.source,
+                      storage_rows(entries, storage), storage.flags is None)
 
     # memory for the cache
     bounds = stage_bounds(spec, pp)
@@ -472,12 +486,13 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                 f"the weights ({max(weights.device_bytes):,} bytes per device) and activations "
                 f"leave no memory for the cache on {hw.name} at gpu_memory_utilization "
                 f"{float(gpu_memory_utilization):g}: add devices (--tp, --pp), quantise "
-                "(--weights-dtype) or raise --gpu-memory-utilization")
+                "(--weights-dtype) or raise --gpu-memory-utilization; weights: "
+                f"{storage.source}")
     plan = E.plan(layers, engine, available, n_layers)
     if not plan.fits:
         warnings.append(f"the engine would refuse to start: {plan.error}")
 
-    costs = DeviceCosts(spec, layout, engine, weights_dtype, experts)
+    costs = DeviceCosts(spec, layout, engine, storage)
     group_rows = []
     for g in plan.groups:
         group_rows.append(CacheGroup(
@@ -531,7 +546,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                           if any(x.kind == "state" for x in layers) else None),
         hybrid_kv_cache_manager=hybrid_kv_cache_manager, mamba_cache_dtype=mamba_cache_dtype,
         mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
-        gdn_prefill_backend=engine.gdn_prefill_backend, weights_dtype=weights_dtype,
+        gdn_prefill_backend=engine.gdn_prefill_backend, weights_dtype=weights_name,
         experts_dtype=experts, in_flight_tokens=plan.in_flight_tokens, attention=attention)
     report = ServeReport(
         schema_version=SCHEMA_VERSION, command="serve", model=model_info(loaded),
@@ -554,8 +569,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                             "(timing.*.comm_bytes) but not timed; give --network NAME")
     if draft is not None:
         report.speculative = _speculation(spec, draft, plan, costs, speeds, network, engine,
-                                          layout, weights_dtype, experts,
-                                          (prompt or 0) + 1, batch)
+                                          layout, storage, (prompt or 0) + 1, batch)
     report.conventions = _conventions(report, engine, network)
     return report
 
@@ -685,7 +699,7 @@ def expected_tokens(k: int, a: Fraction) -> Fraction:
 
 
 def _mtp_step(spec: ModelSpec, costs: DeviceCosts, c: int, batch: int, layout: Layout,
-              fmt: str, experts: Optional[str]) -> tuple[int, Step]:
+              storage: Plan) -> tuple[int, Step]:
     """One MTP draft token for `batch` sequences at position c: the 2d → d projection, the
     module's layer (a decode step at c) and the shared LM head (whole-model FLOPs, and the
     device's step)."""
@@ -695,16 +709,18 @@ def _mtp_step(spec: ModelSpec, costs: DeviceCosts, c: int, batch: int, layout: L
              + _head_flops(spec, batch))  # (B×d)·(d×V)
     # the output head's matrix: an untied head on the last stage, else the tied token table
     # (split by vocabulary, read by the matmul rather than looked up)
-    vocab = [q for q in model_params(spec) if q.role == p.VOCAB and not q.lookup]
-    head = next((q for q in vocab if q.stage == p.LAST), None) or vocab[0]
-    weights = sum((part_bytes(q, fmt, experts) * share(q, layout) for q in mtp_params(spec)
-                   if q.role != EXPERT), Fraction(0)) / spec.mtp_layers
-    weights += part_bytes(head, fmt, experts) * share(head, layout)
+    vocab = [s for s in stored(spec, storage) if s.part.role == p.VOCAB and not s.part.lookup]
+    head = next((s for s in vocab if s.part.stage == p.LAST), None) or vocab[0]
+    mtp = stored(spec, storage, mtp=True)
+    first = spec.n_layers("decoder")
+    weights = sum((s.bytes * share(s.part, layout) for s in mtp
+                   if s.part.role != EXPERT and s.layer == first), Fraction(0))
+    weights += head.bytes * share(head.part, layout)
     ffn = spec.mtp_layer.ffn
     if ffn is not None and ffn.reads(d, batch) is not None:
         r = ffn.reads(d, batch)
-        stacked = sum((part_bytes(q, fmt, experts) * share(q, layout) for q in ffn.params(d)
-                       if q.role == EXPERT), Fraction(0))
+        stacked = sum((s.bytes * share(s.part, layout) for s in mtp
+                       if s.part.role == EXPERT and s.layer == first), Fraction(0))
         weights += stacked * Fraction(r.expected) / r.experts
     kv = Fraction(0)
     token = 0
@@ -724,7 +740,7 @@ def _mtp_step(spec: ModelSpec, costs: DeviceCosts, c: int, batch: int, layout: L
 
 def _speculation(spec: ModelSpec, draft: Draft, plan: E.Plan, costs: DeviceCosts,
                  speeds: Optional[Speeds], net: Network, engine: E.Engine, layout: Layout,
-                 fmt: str, experts: Optional[str], c: int, batch: int) -> Speculation:
+                 storage: Plan, c: int, batch: int) -> Speculation:
     k, a = draft.tokens, draft.acceptance
     if k < 1:
         raise FlopcalcError("--draft-tokens must be at least 1")
@@ -734,7 +750,7 @@ def _speculation(spec: ModelSpec, draft: Draft, plan: E.Plan, costs: DeviceCosts
     draft_flops, draft_step = 0, Step(Fraction(0), Fraction(0))
     if draft.method == "mtp":
         for j in range(k):
-            f, s = _mtp_step(spec, costs, c + j, batch, layout, fmt, experts)
+            f, s = _mtp_step(spec, costs, c + j, batch, layout, storage)
             draft_flops += f
             draft_step = draft_step + s
         draft_layers = spec.mtp_layers
@@ -742,7 +758,7 @@ def _speculation(spec: ModelSpec, draft: Draft, plan: E.Plan, costs: DeviceCosts
                   for x in kind.engine_cache(layout.tp) if x.kind != "state") * draft_layers
     else:
         assert draft.spec is not None
-        dcosts = DeviceCosts(draft.spec, Layout(layout.tp), engine, fmt, experts)
+        dcosts = DeviceCosts(draft.spec, Layout(layout.tp), engine, _draft_storage(draft))
         for j in range(k):
             s = dcosts.decode(c + j, c + j, batch)
             draft_step = draft_step + s
@@ -811,9 +827,12 @@ def _conventions(r: ServeReport, engine: E.Engine, net: Network) -> list[str]:
         "(656 bytes per token); nvfp4 K/V are ½ byte per value + an fp8 scale per 16",
         f"weights {s.weights_dtype}"
         + (f", routed experts {s.experts_dtype}" if s.experts_dtype != s.weights_dtype else "")
-        + ": scaled formats count their scales (nvfp4: an fp8 scale per 16 values and an fp32 "
-        "per matrix; mxfp4: an e8m0 per 32; fp8-tensor: an fp32 per matrix; fp8-block: an "
-        "fp32 per 128 x 128) and keep embeddings, head, norms and routers in bf16",
+        + f" ({r.weights.source})"
+        + (": each module's format with its scales, zero points and indices (weights.storage)"
+           if r.weights.from_checkpoint else
+           ": scaled formats count their scales (nvfp4: an fp8 scale per 16 values and an fp32 "
+           "per matrix; mxfp4: an e8m0 per 32; fp8-tensor: an fp32 per matrix; fp8-block: an "
+           "fp32 per 128 x 128) and keep embeddings, head, norms and routers in bf16"),
     ]
     if r.prefix is not None:
         lines.append("shared prefix: its whole blocks in full and latent groups are held once; "
