@@ -233,6 +233,8 @@ class ServeReport(Report):
     accelerator: Optional[AcceleratorInfo]
     timing: Optional[Timing]
     warnings: list[str] = field(default_factory=list)
+    performance: Optional[Any] = None  # reports.serve_load.Performance: under load
+    pareto: Optional[Any] = None  # reports.serve_load.Pareto
 
 
 # ----------------------------------------------------------------------------------- inputs
@@ -370,7 +372,8 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                        prompt: Optional[int], gen: int, batch: int, network: Network,
                        compute_efficiency: Optional[Fraction] = None,
                        memory_efficiency: Optional[Fraction] = None,
-                       efficiency_source: str = "") -> ServeReport:
+                       efficiency_source: str = "", load: Optional[Any] = None,
+                       pareto: bool = False) -> ServeReport:
     spec = loaded.spec
     check_decoder_only(loaded, "serve")
     check_layout(spec, tp, pp, ep)
@@ -555,8 +558,37 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
         report.speculative = _speculation(spec, draft, plan, costs, speeds, network, engine,
                                           layout, weights_dtype, experts,
                                           (prompt or 0) + 1, batch)
+    if load is not None:
+        _under_load(report, load, pareto, spec, costs, plan, hw, network, prompt, gen, dp,
+                    tp, ep)
     report.conventions = _conventions(report, engine, network)
     return report
+
+
+def _under_load(report: ServeReport, load: Any, pareto: bool, spec: ModelSpec,
+                costs: DeviceCosts, plan: E.Plan, hw: Optional[Hardware], network: Network,
+                prompt: Optional[int], gen: int, dp: int, tp: int, ep: int) -> None:
+    """Throughput and latency under load (`reports.serve_load`), or one layout's Pareto
+    points."""
+    from . import serve_load as L
+
+    if prompt is None:
+        raise FlopcalcError("--concurrency, --request-rate and --pareto need the request's "
+                            "lengths: give --prompt N (and --gen N)")
+    if hw is None or hw.bandwidth is None:
+        raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
+                            "device: give --accelerator NAME")
+    s = report.settings
+    kw = dict(peak=hw.peak_flops, bandwidth=hw.bandwidth, net=network, opts=load,
+              prompt=prompt, gen=gen, max_num_seqs=s.max_num_seqs,
+              max_num_batched_tokens=s.max_num_batched_tokens)
+    if pareto:
+        pts = L.pareto_points(spec, costs, plan, tp=tp, dp=dp, ep=ep, **kw)
+        report.pareto = L.Pareto(tp * dp * s.pp, L.ENGINES[load.engine].title, prompt, gen,
+                                 len(pts), [], [], pts, "")
+        return
+    report.performance = L.build_performance(spec, costs, plan, dp=dp, devices=s.devices,
+                                             **kw)
 
 
 def _served_dtype(layers: list[E.LayerSpec], kv_dtype: str) -> str:
