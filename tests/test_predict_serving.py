@@ -221,3 +221,28 @@ def test_measured_runs():
     assert s["inside"] >= 0.45
     assert s["median_abs_error"] <= 0.40
     assert s["median_width"] <= 2.5
+
+
+def test_speculative_step_by_hand():
+    m = tiny_model()
+    m.speculate(1, 1.5, None, head_bytes=16 * 8 * 2)
+    # verify: 1 sequence feeds 2 tokens at context 10: GEMM bytes 2,128 + 2 embedding rows
+    #   (32) = 2,160 → 2.16 ms (compute 114,944·… padded to 64 rows: 0.12 ms); cache read once
+    #   320 + 2 tokens written 64 = 384 bytes → 384 µs
+    # draft (MTP): one layer of the plain decode step (2.496 ms / 2 layers = 1.248 ms) + the
+    #   head's 256 bytes → 256 µs
+    _, est, _ = m.time(1, 10)
+    assert est == pytest.approx(2.16e-3 + 3.84e-4 + 1.248e-3 + 2.56e-4, rel=1e-9)
+
+
+def test_scheduler_with_speculation():
+    # 2 tokens a decode step: gen 5 needs ceil(4 / 2) = 2 decode steps after the prefill.
+    # step 0: prefill (1 s, first token at 1); steps 1, 2: decode (0.5 s each) → done at 2
+    stub = Stub()
+    stub.spec_expect, stub.spec_k = 2.0, 1
+    w = Workload(prompt=4, gen=5, max_num_seqs=4, max_num_batched_tokens=16, slots=4,
+                 concurrency=1, requests=1)
+    run = simulate(stub, w, 1)  # type: ignore[arg-type]
+    assert [(r.first, r.finish) for r in run.requests] == [(1, 2)]
+    # contexts: P + 1 = 5 at the first decode, 5 + 2 = 7 at the second
+    assert [s[:2] for s in stub.steps] == [(0, 0), (1, 5), (1, 7)]

@@ -167,6 +167,9 @@ class StepModel:
         self.state_bytes = float(costs.state_bytes)
         self._weights: dict[int, float] = {}
         self._padded: dict[int, float] = {}
+        self.spec_k, self.spec_expect = 0, 1.0
+        self.draft: Optional[StepModel] = None
+        self.head_bytes = 0.0
         self._comm: dict[int, tuple[float, float, float]] = {}
 
     def _split(self, c: int) -> tuple[float, float, float, float]:
@@ -230,13 +233,15 @@ class StepModel:
         """(GEMM FLOPs, GEMM bytes, attention FLOPs, cache bytes, tokens) of a step on one
         device: `batch` decode tokens whose contexts sum to `context_sum`, and prefill work
         (`prefill`). Fractional batches are a steady state's averages."""
-        tokens = batch + pre_tokens
+        q = 1 + self.spec_k  # tokens a decoding sequence feeds: k drafts verified + 1
+        tokens = batch * q + pre_tokens
         whole = int(round(tokens))
         gemm_flops = (self.padded_flops(whole) * (tokens / whole if whole else 0)
-                      + (batch + pre_heads) * self.head_flops_token)
-        attn = batch * self.a0 + self.a1 * context_sum + pre_attn
-        # each decode reads its context, writes its token, reads and writes its states
-        kv = batch * self.k0 + self.k1 * context_sum + batch * self.token_bytes \
+                      + (batch * q + pre_heads) * self.head_flops_token)
+        attn = q * (batch * self.a0 + self.a1 * context_sum) + pre_attn
+        # each decode reads its context once (for all q queries), writes its q tokens, reads
+        # and writes its states
+        kv = batch * self.k0 + self.k1 * context_sum + q * batch * self.token_bytes \
             + 2 * batch * self.state_bytes + pre_kv
         return gemm_flops, self.weight_bytes(whole), attn, kv, whole
 
@@ -256,6 +261,39 @@ class StepModel:
                        kv / (self.bandwidth * self.eff.memory[i]))
             over = self.engine.step_s[i] + self.layers * self.engine.layer_s[i]
             out.append(gemm + attn + comm[i] + over)
+        if self.spec_k and batch:
+            d = self.draft_time(batch, context_sum)
+            out = [t + self.spec_k * d[i] for i, t in enumerate(out)]
+        return out[0], out[1], out[2]
+
+    def speculate(self, k: int, expected: float, draft: Optional["StepModel"] = None,
+                  head_bytes: float = 0.0) -> None:
+        """Speculative decoding under batching: each decode step verifies k draft tokens per
+        sequence (the target over k + 1 tokens, its cache read once) after k draft steps and
+        yields `expected` tokens ((1 − a^(k+1)) / (1 − a), Leviathan et al. 2023). A draft
+        model is timed as its own decode step (`draft`); the model's own MTP module as one
+        decoder layer of the target's decode step plus its LM head (`head_bytes` on a
+        device)."""
+        self.spec_k, self.spec_expect = k, expected
+        self.draft, self.head_bytes = draft, head_bytes
+
+    def draft_time(self, batch: float, context_sum: float) -> tuple[float, float, float]:
+        """One draft step for `batch` sequences (low, estimate, high), without the per-step
+        host overhead (paid once per engine step)."""
+        if self.draft is not None:
+            t = self.draft.time(batch, context_sum)
+            return tuple(t[i] - self.draft.engine.step_s[i] for i in range(3))  # type: ignore
+        k, self.spec_k = self.spec_k, 0
+        try:
+            plain = self.time(batch, context_sum)
+        finally:
+            self.spec_k = k
+        out = []
+        for i in range(3):
+            body = plain[i] - self.engine.step_s[i] - self.layers * self.engine.layer_s[i]
+            head = max(batch * self.head_flops_token / (self.peak * self.eff.matmul[i]),
+                       self.head_bytes / (self.bandwidth * self.eff.memory[i]))
+            out.append(body / self.layers + head + self.engine.layer_s[i])
         return out[0], out[1], out[2]
 
     def binds(self, batch: float, context_sum: float, chunks: tuple[Chunk, ...] = ()) -> str:

@@ -92,6 +92,9 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
     times: list[float] = []
     P, G, M = w.prompt, w.gen, w.max_num_batched_tokens
     limit = min(w.max_num_seqs, w.slots)
+    per_step = getattr(model, "spec_expect", 1.0)  # tokens a decode step yields
+    decode_steps = math.ceil((G - 1) / per_step - 1e-9) if G > 1 else 0
+    spent = P + 1 + per_step * decode_steps  # a finished request's context
 
     def arrive() -> None:
         if state["sent"] >= n:
@@ -115,7 +118,7 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
                 yield wake[0]
                 continue
             batch = state["decoding"]
-            budget = M - batch
+            budget = M - batch * (1 + getattr(model, "spec_k", 0))
             chunks: list[Chunk] = []
             served: list[tuple[Request, int]] = []
             for r in prefilling:
@@ -140,12 +143,12 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
             times.append(t) if trace else None
             k = state["steps"]
             state["steps"] += 1
-            # decodes advance: each context grows by one token
-            state["ctx_sum"] += batch
+            # decodes advance: each context grows by the tokens a step yields
+            state["ctx_sum"] += batch * per_step
             for r in finishing.pop(k, ()):
                 r.finish = env.now
                 state["decoding"] -= 1
-                state["ctx_sum"] -= P + G
+                state["ctx_sum"] -= spent
                 done.append(r)
                 if w.concurrency is not None:
                     arrive()
@@ -163,7 +166,7 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
                         # its next token is decoded at context P + 1, its last at P + G − 1
                         state["decoding"] += 1
                         state["ctx_sum"] += P + 1
-                        finishing.setdefault(k + G - 1, []).append(r)
+                        finishing.setdefault(k + decode_steps, []).append(r)
 
     if w.concurrency is not None:
         for _ in range(min(w.concurrency, n)):
@@ -222,14 +225,17 @@ def steady_state(model: StepModel, users: int, prompt: int, gen: int, budget: in
     prompt tokens, at mean context prompt + gen/2; k = ceil(prompt / budget) unless the
     token budget binds, when L = users·(prompt + gen − 1)/budget. Exact when users divide the
     cycle evenly; the simulation gives the ramp and the percentiles."""
+    per_step = getattr(model, "spec_expect", 1.0)
+    n_d = math.ceil((gen - 1) / per_step - 1e-9) if gen > 1 else 0  # decode steps
+    q = 1 + getattr(model, "spec_k", 0)  # tokens a decode feeds
     k = max(1, math.ceil(prompt / budget))
-    cycle = k + gen - 1
-    if users * (prompt + gen - 1) / cycle > budget:
-        cycle = users * (prompt + gen - 1) / budget
-        k = max(1.0, cycle - (gen - 1))
-    batch = users * (gen - 1) / cycle
+    cycle = k + n_d
+    if users * (prompt + q * n_d) / cycle > budget:
+        cycle = users * (prompt + q * n_d) / budget
+        k = max(1.0, cycle - n_d)
+    batch = users * n_d / cycle
     pre = users / cycle  # prompts per step
-    ctx = batch * (prompt + gen / 2)
+    ctx = batch * (prompt + 1 + per_step * n_d / 2)
     p_attn = pre * (prompt * model.a0 + model.a1 * prompt * (prompt + 1) / 2)
     p_kv = pre * (prompt * model.token_bytes + 2 * model.state_bytes
                   + (k - 1) * (model.k0 + model.k1 * prompt / 2))

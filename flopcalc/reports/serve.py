@@ -560,14 +560,15 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                                           (prompt or 0) + 1, batch)
     if load is not None:
         _under_load(report, load, pareto, spec, costs, plan, hw, network, prompt, gen, dp,
-                    tp, ep)
+                    tp, ep, draft)
     report.conventions = _conventions(report, engine, network)
     return report
 
 
 def _under_load(report: ServeReport, load: Any, pareto: bool, spec: ModelSpec,
                 costs: DeviceCosts, plan: E.Plan, hw: Optional[Hardware], network: Network,
-                prompt: Optional[int], gen: int, dp: int, tp: int, ep: int) -> None:
+                prompt: Optional[int], gen: int, dp: int, tp: int, ep: int,
+                draft: Optional[Draft] = None) -> None:
     """Throughput and latency under load (`reports.serve_load`), or one layout's Pareto
     points."""
     from . import serve_load as L
@@ -579,9 +580,15 @@ def _under_load(report: ServeReport, load: Any, pareto: bool, spec: ModelSpec,
         raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
                             "device: give --accelerator NAME")
     s = report.settings
-    kw = dict(peak=hw.peak_flops, bandwidth=hw.bandwidth, net=network, opts=load,
-              prompt=prompt, gen=gen, max_num_seqs=s.max_num_seqs,
-              max_num_batched_tokens=s.max_num_batched_tokens)
+    kw: dict[str, Any] = dict(peak=hw.peak_flops, bandwidth=hw.bandwidth, net=network,
+                              opts=load, prompt=prompt, gen=gen, max_num_seqs=s.max_num_seqs,
+                              max_num_batched_tokens=s.max_num_batched_tokens)
+    if draft is not None:
+        dcosts = (DeviceCosts(draft.spec, Layout(tp), costs.engine, costs.fmt, costs.experts)
+                  if draft.spec is not None else None)
+        kw["speculation"] = L.Speculation(
+            draft.tokens, float(expected_tokens(draft.tokens, draft.acceptance)),
+            draft.spec, dcosts, spec.vocab_size * spec.d_model * 2 / tp)
     if pareto:
         pts = L.pareto_points(spec, costs, plan, tp=tp, dp=dp, ep=ep, **kw)
         report.pareto = L.Pareto(tp * dp * s.pp, L.ENGINES[load.engine].title, prompt, gen,

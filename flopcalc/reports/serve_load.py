@@ -80,10 +80,31 @@ class Performance:
     model: list[str]
 
 
+@dataclass
+class Speculation:
+    """Speculative decoding under load: k draft tokens, the expected tokens per step, and
+    the draft model with its device costs (None: the model's MTP modules)."""
+
+    tokens: int
+    expected: float
+    draft: Optional[ModelSpec]
+    draft_costs: Optional[DeviceCosts]
+    head_bytes: float  # the LM head on a device (an MTP draft runs it)
+
+
 def step_model(spec: ModelSpec, costs: DeviceCosts, peak: float, bandwidth: float, net: Network,
-               opts: LoadOptions, prompt: int, gen: int) -> StepModel:
-    return StepModel(spec, costs, peak, bandwidth, net, opts.eff, ENGINES[opts.engine],
-                     (prompt + 1, prompt + max(gen, 2)), opts.attention_peak)
+               opts: LoadOptions, prompt: int, gen: int,
+               speculation: Optional[Speculation] = None) -> StepModel:
+    contexts = (prompt + 1, prompt + max(gen, 2))
+    m = StepModel(spec, costs, peak, bandwidth, net, opts.eff, ENGINES[opts.engine], contexts,
+                  opts.attention_peak)
+    if speculation is not None:
+        draft = None
+        if speculation.draft is not None and speculation.draft_costs is not None:
+            draft = StepModel(speculation.draft, speculation.draft_costs, peak, bandwidth, net,
+                              opts.eff, ENGINES[opts.engine], contexts, opts.attention_peak)
+        m.speculate(speculation.tokens, speculation.expected, draft, speculation.head_bytes)
+    return m
 
 
 def slots(plan: E.Plan, length: int) -> int:
@@ -109,7 +130,7 @@ def resolve_users(opts: LoadOptions, max_num_seqs: int, room: int, dp: int) -> O
 def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak: float,
                       bandwidth: float, net: Network, opts: LoadOptions, prompt: int, gen: int,
                       max_num_seqs: int, max_num_batched_tokens: int, dp: int,
-                      devices: int) -> Performance:
+                      devices: int, speculation: Optional[Speculation] = None) -> Performance:
     if opts.concurrency is not None and opts.rate is not None:
         raise FlopcalcError("give --concurrency N (a closed loop) or --request-rate R (Poisson "
                             "arrivals), not both")
@@ -120,7 +141,7 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
         raise FlopcalcError(f"the cache holds no request of {prompt + gen:,} tokens; shorten "
                             "--prompt/--gen or add memory")
     users = resolve_users(opts, max_num_seqs, room, dp)
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
     per_users = math.ceil(users / dp) if users is not None else None
     rate = opts.rate / dp if opts.rate is not None else None
     w = Workload(prompt, gen, max_num_seqs, max_num_batched_tokens, room,
@@ -166,7 +187,13 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
         steady_step_seconds=Interval(*st.step_s), steady_batch=st.batch,
         binds=model.binds(st.batch, st.batch * (prompt + gen / 2)),
         dollars_per_million_output_tokens=price,
-        model=_model_lines(eng, opts, w))
+        model=_model_lines(eng, opts, w) + ([
+            f"speculative decoding: {speculation.tokens} draft tokens verified per decode "
+            f"step (the target over k + 1 tokens, the cache read once), {speculation.expected:.4g} "
+            "tokens a step expected; draft: "
+            + ("its own decode step" if speculation.draft is not None else
+               "one decoder layer of the target's step + the LM head (MTP)")]
+            if speculation is not None else []))
 
 
 def _model_lines(eng: Any, opts: LoadOptions, w: Workload) -> list[str]:
@@ -229,12 +256,12 @@ class Pareto:
 def pareto_points(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak: float,
                   bandwidth: float, net: Network, opts: LoadOptions, prompt: int, gen: int,
                   max_num_seqs: int, max_num_batched_tokens: int, tp: int, dp: int,
-                  ep: int) -> list[ParetoPoint]:
+                  ep: int, speculation: Optional[Speculation] = None) -> list[ParetoPoint]:
     """Steady states of one layout at concurrencies 1, 2, 4, ... up to what it holds."""
     room = min(max_num_seqs, slots(plan, prompt + gen))
     if room < 1:
         return []
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
     out = []
     users = 1
     devices = tp * dp
