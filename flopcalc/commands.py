@@ -665,7 +665,7 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
            experts_dtype, shared_prefix, draft, draft_tokens, acceptance, prompt, gen, batch,
            network, efficiency, compute_dtype, compute_efficiency, memory_efficiency, peak,
            bandwidth, set, engine="vllm", concurrency=None, request_rate=None,  # noqa: A002
-           requests=None, seed=0, pareto=False, price=None):
+           requests=None, seed=0, pareto=False, price=None, prefill_devices=None):
     from fractions import Fraction as F
 
     from .counting.latency import Network
@@ -729,6 +729,11 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
                             "(or --draft mtp) too")
     load_opts = _load_options(hw, eff, compute_dtype, engine, concurrency, request_rate,
                               requests, seed, pareto, price)
+    if prefill_devices is not None:
+        if load_opts is None or pareto:
+            raise FlopcalcError("--prefill-devices splits a closed loop's devices: give "
+                                "--concurrency N too (not --pareto)")
+        load_opts.prefill_devices = prefill_devices
     common = dict(
         hw=hw, max_model_len=max_model_len, pp=pp,
         gpu_memory_utilization=F(gpu_memory_utilization), block_size=block_size,
@@ -933,7 +938,9 @@ def _serve_command() -> Command:
             Option("pareto", "flag", "Search tp x dp (and ep) layouts of --count devices and "
                    "concurrencies: the front of tokens/s per device vs per user.", False),
             Option("price", "amount", "Price per device-hour: adds $ per million output "
-                   "tokens.", metavar="P")), _serve, presentation=("format", "brief"))
+                   "tokens.", metavar="P"),
+            Option("prefill_devices", "count", "Disaggregated serving: devices of --count in "
+                   "the prefill pool (whole replicas); the rest decode.", metavar="N")), _serve, presentation=("format", "brief"))
 
 
 COMMANDS["serve"] = _serve_command()

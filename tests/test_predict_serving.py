@@ -246,3 +246,26 @@ def test_scheduler_with_speculation():
     assert [(r.first, r.finish) for r in run.requests] == [(1, 2)]
     # contexts: P + 1 = 5 at the first decode, 5 + 2 = 7 at the second
     assert [s[:2] for s in stub.steps] == [(0, 0), (1, 5), (1, 7)]
+
+
+def test_disaggregated_pools():
+    kw = dict(accelerator="h100", count=4, prompt=512, gen=64, concurrency="32",
+              max_model_len=4096)
+    r = api.serve("llama-3.1-8b", prefill_devices=1, **kw).to_dict()["disaggregated"]
+    assert (r["prefill_replicas"], r["decode_replicas"]) == (1, 3)
+    # one request's cache: 512 tokens x 131,072 bytes (32 layers x 8 KV heads x 128 x 2 x 2)
+    assert r["kv_transfer_bytes"] == 512 * 131072
+    t = r["output_tokens_per_second"]
+    assert t["low"] <= t["estimate"] <= t["high"]
+    # the rate is the least of what the users ask and what each pool gives
+    rps = t["estimate"] / 64
+    assert rps <= r["prefill_requests_per_second"]["estimate"] * (1 + 1e-9)
+    assert rps <= r["decode_requests_per_second"]["estimate"] * (1 + 1e-9)
+
+
+def test_pool_split_leaving_no_decode(cli):
+    r = cli("serve", "llama-3.1-8b", "--accelerator", "h100", "--count", "4", "--prompt", "512",
+            "--gen", "64", "--concurrency", "8", "--prefill-devices", "4",
+            "--max-model-len", "4096")
+    assert r.code == 2
+    assert "leaves no decode" in r.err

@@ -126,6 +126,8 @@ def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
         out += _performance(report.performance)
     if report.pareto is not None:
         out += _pareto(report.pareto)
+    if report.disaggregated is not None:
+        out += _disaggregated(report.disaggregated)
     if c.memory.how:
         out.append(block("Memory for the cache:", (f"- {line}" for line in c.memory.how)))
     out.append(conventions_text(report.conventions))
@@ -222,6 +224,25 @@ def _performance(x: Any) -> list[Any]:
                  f"max_num_seqs {x.max_num_seqs:,}; {x.steps_simulated:,} steps simulated "
                  "(estimate); percentiles at the estimate")
     return [table, block("Load model:", lines)]
+
+
+def _disaggregated(x: Any) -> list[Any]:
+    table = new_table(f"Disaggregated: {x.prefill_devices} prefill + {x.decode_devices} decode "
+                      f"devices, {x.users:,} users", ["", "low", "estimate", "high"])
+    for label, v, f in (
+            ("output tokens/s", x.output_tokens_per_second, amount),
+            ("output tokens/s per device", x.output_tokens_per_second_per_gpu, amount),
+            ("output tokens/s per user", x.output_tokens_per_second_per_user, amount),
+            ("time to first token", x.ttft_seconds, duration),
+            ("time per output token", x.tpot_seconds, duration),
+            ("KV transfer per request", x.kv_transfer_seconds, duration),
+            ("prefill pool, requests/s", x.prefill_requests_per_second, amount),
+            ("decode pool, requests/s", x.decode_requests_per_second, amount)):
+        table.add_row(label, f(v.low), f(v.estimate), f(v.high))
+    lines = [f"- bottleneck: {x.bottleneck}; {x.decode_batch:.4g} sequences per decode "
+             f"replica, {x.prompts_per_prefill_step:.4g} prompts per prefill step"]
+    lines += [f"- {line}" for line in x.model]
+    return [table, block("Pools:", lines)]
 
 
 def _pareto(x: Any) -> list[Any]:
@@ -324,7 +345,7 @@ def serve_csv(report: "ServeReport") -> str:
     key = [report.model.name, s.max_model_len, s.tp, s.pp, s.dp]
     rows = []
     for section in ("settings", "capacity", "weights", "prefix", "speculative", "timing",
-                    "performance", "pareto"):
+                    "performance", "pareto", "disaggregated"):
         value = doc.get(section)
         if not isinstance(value, dict):
             continue

@@ -234,6 +234,7 @@ class ServeReport(Report):
     timing: Optional[Timing]
     warnings: list[str] = field(default_factory=list)
     performance: Optional[Any] = None  # reports.serve_load.Performance: under load
+    disaggregated: Optional[Any] = None  # reports.serve_load.Disaggregated
     pareto: Optional[Any] = None  # reports.serve_load.Pareto
 
 
@@ -589,6 +590,11 @@ def _under_load(report: ServeReport, load: Any, pareto: bool, spec: ModelSpec,
         kw["speculation"] = L.Speculation(
             draft.tokens, float(expected_tokens(draft.tokens, draft.acceptance)),
             draft.spec, dcosts, spec.vocab_size * spec.d_model * 2 / tp)
+    if load.prefill_devices is not None:
+        report.disaggregated = L.build_disaggregated(
+            spec, costs, plan, replica_devices=tp * s.pp, devices=s.devices,
+            prefill_devices=load.prefill_devices, **kw)
+        return
     if pareto:
         pts = L.pareto_points(spec, costs, plan, tp=tp, dp=dp, ep=ep, **kw)
         report.pareto = L.Pareto(tp * dp * s.pp, L.ENGINES[load.engine].title, prompt, gen,

@@ -35,6 +35,7 @@ class LoadOptions:
     eff: Efficiencies
     attention_peak: Optional[float] = None
     price: Optional[float] = None  # per device-hour
+    prefill_devices: Optional[int] = None  # disaggregated: the prefill pool
 
 
 @dataclass
@@ -288,3 +289,99 @@ def front(points: list[ParetoPoint]) -> list[ParetoPoint]:
             p.on_front = True
             best.append(p)
     return best
+
+
+# ----------------------------------------------------------------------------- disaggregated
+
+
+@dataclass
+class Disaggregated:
+    """Prefill and decode on separate pools (xPyD): what each pool sustains, the KV transfer
+    per request, and what a closed loop of users sees."""
+
+    prefill_devices: int
+    decode_devices: int
+    prefill_replicas: int
+    decode_replicas: int
+    users: int
+    prompts_per_prefill_step: float
+    kv_transfer_bytes: int  # one request's cache, all devices of a replica
+    kv_transfer_seconds: Interval
+    prefill_step_seconds: Interval
+    decode_batch: float  # sequences per decode replica
+    decode_step_seconds: Interval
+    prefill_requests_per_second: Interval  # the pool's capacity
+    decode_requests_per_second: Interval
+    bottleneck: str
+    output_tokens_per_second: Interval
+    output_tokens_per_second_per_gpu: Interval
+    output_tokens_per_second_per_user: Interval
+    ttft_seconds: Interval
+    tpot_seconds: Interval
+    model: list[str]
+
+
+def build_disaggregated(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak: float,
+                        bandwidth: float, net: Network, opts: LoadOptions, prompt: int, gen: int,
+                        max_num_seqs: int, max_num_batched_tokens: int, replica_devices: int,
+                        devices: int, prefill_devices: int,
+                        speculation: Optional[Speculation] = None) -> Disaggregated:
+    """A closed loop of users over a prefill pool and a decode pool, in steady state (closed
+    form): a prefill replica runs whole prompts, max_num_batched_tokens a step; a request's
+    cache then crosses the scale-out network (each device sends its share over its NIC); a
+    decode replica runs its share of the users' decodes. Throughput is the least of what the
+    users ask, the prefill pool and the decode pool give."""
+    if prefill_devices >= devices:
+        raise FlopcalcError(f"--prefill-devices {prefill_devices} of --count {devices} leaves no "
+                            "decode pool: give fewer prefill devices")
+    if prefill_devices % replica_devices or (devices - prefill_devices) % replica_devices:
+        raise FlopcalcError(f"--prefill-devices {prefill_devices} and the {devices - prefill_devices}"
+                            f" decode devices must each be whole replicas of {replica_devices} "
+                            "devices (tp x pp)")
+    if opts.concurrency is None or opts.concurrency == "max":
+        raise FlopcalcError("--prefill-devices times a closed loop: give --concurrency N")
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
+    dp_p, dp_d = prefill_devices // replica_devices, (devices - prefill_devices) // replica_devices
+    users = int(opts.concurrency)
+    room = min(max_num_seqs, slots(plan, prompt + gen))
+    batch = min(users / dp_d, room)
+    n_d = math.ceil((gen - 1) / model.spec_expect - 1e-9) if gen > 1 else 0
+    per_step = max(1.0, max_num_batched_tokens / prompt)  # prompts a prefill step holds
+    p_attn = prompt * model.a0 + model.a1 * prompt * (prompt + 1) / 2
+    p_kv = prompt * model.token_bytes + 2 * model.state_bytes
+    n = min(per_step, users)
+    steps_per_prompt = max(1, math.ceil(prompt / max_num_batched_tokens))
+    t_p = model.time(0, 0, pre=(n * prompt / steps_per_prompt, n / steps_per_prompt,
+                                n * p_attn / steps_per_prompt, n * p_kv / steps_per_prompt))
+    t_p = tuple(t * steps_per_prompt for t in t_p)  # a batch of n prompts, every chunk
+    t_d = model.time(batch, batch * (prompt + 1 + model.spec_expect * n_d / 2))
+    kv_bytes = prompt * costs.token_bytes * replica_devices
+    out_bw = float(net.spec.scale_out_bandwidth) if net.spec is not None else 0.0
+    kv_s = prompt * costs.token_bytes / out_bw if out_bw else 0.0
+    kv = Interval(kv_s * 0.8, kv_s, kv_s * 1.5)  # NIC share 0.8-1.5x, as the collectives
+    ends = []
+    for i in range(3):
+        ttft = t_p[i] + (kv_s * (0.8, 1.0, 1.5)[i]) + ENGINES[opts.engine].request_s[i]
+        cycle = ttft + n_d * t_d[i]
+        pre_cap = dp_p * n / t_p[i]
+        dec_cap = dp_d * batch / (n_d * t_d[i]) if n_d else float("inf")
+        asked = users / cycle
+        rps = min(asked, pre_cap, dec_cap)
+        which = ("users" if rps == asked else "prefill pool" if rps == pre_cap
+                 else "decode pool")
+        ends.append((ttft, t_d[i] * n_d / max(gen - 1, 1), rps, pre_cap, dec_cap, which))
+    # times at the low end give the high rates: rates run from the high-time end up
+    lo, est, hi = ends
+    tput = Interval(hi[2] * gen, est[2] * gen, lo[2] * gen)
+    return Disaggregated(
+        prefill_devices, devices - prefill_devices, dp_p, dp_d, users, n, kv_bytes, kv,
+        Interval(*t_p), batch, Interval(*t_d), Interval(hi[3], est[3], lo[3]),
+        Interval(hi[4], est[4], lo[4]), est[5], tput,
+        Interval(tput.low / devices, tput.estimate / devices, tput.high / devices),
+        Interval(*(1 / e[1] if e[1] else 0.0 for e in (hi, est, lo))),
+        Interval(lo[0], est[0], hi[0]), Interval(lo[1], est[1], hi[1]),
+        ["prefill pool: whole prompts, min(users, max_num_batched_tokens / prompt) a step; "
+         "KV transfer: the prompt's cache, each device's share over its NIC (the network "
+         "preset's scale-out bandwidth, 0.8-1.5x); decode pool: users / replicas sequences a "
+         "step; throughput = min(users / (TTFT + decode time), prefill capacity, decode "
+         "capacity); steady state, closed form (no queueing tail)"])
