@@ -269,3 +269,17 @@ def test_pool_split_leaving_no_decode(cli):
             "--max-model-len", "4096")
     assert r.code == 2
     assert "leaves no decode" in r.err
+
+
+def test_closed_loop_retimed_equals_simulated():
+    from flopcalc.predict.scheduler import retime
+
+    m = tiny_model()
+    m.eff = Efficiencies(ONE, ONE, (1.0, 0.9, 0.8), ONE, "ends that differ")
+    w = Workload(prompt=12, gen=6, max_num_seqs=3, max_num_batched_tokens=16, slots=3,
+                 concurrency=4, requests=20)
+    direct = simulate(m, w, 0)
+    again = retime(simulate(m, w, 2), 0)
+    key = sorted(x for r in direct.requests for x in (r.arrival, r.first, r.finish))
+    got = sorted(x for r in again.requests for x in (r.arrival, r.first, r.finish))
+    assert got == pytest.approx(key, rel=1e-12, abs=1e-15)

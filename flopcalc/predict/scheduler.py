@@ -52,6 +52,7 @@ class Request:
     admitted: bool = False
     first: Optional[float] = None
     finish: Optional[float] = None
+    steps: tuple[int, int, int] = (0, 0, 0)  # steps done at arrival, first token, finish
 
 
 @dataclass
@@ -61,8 +62,21 @@ class Run:
     requests: list[Request]
     steps: int
     duration: float
-    step_times: list[float] = field(default_factory=list)
+    step_times: list[tuple[float, float, float]] = field(default_factory=list)
     max_sequences: int = 0
+
+
+def retime(run: Run, end: int) -> Run:
+    """The same schedule with the step times of another end. Exact for a closed loop, whose
+    steps do not depend on their times (a request arrives when another finishes, at a step's
+    end); an open loop's arrivals do, so it is simulated at each end."""
+    clock = [0.0]
+    for t in run.step_times:
+        clock.append(clock[-1] + t[end])
+    out = [Request(clock[a], first=clock[f], finish=clock[e], steps=(a, f, e))
+           for a, f, e in (r.steps for r in run.requests)]
+    start = min(r.arrival for r in out)
+    return Run(out, run.steps, clock[-1] - start, run.step_times, run.max_sequences)
 
 
 def request_count(w: Workload) -> int:
@@ -73,7 +87,7 @@ def request_count(w: Workload) -> int:
     return MAX_REQUESTS
 
 
-def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Run:
+def simulate(model: StepModel, w: Workload, end: int) -> Run:
     """Simulate `w` on one replica with step times at `end` (0 low, 1 estimate, 2 high)."""
     try:
         import simpy
@@ -89,7 +103,7 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
     state = {"decoding": 0, "ctx_sum": 0, "sent": 0, "steps": 0, "max_sequences": 0}
     finishing: dict[int, list[Request]] = {}  # step index -> requests that end with it
     wake = [env.event()]
-    times: list[float] = []
+    times: list[tuple[float, float, float]] = []
     P, G, M = w.prompt, w.gen, w.max_num_batched_tokens
     limit = min(w.max_num_seqs, w.slots)
     per_step = getattr(model, "spec_expect", 1.0)  # tokens a decode step yields
@@ -100,7 +114,7 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
         if state["sent"] >= n:
             return
         state["sent"] += 1
-        waiting.append(Request(env.now))
+        waiting.append(Request(env.now, steps=(state["steps"], 0, 0)))
         if not wake[0].triggered:
             wake[0].succeed()
 
@@ -138,15 +152,16 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
                 served.append((r, take))
                 budget -= take
             state["max_sequences"] = max(state["max_sequences"], batch + len(chunks))
-            t = model.time(batch, state["ctx_sum"], tuple(chunks))[end]
-            yield env.timeout(t)
-            times.append(t) if trace else None
+            ts = model.time(batch, state["ctx_sum"], tuple(chunks))
+            yield env.timeout(ts[end])
+            times.append(ts)
             k = state["steps"]
             state["steps"] += 1
             # decodes advance: each context grows by the tokens a step yields
             state["ctx_sum"] += batch * per_step
             for r in finishing.pop(k, ()):
                 r.finish = env.now
+                r.steps = (r.steps[0], r.steps[1], k + 1)
                 state["decoding"] -= 1
                 state["ctx_sum"] -= spent
                 done.append(r)
@@ -157,6 +172,7 @@ def simulate(model: StepModel, w: Workload, end: int, trace: bool = False) -> Ru
                 if r.prefilled == P:
                     prefilling.remove(r)
                     r.first = env.now
+                    r.steps = (r.steps[0], k + 1, k + 1)
                     if G == 1:
                         r.finish = env.now
                         done.append(r)

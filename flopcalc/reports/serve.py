@@ -31,6 +31,7 @@ from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from .common import SCHEMA_VERSION, ModelInfo, Report, context_warning, model_info
 from .infer import AcceleratorInfo, accelerator_info, check_decoder_only
+from .serve_load import Disaggregated, Pareto, Performance
 
 # Matmuls of real shapes reach 80-90 % of the best shape's (MAMF) rate: stas00/ml-engineering
 # compute/accelerator/benchmarks/README.md; the estimate takes the middle.
@@ -233,9 +234,9 @@ class ServeReport(Report):
     accelerator: Optional[AcceleratorInfo]
     timing: Optional[Timing]
     warnings: list[str] = field(default_factory=list)
-    performance: Optional[Any] = None  # reports.serve_load.Performance: under load
-    disaggregated: Optional[Any] = None  # reports.serve_load.Disaggregated
-    pareto: Optional[Any] = None  # reports.serve_load.Pareto
+    performance: Optional[Performance] = None  # under load (reports.serve_load)
+    disaggregated: Optional[Disaggregated] = None
+    pareto: Optional[Pareto] = None
 
 
 # ----------------------------------------------------------------------------------- inputs

@@ -19,8 +19,8 @@ from ..counting.latency import DeviceCosts, Network
 from ..errors import FlopcalcError
 from ..models.spec import ModelSpec
 from ..predict.engine_step import ENGINES, Efficiencies, StepModel
-from ..predict.scheduler import MAX_REQUESTS, Workload, metrics, request_count, simulate, \
-    steady_state
+from ..predict.scheduler import MAX_REQUESTS, Workload, metrics, request_count, retime, \
+    simulate, steady_state
 
 ENDS = ("low", "estimate", "high")
 
@@ -147,7 +147,11 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
     rate = opts.rate / dp if opts.rate is not None else None
     w = Workload(prompt, gen, max_num_seqs, max_num_batched_tokens, room,
                  concurrency=per_users, rate=rate, requests=opts.requests, seed=opts.seed)
-    runs = [simulate(model, w, i) for i in range(3)]
+    if rate is None:  # a closed loop: one schedule, timed at each end
+        base = simulate(model, w, 1)
+        runs = [retime(base, 0), base, retime(base, 2)]
+    else:
+        runs = [simulate(model, w, i) for i in range(3)]
     eng = ENGINES[opts.engine]
     ms = [metrics(r, gen, eng.request_s[i]) for i, r in enumerate(runs)]
     # a closed loop of users not divisible by dp: replicas hold ceil or floor; scale by share
