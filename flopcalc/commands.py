@@ -940,7 +940,9 @@ def _serve_command() -> Command:
             Option("price", "amount", "Price per device-hour: adds $ per million output "
                    "tokens.", metavar="P"),
             Option("prefill_devices", "count", "Disaggregated serving: devices of --count in "
-                   "the prefill pool (whole replicas); the rest decode.", metavar="N")), _serve, presentation=("format", "brief"))
+                   "the prefill pool (whole replicas); the rest decode.", metavar="N")),
+        _serve, presentation=("format", "brief", "plot"),
+        plotted="the Pareto front (with --pareto)")
 
 
 COMMANDS["serve"] = _serve_command()

@@ -283,3 +283,16 @@ def test_closed_loop_retimed_equals_simulated():
     key = sorted(x for r in direct.requests for x in (r.arrival, r.first, r.finish))
     got = sorted(x for r in again.requests for x in (r.arrival, r.first, r.finish))
     assert got == pytest.approx(key, rel=1e-12, abs=1e-15)
+
+
+def test_pareto_plot(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "front.svg"
+    r = cli("serve", TINY, "--accelerator", "h100", "--count", "2", "--prompt", "16", "--gen",
+            "16", "--pareto", "--max-model-len", "64", "--plot", out, "--brief")
+    assert r.code == 0, r.err
+    svg = out.read_text()
+    assert "Pareto front" in svg and "tp1 dp2" in svg
+    r = cli("serve", TINY, "--accelerator", "h100", "--prompt", "16", "--gen", "16",
+            "--concurrency", "2", "--max-model-len", "64", "--plot", tmp_path / "x.svg")
+    assert r.code == 2 and "--pareto" in r.err
