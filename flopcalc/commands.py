@@ -23,7 +23,7 @@ from .tables import DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, SCALED_FORMAT
 CONVENTIONS = ("full", "causal")
 SCANS = ("chunked", "recurrent")  # kinds.base.SCANS, kept here so the CLI starts light
 KINDS = ("length", "count", "bytes", "gen", "share", "amount", "choice", "number", "flag",
-         "text", "texts")
+         "text", "texts", "count_or")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Option:
     default and help. Kinds: `length` (k = 1024), `count` (K = 1,000), `bytes`, `gen` (a
     length, or 0), `share` (0.4 or 40%), `amount` (a positive number, not necessarily whole),
     `choice` (one of `choices`), `number` (an integer choice), `flag`, `text`, `texts`
-    (repeatable)."""
+    (repeatable), `count_or` (a count or one of `choices`)."""
 
     name: str
     kind: str
@@ -79,6 +79,17 @@ class Option:
                 raise FlopcalcError(f"{value!r} is not one of "
                                     + ", ".join(f"'{c}'" for c in self.choices))
             return int(text) if kind == "number" else text.lower()
+        if kind == "count_or":  # a count, or one of `choices` (--concurrency N or max)
+            if isinstance(value, str) and value.strip().lower() in self.choices:
+                return value.strip().lower()
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise FlopcalcError(f"{value!r} is not a number or "
+                                    + " or ".join(f"'{c}'" for c in self.choices))
+            try:
+                return parse_int(value, "count", self.flag)
+            except FlopcalcError:
+                raise FlopcalcError(f"{str(value).strip()!r} is not a positive whole number or "
+                                    + " or ".join(f"'{c}'" for c in self.choices)) from None
         if kind == "flag":
             if type(value) is not bool:
                 raise FlopcalcError(f"{value!r} is not true or false")
@@ -780,12 +791,6 @@ def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, s
     from .predict.engine_step import efficiencies
     from .reports.serve_load import LoadOptions
 
-    if concurrency is not None and concurrency != "max":
-        try:
-            concurrency = parse_int(concurrency, "count", "--concurrency")
-        except FlopcalcError:
-            raise FlopcalcError(f"Invalid value for '--concurrency': {concurrency!r} is not a "
-                                "number of users or 'max'") from None
     if hw is None or eff is None:
         raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
                             "device: give --accelerator NAME")
@@ -927,9 +932,9 @@ def _serve_command() -> Command:
             PEAK, BANDWIDTH, SET,
             Option("engine", "choice", "Serving engine whose per-step overhead the load "
                    "model adds (vllm, sglang, trtllm).", "vllm", ("vllm", "sglang", "trtllm")),
-            Option("concurrency", "text", "Users in a closed loop (vllm bench serve "
+            Option("concurrency", "count_or", "Users in a closed loop (vllm bench serve "
                    "--max-concurrency), or max: as many as the cache and --max-num-seqs hold "
-                   "(offline throughput). Needs --prompt.", metavar="N|max"),
+                   "(offline throughput). Needs --prompt.", choices=("max",), metavar="N|max"),
             Option("request_rate", "amount", "Poisson arrivals, requests/s (open loop). Needs "
                    "--prompt.", metavar="R"),
             Option("requests", "count", "Requests simulated per replica. Default: 10 x "
@@ -939,8 +944,9 @@ def _serve_command() -> Command:
                    "concurrencies: the front of tokens/s per device vs per user.", False),
             Option("price", "amount", "Price per device-hour: adds $ per million output "
                    "tokens.", metavar="P"),
-            Option("prefill_devices", "count", "Disaggregated serving: devices of --count in "
-                   "the prefill pool (whole replicas); the rest decode.", metavar="N")),
+            Option("prefill_devices", "count_or", "Disaggregated serving: devices of --count "
+                   "in the prefill pool (whole replicas); the rest decode. auto: the split with "
+                   "the most tokens/s.", choices=("auto",), metavar="N|auto")),
         _serve, presentation=("format", "brief", "plot"),
         plotted="the Pareto front (with --pareto)")
 

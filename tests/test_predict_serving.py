@@ -296,3 +296,14 @@ def test_pareto_plot(cli, tmp_path):
     r = cli("serve", TINY, "--accelerator", "h100", "--prompt", "16", "--gen", "16",
             "--concurrency", "2", "--max-model-len", "64", "--plot", tmp_path / "x.svg")
     assert r.code == 2 and "--pareto" in r.err
+
+
+def test_best_split():
+    kw = dict(accelerator="h100", count=4, prompt=2048, gen=64, concurrency="64",
+              max_model_len=4096)
+    best = api.serve("llama-3.1-8b", prefill_devices="auto", **kw).to_dict()["disaggregated"]
+    assert len(best["splits"]) == 3  # 1P3D, 2P2D, 3P1D
+    for n in (1, 2, 3):
+        r = api.serve("llama-3.1-8b", prefill_devices=n, **kw).to_dict()["disaggregated"]
+        assert r["output_tokens_per_second"]["estimate"] <= \
+            best["output_tokens_per_second"]["estimate"]

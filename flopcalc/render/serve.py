@@ -242,6 +242,8 @@ def _disaggregated(x: Any) -> list[Any]:
     lines = [f"- bottleneck: {x.bottleneck}; {x.decode_batch:.4g} sequences per decode "
              f"replica, {x.prompts_per_prefill_step:.4g} prompts per prefill step"]
     lines += [f"- {line}" for line in x.model]
+    if x.splits:
+        lines.append("- splits tried (prefill P, decode D): " + "; ".join(x.splits))
     return [table, block("Pools:", lines)]
 
 

@@ -591,6 +591,10 @@ def _under_load(report: ServeReport, load: Any, pareto: bool, spec: ModelSpec,
         kw["speculation"] = L.Speculation(
             draft.tokens, float(expected_tokens(draft.tokens, draft.acceptance)),
             draft.spec, dcosts, spec.vocab_size * spec.d_model * 2 / tp)
+    if load.prefill_devices == "auto":
+        report.disaggregated = L.best_split(spec, costs, plan, replica_devices=tp * s.pp,
+                                            devices=s.devices, **kw)
+        return
     if load.prefill_devices is not None:
         report.disaggregated = L.build_disaggregated(
             spec, costs, plan, replica_devices=tp * s.pp, devices=s.devices,

@@ -35,7 +35,7 @@ class LoadOptions:
     eff: Efficiencies
     attention_peak: Optional[float] = None
     price: Optional[float] = None  # per device-hour
-    prefill_devices: Optional[int] = None  # disaggregated: the prefill pool
+    prefill_devices: Union[int, str, None] = None  # disaggregated: the prefill pool, or auto
 
 
 @dataclass
@@ -323,6 +323,27 @@ class Disaggregated:
     ttft_seconds: Interval
     tpot_seconds: Interval
     model: list[str]
+    splits: list[str] = field(default_factory=list)  # with --prefill-devices auto: each tried
+
+
+def best_split(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, replica_devices: int,
+               devices: int, **kw: Any) -> Disaggregated:
+    """Every split of the devices into whole replicas (at least one each): the one with the
+    most output tokens/s (estimate)."""
+    tried, best = [], None
+    for n in range(replica_devices, devices, replica_devices):
+        d = build_disaggregated(spec, costs, plan, replica_devices=replica_devices,
+                                devices=devices, prefill_devices=n, **kw)
+        tried.append(f"{n}P{devices - n}D: {d.output_tokens_per_second.estimate:,.0f} tokens/s "
+                     f"({d.bottleneck})")
+        if best is None or d.output_tokens_per_second.estimate > \
+                best.output_tokens_per_second.estimate:
+            best = d
+    if best is None:
+        raise FlopcalcError(f"--prefill-devices auto needs at least two replicas of "
+                            f"{replica_devices} devices in --count {devices}")
+    best.splits = tried
+    return best
 
 
 def build_disaggregated(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak: float,
