@@ -307,3 +307,14 @@ def test_best_split():
         r = api.serve("llama-3.1-8b", prefill_devices=n, **kw).to_dict()["disaggregated"]
         assert r["output_tokens_per_second"]["estimate"] <= \
             best["output_tokens_per_second"]["estimate"]
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--requests", "1000000"], "simulation's bound"),
+    (["--gen", "3000", "--max-model-len", "4096", "--prompt", "64", "--requests", "90000"],
+     "engine steps"),
+])
+def test_simulation_is_bounded(cli, extra, words):
+    r = cli("serve", TINY, "--accelerator", "h100", "--prompt", "8", "--gen", "8",
+            "--max-model-len", "64", "--concurrency", "1", *extra)
+    assert r.code == 2 and words in r.err

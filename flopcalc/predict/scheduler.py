@@ -30,6 +30,8 @@ from ..errors import FlopcalcError
 from .engine_step import Chunk, StepModel
 
 MAX_REQUESTS = 2000
+MAX_STEPS = 200_000  # a simulation's bound: ~a few seconds of Python
+MAX_REQUESTED = 100_000  # --requests, per replica
 
 
 @dataclass
@@ -81,7 +83,13 @@ def retime(run: Run, end: int) -> Run:
 
 def request_count(w: Workload) -> int:
     if w.requests:
+        if w.requests > MAX_REQUESTED:
+            raise FlopcalcError(f"--requests {w.requests:,} is more than the simulation's "
+                                f"bound of {MAX_REQUESTED:,} per replica")
         return w.requests
+    if w.concurrency is not None and w.concurrency > MAX_REQUESTED // 2:
+        raise FlopcalcError(f"--concurrency {w.concurrency:,} per replica is more than the "
+                            f"simulation's bound of {MAX_REQUESTED // 2:,}")
     if w.concurrency is not None:
         return min(max(10 * w.concurrency, 100), max(MAX_REQUESTS, 2 * w.concurrency))
     return MAX_REQUESTS
@@ -157,6 +165,11 @@ def simulate(model: StepModel, w: Workload, end: int) -> Run:
             times.append(ts)
             k = state["steps"]
             state["steps"] += 1
+            if k >= MAX_STEPS:
+                raise FlopcalcError(
+                    f"the simulation passed {MAX_STEPS:,} engine steps with {len(done):,} of "
+                    f"{n:,} requests done: give fewer --requests, a shorter --gen, or a larger "
+                    "--max-num-batched-tokens")
             # decodes advance: each context grows by the tokens a step yields
             state["ctx_sum"] += batch * per_step
             for r in finishing.pop(k, ()):
