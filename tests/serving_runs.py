@@ -57,7 +57,8 @@ def mean(key: str, scale: float = 1.0) -> Callable[[dict], tuple[float, float, f
 
 
 def pct(key: str, q: str, scale: float = 1.0) -> Callable[[dict], tuple[float, float, float]]:
-    return lambda p: tuple(p[key][q][e] * scale for e in ("low", "estimate", "high"))  # type: ignore
+    ends = ("low", "estimate", "high")
+    return lambda p: tuple(p[key][q][e] * scale for e in ends)  # type: ignore
 
 
 def cases(ref: dict) -> tuple[list[Case], list[tuple[str, str]]]:

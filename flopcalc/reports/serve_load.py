@@ -360,9 +360,9 @@ def build_disaggregated(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, pe
         raise FlopcalcError(f"--prefill-devices {prefill_devices} of --count {devices} leaves no "
                             "decode pool: give fewer prefill devices")
     if prefill_devices % replica_devices or (devices - prefill_devices) % replica_devices:
-        raise FlopcalcError(f"--prefill-devices {prefill_devices} and the {devices - prefill_devices}"
-                            f" decode devices must each be whole replicas of {replica_devices} "
-                            "devices (tp x pp)")
+        raise FlopcalcError(f"--prefill-devices {prefill_devices} and the "
+                            f"{devices - prefill_devices} decode devices must each be whole "
+                            f"replicas of {replica_devices} devices (tp x pp)")
     if opts.concurrency is None or opts.concurrency == "max":
         raise FlopcalcError("--prefill-devices times a closed loop: give --concurrency N")
     model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
