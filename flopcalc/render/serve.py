@@ -193,7 +193,8 @@ def _timing_table(report: "ServeReport", nums: Numbers) -> Any:
 
 
 def _performance(x: Any) -> list[Any]:
-    who = (f"{x.concurrency:,} users (closed loop)" if x.loop == "closed" else
+    who = (f"{x.concurrency:,} user{'s' if x.concurrency != 1 else ''} (closed loop)"
+           if x.loop == "closed" else
            f"{x.concurrency:,} users (as many as the engines hold)" if x.loop == "offline" else
            f"Poisson arrivals at {x.request_rate:g} requests/s")
     table = new_table(f"Under load: {who}, {x.engine}, {x.replicas} replica"
