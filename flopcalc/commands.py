@@ -676,7 +676,8 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
            experts_dtype, shared_prefix, draft, draft_tokens, acceptance, prompt, gen, batch,
            network, efficiency, compute_dtype, compute_efficiency, memory_efficiency, peak,
            bandwidth, set, engine="vllm", concurrency=None, request_rate=None,  # noqa: A002
-           requests=None, seed=0, pareto=False, price=None, prefill_devices=None):
+           requests=None, random_state=0, pareto=False, price=None,
+           prefill_devices=None):
     from fractions import Fraction as F
 
     from .counting.latency import Network
@@ -739,7 +740,7 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
                             "(or --draft mtp) too")
     load_opts = _load_options(hw, eff, compute_dtype, engine, concurrency, request_rate,
-                              requests, seed, pareto, price)
+                              requests, random_state, pareto, price)
     if prefill_devices is not None:
         if load_opts is None or pareto:
             raise FlopcalcError("--prefill-devices splits a closed loop's devices: give "
@@ -780,8 +781,8 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
     return report
 
 
-def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, seed, pareto,
-                  price) -> Any:
+def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, random_state,
+                  pareto, price) -> Any:
     """What `serve` under load takes (None: capacity and idle latency only)."""
     if concurrency is None and request_rate is None and not pareto:
         if price is not None:
@@ -795,7 +796,7 @@ def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, s
         raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
                             "device: give --accelerator NAME")
     return LoadOptions(engine, concurrency, float(request_rate) if request_rate is not None
-                       else None, requests or 0, seed,
+                       else None, requests or 0, random_state,
                        efficiencies(eff.spec, dtype, eff.name),
                        attention_peak=hw.bf16_peak_flops or hw.peak_flops,
                        price=float(price) if price is not None else None)
@@ -939,7 +940,8 @@ def _serve_command() -> Command:
                    "--prompt.", metavar="R"),
             Option("requests", "count", "Requests simulated per replica. Default: 10 x "
                    "concurrency, at most max(2,000, 2 x concurrency).", metavar="N"),
-            Option("seed", "gen", "Seed of the Poisson arrivals.", 0, metavar="S"),
+            Option("random_state", "gen", "Random state of the Poisson arrivals: the same "
+                   "number draws the same arrivals.", 0, metavar="N"),
             Option("pareto", "flag", "Search tp x dp (and ep) layouts of --count devices and "
                    "concurrencies: the front of tokens/s per device vs per user.", False),
             Option("price", "amount", "Price per device-hour: adds $ per million output "

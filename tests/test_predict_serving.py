@@ -165,12 +165,12 @@ def test_json_contract():
     assert d == pytest.approx(2 / (p["output_tokens_per_second"]["estimate"] * 3600) * 1e6)
 
 
-def test_open_loop_is_seeded():
+def test_open_loop_is_repeatable():
     kw = dict(accelerator="h100", prompt=256, gen=32, request_rate=4, requests=50,
               max_model_len=4096)
     a = api.serve("llama-3.1-8b", **kw).to_dict()["performance"]
     b = api.serve("llama-3.1-8b", **kw).to_dict()["performance"]
-    c = api.serve("llama-3.1-8b", seed=7, **kw).to_dict()["performance"]
+    c = api.serve("llama-3.1-8b", random_state=7, **kw).to_dict()["performance"]
     assert a == b
     assert a["ttft_seconds"] != c["ttft_seconds"]
 

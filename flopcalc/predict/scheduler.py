@@ -14,7 +14,8 @@ whole length on admission, as TensorRT-LLM's GUARANTEED_NO_EVICT policy does; vL
 block by block and preempts, which gives the same schedule while nothing is preempted).
 
 Closed loop (`concurrency`: `vllm bench serve --max-concurrency`): that many users, each
-sending a request when its last one finishes. Open loop (`rate`): Poisson arrivals, seeded.
+sending a request when its last one finishes. Open loop (`rate`): Poisson arrivals drawn from
+a fixed random state.
 The simulation runs `requests` requests (at most `MAX_REQUESTS`, or twice the concurrency)
 and reports over all of them, as benchmark clients do (ramp-up and drain included).
 """
@@ -44,7 +45,7 @@ class Workload:
     concurrency: Optional[int] = None  # closed loop
     rate: Optional[float] = None  # open loop, requests/s on this replica
     requests: int = 0  # 0: the default (10 x concurrency, or MAX_REQUESTS)
-    seed: int = 0
+    random_state: int = 0
 
 
 @dataclass
@@ -104,7 +105,7 @@ def simulate(model: StepModel, w: Workload, end: int) -> Run:
             from None
     env = simpy.Environment()
     n = request_count(w)
-    rng = random.Random(w.seed)
+    rng = random.Random(w.random_state)
     waiting: list[Request] = []  # arrived, not admitted
     prefilling: list[Request] = []  # admitted, prompt not done
     done: list[Request] = []

@@ -31,7 +31,7 @@ class LoadOptions:
     concurrency: Union[int, str, None]  # N, "max", or None
     rate: Optional[float]  # requests/s, all replicas together
     requests: int  # 0: the default
-    seed: int
+    random_state: int
     eff: Efficiencies
     attention_peak: Optional[float] = None
     price: Optional[float] = None  # per device-hour
@@ -146,7 +146,8 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
     per_users = math.ceil(users / dp) if users is not None else None
     rate = opts.rate / dp if opts.rate is not None else None
     w = Workload(prompt, gen, max_num_seqs, max_num_batched_tokens, room,
-                 concurrency=per_users, rate=rate, requests=opts.requests, seed=opts.seed)
+                 concurrency=per_users, rate=rate, requests=opts.requests,
+                 random_state=opts.random_state)
     if rate is None:  # a closed loop: one schedule, timed at each end
         base = simulate(model, w, 1)
         runs = [retime(base, 0), base, retime(base, 2)]
@@ -220,7 +221,8 @@ def _model_lines(eng: Any, opts: LoadOptions, w: Workload) -> list[str]:
         "arrival order within max_num_batched_tokens), at most max_num_seqs running and what "
         "the cache holds at the workload's length; "
         + (f"closed loop of {w.concurrency} users per replica" if w.concurrency is not None
-           else f"Poisson arrivals at {w.rate:g}/s per replica, seed {w.seed}")
+           else f"Poisson arrivals at {w.rate:g}/s per replica, random state "
+           f"{w.random_state}")
         + f"; {request_count(w):,} requests simulated per replica (at most "
         f"max({MAX_REQUESTS:,}, 2 x concurrency)), reported over all of them",
         "low / high: every efficiency and overhead at its best / worst end; percentiles of "
