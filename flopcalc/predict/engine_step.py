@@ -36,7 +36,6 @@ from ..counting.model import decode_flops
 from ..kinds.base import EXPERT
 from ..models.spec import ModelSpec
 
-ENDS = ("low", "estimate", "high")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from ..predict.engine_step import ENGINES, Efficiencies, StepModel
 from ..predict.scheduler import MAX_REQUESTS, Workload, metrics, request_count, retime, \
     simulate, steady_state
 
-ENDS = ("low", "estimate", "high")
 
 
 @dataclass
