@@ -37,7 +37,6 @@ from ..kinds.base import EXPERT
 from ..models.spec import ModelSpec
 
 
-
 @dataclass(frozen=True)
 class EngineOverhead:
     """What an engine adds to every step on top of its kernels, in seconds per step and per

@@ -23,7 +23,6 @@ from ..predict.scheduler import MAX_REQUESTS, Workload, metrics, request_count, 
     simulate, steady_state
 
 
-
 @dataclass
 class LoadOptions:
     engine: str  # vllm | sglang | trtllm
