@@ -23,7 +23,7 @@ from .tables import DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, SCALED_FORMAT
 CONVENTIONS = ("full", "causal")
 SCANS = ("chunked", "recurrent")  # kinds.base.SCANS, kept here so the CLI starts light
 KINDS = ("length", "count", "bytes", "gen", "share", "amount", "choice", "number", "flag",
-         "text", "texts")
+         "text", "texts", "count_or")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Option:
     default and help. Kinds: `length` (k = 1024), `count` (K = 1,000), `bytes`, `gen` (a
     length, or 0), `share` (0.4 or 40%), `amount` (a positive number, not necessarily whole),
     `choice` (one of `choices`), `number` (an integer choice), `flag`, `text`, `texts`
-    (repeatable)."""
+    (repeatable), `count_or` (a count or one of `choices`)."""
 
     name: str
     kind: str
@@ -79,6 +79,17 @@ class Option:
                 raise FlopcalcError(f"{value!r} is not one of "
                                     + ", ".join(f"'{c}'" for c in self.choices))
             return int(text) if kind == "number" else text.lower()
+        if kind == "count_or":  # a count, or one of `choices` (--concurrency N or max)
+            if isinstance(value, str) and value.strip().lower() in self.choices:
+                return value.strip().lower()
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise FlopcalcError(f"{value!r} is not a number or "
+                                    + " or ".join(f"'{c}'" for c in self.choices))
+            try:
+                return parse_int(value, "count", self.flag)
+            except FlopcalcError:
+                raise FlopcalcError(f"{str(value).strip()!r} is not a positive whole number or "
+                                    + " or ".join(f"'{c}'" for c in self.choices)) from None
         if kind == "flag":
             if type(value) is not bool:
                 raise FlopcalcError(f"{value!r} is not true or false")
@@ -720,7 +731,9 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
            mamba_ssm_cache_dtype, gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype,
            experts_dtype, shared_prefix, draft, draft_tokens, acceptance, prompt, gen, batch,
            network, efficiency, compute_dtype, compute_efficiency, memory_efficiency, peak,
-           bandwidth, set, attention="causal"):  # noqa: A002
+           bandwidth, set, attention="causal", engine="vllm", concurrency=None,  # noqa: A002
+           request_rate=None, requests=None, random_state=0, pareto=False, price=None,
+           prefill_devices=None):
     from fractions import Fraction as F
 
     from .counting.latency import Network
@@ -746,6 +759,7 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         memories = [parse_bytes(x.strip(), "--kv-memory") for x in str(kv_memory).split(",")]
     net, eff_source = Network("", None), ""
     ce, me = compute_efficiency, memory_efficiency
+    eff = None
     if hw is not None:
         from .models.networks import (GENERIC, load_efficiency, load_efficiency_file,
                                       load_network)
@@ -784,6 +798,26 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
     elif acceptance is not None:
         raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
                             "(or --draft mtp) too")
+    load_opts = _load_options(hw, eff, compute_dtype, engine, concurrency, request_rate,
+                              requests, random_state, pareto, price)
+    if prefill_devices is not None:
+        if load_opts is None or pareto:
+            raise FlopcalcError("--prefill-devices splits a closed loop's devices: give "
+                                "--concurrency N too (not --pareto)")
+        load_opts.prefill_devices = prefill_devices
+    common = dict(
+        hw=hw, max_model_len=max_model_len, pp=pp,
+        gpu_memory_utilization=F(gpu_memory_utilization), block_size=block_size,
+        kv_dtype=kv_dtype, max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs, async_scheduling=async_scheduling,
+        prefix_caching=prefix_caching, hybrid_kv_cache_manager=hybrid_kv_cache_manager,
+        mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
+        gdn_prefill_backend=gdn_prefill_backend, kv_memory=memories, kv_blocks=kv_blocks,
+        weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
+        draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
+        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
+    if pareto:
+        return _pareto(loaded, common, load_opts, count or dp * ways, pp)
     report = build_serve_report(
         loaded, hw=hw, max_model_len=max_model_len, tp=tp, pp=pp, dp=dp, ep=ep,
         gpu_memory_utilization=F(gpu_memory_utilization), block_size=block_size,
@@ -795,7 +829,7 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
         draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
         compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source,
-        attention=attention)
+        attention=attention, load=load_opts)
     if config is None and mamba_ssm_cache_dtype == "auto" and \
             report.settings.mamba_cache_mode is not None:
         report.warnings.append(
@@ -804,6 +838,69 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
             "mamba_ssm_dtype), which a model file does not carry: give the config.json or "
             "--mamba-ssm-cache-dtype")
     return report
+
+
+def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, random_state,
+                  pareto, price) -> Any:
+    """What `serve` under load takes (None: capacity and idle latency only)."""
+    if concurrency is None and request_rate is None and not pareto:
+        if price is not None:
+            raise FlopcalcError("--price prices tokens under load: give --concurrency N, "
+                                "--request-rate R or --pareto too")
+        return None
+    from .predict.engine_step import efficiencies
+    from .reports.serve_load import LoadOptions
+
+    if hw is None or eff is None:
+        raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
+                            "device: give --accelerator NAME")
+    return LoadOptions(engine, concurrency, float(request_rate) if request_rate is not None
+                       else None, requests or 0, random_state,
+                       efficiencies(eff.spec, dtype, eff.name),
+                       attention_peak=hw.bf16_peak_flops or hw.peak_flops,
+                       price=float(price) if price is not None else None)
+
+
+def _pareto(loaded, common: dict, opts: Any, devices: int, pp: int) -> Any:
+    """Every layout of `devices` devices (tp x dp, and for a mixture of experts ep over all
+    of them), each at concurrencies 1, 2, 4, ... : the front of tokens/s per device against
+    tokens/s per user."""
+    from .reports.serve import build_serve_report
+    from .reports.serve_load import front
+
+    if devices % pp:
+        raise FlopcalcError(f"--count {devices} must be a multiple of --pp {pp}")
+    moe = any(k.ep_units() for g in loaded.spec.groups("decoder") for _, k in g.layer.slots())
+    points, layouts, skipped, first = [], [], [], None
+    ways = devices // pp
+    for tp in [t for t in range(1, ways + 1) if ways % t == 0]:
+        dp = ways // tp
+        for ep in ([1, tp * dp] if moe and tp * dp > 1 else [1]):
+            name = f"tp{tp} dp{dp}" + (f" ep{ep}" if ep > 1 else "")
+            try:
+                r = build_serve_report(loaded, tp=tp, dp=dp, ep=ep, load=opts, pareto=True,
+                                       **common)
+            except FlopcalcError as exc:
+                skipped.append(f"{name}: {exc}")
+                continue
+            if not r.capacity.fits or not r.pareto.points:
+                skipped.append(f"{name}: the cache holds no request of this length")
+                continue
+            layouts.append(name)
+            points += r.pareto.points
+            first = first or r
+    if first is None:
+        raise FlopcalcError(f"no layout of {devices} devices holds this model and a request: "
+                            + "; ".join(skipped[:3]))
+    best = front(points)
+    first.pareto.devices, first.pareto.layouts, first.pareto.skipped = devices, layouts, skipped
+    first.pareto.points, first.pareto.searched = best, len(points)
+    first.pareto.model = ("steady state of a closed loop (predict.scheduler.steady_state) at "
+                          "concurrencies 1, 2, 4, ... up to what each layout's cache and "
+                          "max_num_seqs hold; estimates; a point is on the front when no other "
+                          "has more tokens/s per device at as many tokens/s per user")
+    first.timing = None
+    return first
 
 
 def _config_json(origin: str) -> Any:
@@ -893,7 +990,27 @@ def _serve_command() -> Command:
                    "Default: the efficiency preset's matmul share x 0.85.", metavar="F"),
             Option("memory_efficiency", "share", "Share of the memory bandwidth the estimate "
                    "assumes. Default: the efficiency preset's typical share.", metavar="F"),
-            PEAK, BANDWIDTH, ATTENTION_CAUSAL, SET), _serve, presentation=("format", "brief"))
+            PEAK, BANDWIDTH, ATTENTION_CAUSAL, SET,
+            Option("engine", "choice", "Serving engine whose per-step overhead the load "
+                   "model adds (vllm, sglang, trtllm).", "vllm", ("vllm", "sglang", "trtllm")),
+            Option("concurrency", "count_or", "Users in a closed loop (vllm bench serve "
+                   "--max-concurrency), or max: as many as the cache and --max-num-seqs hold "
+                   "(offline throughput). Needs --prompt.", choices=("max",), metavar="N|max"),
+            Option("request_rate", "amount", "Poisson arrivals, requests/s (open loop). Needs "
+                   "--prompt.", metavar="R"),
+            Option("requests", "count", "Requests simulated per replica. Default: 10 x "
+                   "concurrency, at most max(2,000, 2 x concurrency).", metavar="N"),
+            Option("random_state", "gen", "Random state of the Poisson arrivals: the same "
+                   "number draws the same arrivals.", 0, metavar="N"),
+            Option("pareto", "flag", "Search tp x dp (and ep) layouts of --count devices and "
+                   "concurrencies: the front of tokens/s per device vs per user.", False),
+            Option("price", "amount", "Price per device-hour: adds $ per million output "
+                   "tokens.", metavar="P"),
+            Option("prefill_devices", "count_or", "Disaggregated serving: devices of --count "
+                   "in the prefill pool (whole replicas); the rest decode. auto: the split with "
+                   "the most tokens/s.", choices=("auto",), metavar="N|auto")),
+        _serve, presentation=("format", "brief", "plot"),
+        plotted="the Pareto front (with --pareto)")
 
 
 COMMANDS["serve"] = _serve_command()

@@ -10,7 +10,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "flopcalc"
 # Lower ranks never import higher ones.
 RANK = {"errors": 0, "cachedir": 0, "writing": 0, "numbers": 0, "version": 0, "declare": 0,
         "tables": 0,
-        "kinds": 1, "models": 2, "counting": 3, "reports": 4, "render": 5, "commands": 6,
+        "kinds": 1, "models": 2, "counting": 3, "predict": 3.5, "reports": 4, "render": 5,
+        "commands": 6,
         "api": 6, "cli": 7, "__init__": 8, "__main__": 8}
 
 

@@ -35,7 +35,7 @@ RENDERERS: dict[str, tuple[str, str, Optional[str], Optional[str], Optional[str]
     "mfu": ("plans", "mfu_csv", "mfu_tables", "mfu_brief", None),
     "step": ("plans", "step_csv", "step_tables", "step_brief", None),
     "plan": ("plans", "plan_csv", "plan_tables", None, None),
-    "serve": ("serve", "serve_csv", "serve_tables", "serve_brief", None),
+    "serve": ("serve", "serve_csv", "serve_tables", "serve_brief", "plot_serve"),
 }
 
 

@@ -1,4 +1,5 @@
-"""Pictures of the `sweep`, `compare`, `infer` and `memory` reports, for `--plot FILE`.
+"""Pictures of the `sweep`, `compare`, `infer`, `memory` and `serve --pareto` reports, for
+`--plot FILE`.
 
 matplotlib is an optional extra (`pip install '.[plot]'` from the checkout), imported here inside
 the functions, only when a picture is asked for; nothing else imports this module at start-up. The
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from ..reports.compare import CompareReport
     from ..reports.infer import InferReport
     from ..reports.memory import MemoryReport
+    from ..reports.serve import ServeReport
     from ..reports.sweep import SweepReport
 
 FORMATS = {".svg": "svg", ".png": "png"}
@@ -420,3 +422,22 @@ def plot_memory(report: MemoryReport, path: str) -> None:
               y_bytes=True)
         ax.set_title("state (fixed) and activations (per micro-batch)")
         ax.legend(loc="upper left", facecolor="white", frameon=True, edgecolor="none")
+
+
+def plot_serve(report: "ServeReport", path: str) -> None:
+    """The Pareto front of `serve --pareto`: tokens/s per device against tokens/s per user,
+    each point labelled with its layout and users."""
+    x = report.pareto
+    if x is None:
+        raise FlopcalcError("serve --plot draws the Pareto front: give --pareto too")
+    subtitle = (f"{x.devices} devices, prompt {x.prompt:,}, gen {x.gen:,}, {x.engine}; "
+                f"{x.searched} points searched")
+    with _picture(report, path, "Pareto front", subtitle, 1) as axes:
+        ax = axes[0]
+        users = [p.output_tokens_per_second_per_user for p in x.points]
+        per_gpu = [p.output_tokens_per_second_per_gpu for p in x.points]
+        ax.plot(users, per_gpu, marker="o", color=COLORS["weights"])
+        for p, u, g in zip(x.points, users, per_gpu):
+            ax.annotate(f"{p.layout}, {p.concurrency:,}", (u, g), fontsize=7,
+                        textcoords="offset points", xytext=(4, 4))
+        _axis(ax, "output tokens/s per user", "output tokens/s per device")

@@ -32,6 +32,7 @@ from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from .common import SCHEMA_VERSION, ModelInfo, Report, context_warning, model_info
 from .infer import AcceleratorInfo, accelerator_info, check_decoder_only
+from .serve_load import Disaggregated, Pareto, Performance
 
 # Matmuls of real shapes reach 80-90 % of the best shape's (MAMF) rate: stas00/ml-engineering
 # compute/accelerator/benchmarks/README.md; the estimate takes the middle.
@@ -238,6 +239,9 @@ class ServeReport(Report):
     accelerator: Optional[AcceleratorInfo]
     timing: Optional[Timing]
     warnings: list[str] = field(default_factory=list)
+    performance: Optional[Performance] = None  # under load (reports.serve_load)
+    disaggregated: Optional[Disaggregated] = None
+    pareto: Optional[Pareto] = None
 
 
 # ----------------------------------------------------------------------------------- inputs
@@ -383,7 +387,8 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                        prompt: Optional[int], gen: int, batch: int, network: Network,
                        compute_efficiency: Optional[Fraction] = None,
                        memory_efficiency: Optional[Fraction] = None,
-                       efficiency_source: str = "", attention: str = "causal") -> ServeReport:
+                       efficiency_source: str = "", attention: str = "causal",
+                       load: Optional[Any] = None, pareto: bool = False) -> ServeReport:
     spec = loaded.spec
     check_decoder_only(loaded, "serve")
     check_layout(spec, tp, pp, ep)
@@ -570,8 +575,53 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     if draft is not None:
         report.speculative = _speculation(spec, draft, plan, costs, speeds, network, engine,
                                           layout, storage, (prompt or 0) + 1, batch)
+    if load is not None:
+        _under_load(report, load, pareto, spec, costs, plan, hw, network, prompt, gen, dp,
+                    tp, ep, draft)
     report.conventions = _conventions(report, engine, network)
     return report
+
+
+def _under_load(report: ServeReport, load: Any, pareto: bool, spec: ModelSpec,
+                costs: DeviceCosts, plan: E.Plan, hw: Optional[Hardware], network: Network,
+                prompt: Optional[int], gen: int, dp: int, tp: int, ep: int,
+                draft: Optional[Draft] = None) -> None:
+    """Throughput and latency under load (`reports.serve_load`), or one layout's Pareto
+    points."""
+    from . import serve_load as L
+
+    if prompt is None:
+        raise FlopcalcError("--concurrency, --request-rate and --pareto need the request's "
+                            "lengths: give --prompt N (and --gen N)")
+    if hw is None or hw.bandwidth is None:
+        raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
+                            "device: give --accelerator NAME")
+    s = report.settings
+    kw: dict[str, Any] = dict(peak=hw.peak_flops, bandwidth=hw.bandwidth, net=network,
+                              opts=load, prompt=prompt, gen=gen, max_num_seqs=s.max_num_seqs,
+                              max_num_batched_tokens=s.max_num_batched_tokens)
+    if draft is not None:
+        dcosts = (DeviceCosts(draft.spec, Layout(tp), costs.engine, costs.fmt, costs.experts)
+                  if draft.spec is not None else None)
+        kw["speculation"] = L.Speculation(
+            draft.tokens, float(expected_tokens(draft.tokens, draft.acceptance)),
+            draft.spec, dcosts, spec.vocab_size * spec.d_model * 2 / tp)
+    if load.prefill_devices == "auto":
+        report.disaggregated = L.best_split(spec, costs, plan, replica_devices=tp * s.pp,
+                                            devices=s.devices, **kw)
+        return
+    if load.prefill_devices is not None:
+        report.disaggregated = L.build_disaggregated(
+            spec, costs, plan, replica_devices=tp * s.pp, devices=s.devices,
+            prefill_devices=load.prefill_devices, **kw)
+        return
+    if pareto:
+        pts = L.pareto_points(spec, costs, plan, tp=tp, dp=dp, ep=ep, **kw)
+        report.pareto = L.Pareto(tp * dp * s.pp, L.ENGINES[load.engine].title, prompt, gen,
+                                 len(pts), [], [], pts, "")
+        return
+    report.performance = L.build_performance(spec, costs, plan, dp=dp, devices=s.devices,
+                                             **kw)
 
 
 def _served_dtype(layers: list[E.LayerSpec], kv_dtype: str) -> str:

@@ -1,0 +1,305 @@
+"""The time of one engine step under continuous batching with chunked prefill.
+
+A step runs `B` decoding sequences (one token each, at their contexts) and prefill chunks
+(tokens a+1..b of a prompt) in one forward on every device of a replica. Its time is a sum
+over kernel families, each a roofline at the family's achievable efficiency:
+
+- weight GEMMs: FLOPs (the exact `weights`-family counts of `counting.model.decode_flops`, per
+  token, ÷ tp) against the weight bytes a device reads (`counting.latency.DeviceCosts`: each
+  tensor's share, and of a mixture of experts only the experts the step's tokens touch,
+  `kinds.moe.reads`): max(FLOPs / (peak·matmul share), bytes / (bandwidth·memory share));
+- attention: decode reads each sequence's cached keys at its context (memory-bound), prefill
+  computes the causal pairs of its chunk: max(FLOPs / (peak·attention share), cache bytes /
+  (bandwidth·memory share));
+- collectives: tensor parallelism's all-reduces and expert parallelism's all-to-alls on the
+  network preset (NCCL's alpha-beta model, `counting.collectives`);
+- the engine's overhead: a fixed time per step (scheduling, sampling, what CUDA graphs and
+  overlap scheduling leave) and a launch gap per layer.
+
+Attention FLOPs and cache bytes per decode token are affine in the context for full attention
+and latent (MLA) layers: `a0 + a1·c`, exact there, and fitted through two contexts of the
+workload (its prompt and its last token) for sliding windows, where they saturate. A prefill
+chunk's attention is the sum of the decode terms over its positions (the causal pairs).
+
+Each time is an interval: low with every efficiency at its best and the engine's overhead at
+its least, high at the worst and the most, the estimate at the typical values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Optional
+
+from ..counting.latency import DeviceCosts, Network, Step
+from ..counting.model import decode_flops
+from ..kinds.base import EXPERT
+from ..models.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class EngineOverhead:
+    """What an engine adds to every step on top of its kernels, in seconds per step and per
+    layer (low, estimate, high)."""
+
+    name: str
+    title: str
+    step_s: tuple[float, float, float]
+    layer_s: tuple[float, float, float]
+    source: str
+    request_s: tuple[float, float, float] = (0.003, 0.008, 0.02)  # API server, once a request
+
+
+# Per-step host work (schedule, prepare inputs, sample, detokenise) takes 1-5 ms when it runs
+# serially with the GPU (Hugging Face, "Asynchronous continuous batching" (2025): the GPU idle
+# 24% of an 8B model's run on an H200 at batch 32; WukLab, "Can Scheduling Overhead Dominate
+# LLM Inference Performance?" (2024): more than half of vLLM 0.5's time, far less of SGLang's).
+# Engines now overlap it with the GPU's previous step, which leaves the part that cannot
+# overlap: vLLM V1's async scheduling (vLLM blog "vLLM V1: A Major Upgrade", 2025), SGLang's
+# zero-overhead scheduler (LMSYS blog "SGLang v0.4", 2024-12-04), TensorRT-LLM's overlap
+# scheduler (its docs, features/overlap-scheduler) on a C++ runtime. The per-layer gap is the
+# replay of a captured CUDA graph: ~10-15 kernels a layer, 1-3 µs apart (NVIDIA's "Getting
+# Started with CUDA Graphs" (2019): launch overhead per kernel falls from ~3-4 µs to ~1-2 µs).
+# Once per request, before its prefill, the API server parses, tokenises and queues it, and
+# streams the first token back: 3-20 ms (an instrumented vLLM 0.19 on MI300X, "CPU-GPU
+# co-design for agentic inference" (2026): HTTP, tokenisation and scheduling 0.4-0.6 % of a
+# single request's end-to-end time, a few seconds); added to TTFT and end-to-end latency.
+ENGINES = {
+    "vllm": EngineOverhead(
+        "vllm", "vLLM (V1, async scheduling, CUDA graphs)", (0.0008, 0.0015, 0.003),
+        (12e-6, 20e-6, 35e-6),
+        "vLLM V1 blog (2025) and the async-scheduling write-ups: 1-5 ms of host work per "
+        "step, mostly overlapped; CUDA graphs: ~1-3 µs per kernel"),
+    "sglang": EngineOverhead(
+        "sglang", "SGLang (zero-overhead overlap scheduler, CUDA graphs)", (0.0004, 0.001, 0.002),
+        (12e-6, 20e-6, 35e-6),
+        "LMSYS 'SGLang v0.4' (2024): the CPU scheduler overlapped with the GPU; CUDA graphs: "
+        "~1-3 µs per kernel"),
+    "trtllm": EngineOverhead(
+        "trtllm", "TensorRT-LLM (C++ runtime, overlap scheduler, CUDA graphs)",
+        (0.0002, 0.0007, 0.0015), (10e-6, 16e-6, 30e-6),
+        "TensorRT-LLM docs, overlap scheduler; CUDA graphs: ~1-3 µs per kernel"),
+}
+
+
+@dataclass(frozen=True)
+class Efficiencies:
+    """Shares of the peak (FLOP/s) and of the memory bandwidth each kernel family reaches, at
+    the low-time, estimate and high-time ends, from an efficiency preset
+    (`presets/efficiency/*.yaml`)."""
+
+    matmul: tuple[float, float, float]
+    attention: tuple[float, float, float]
+    memory: tuple[float, float, float]
+    comm: tuple[float, float, float]  # multiplies the alpha-beta estimate of a collective
+    source: str
+
+
+# Real GEMM shapes reach 80-90 % of the best shape's rate (stas00/ml-engineering,
+# compute/accelerator/benchmarks/README.md, as `reports.serve.SHAPE_FACTOR`'s 85 %).
+SHAPE_FACTORS = (0.90, 0.85, 0.80)
+# A GEMM's rows run in tiles: Hopper's warpgroup MMA computes m64nNk16 (NVIDIA PTX ISA,
+# "wgmma.mma_async"), so M tokens cost ceil(M/64)·64 rows of compute; an expert's rows are the
+# tokens routed to it, T·k / (experts touched) on average under uniform routing.
+TILE_M = 64
+# NCCL's alpha-beta model is fitted to nccl-tests' large-message bus bandwidth and per-step
+# latency; engines run small all-reduces with one-shot custom kernels (vLLM's
+# custom_all_reduce, TensorRT-LLM's allreduce plugins), faster than a ring at a few kB, and
+# collectives inside a step contend with compute: 0.7x to 1.5x the model's time.
+COMM_FACTORS = (0.7, 1.0, 1.5)
+
+
+def efficiencies(spec, dtype: str, name: str) -> Efficiencies:
+    """The efficiency preset `spec` (`models.networks.EfficiencySpec`) at the ends a step is
+    timed at: matmul share x shape factor, attention forward best/typical/worst, memory
+    best/typical/worst."""
+    share = spec.matmul_share(dtype)
+    if share is None:
+        share = spec.matmul_share("bf16") or 0.75
+    mm = tuple(share * f for f in SHAPE_FACTORS)
+    att = tuple(spec.attention_forward.at(e) for e in ("best", "typical", "worst"))
+    mem = tuple(spec.memory.at(e) for e in ("best", "typical", "worst"))
+    return Efficiencies(mm, att, mem, COMM_FACTORS,  # type: ignore[arg-type]
+                        f"efficiency/{name}: matmul {share:g} x shape 0.9/0.85/0.8, attention "
+                        "forward best/typical/worst, memory best/typical/worst")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A prefill chunk: prompt tokens start+1..end of one sequence; `last` when it ends the
+    prompt (the LM head runs on its last token)."""
+
+    start: int
+    end: int
+    last: bool
+
+
+class StepModel:
+    """Times engine steps of one replica: `costs` its per-device bytes and collectives, `peak`
+    and `bandwidth` one device's, `net` the links between its devices."""
+
+    def __init__(self, spec: ModelSpec, costs: DeviceCosts, peak: float, bandwidth: float,
+                 net: Network, eff: Efficiencies, engine: EngineOverhead,
+                 contexts: tuple[int, int], attention_peak: Optional[float] = None):
+        self.spec, self.costs, self.net = spec, costs, net
+        self.peak, self.bandwidth = float(peak), float(bandwidth)
+        self.attention_peak = float(attention_peak or peak)
+        self.eff, self.engine = eff, engine
+        tp = costs.layout.tp
+        self.tp = tp
+        self.layers = spec.n_layers("decoder")
+        lo, hi = contexts
+        hi = max(hi, lo + 1)
+        w_lo, x_lo, h_lo, a_lo = self._split(lo)
+        _, _, _, a_hi = self._split(hi)
+        self.weight_flops_token = (w_lo + x_lo) / tp  # per token on a device, LM head apart
+        self.expert_flops_token = x_lo / tp  # the routed experts' share of it
+        self.head_flops_token = h_lo / tp
+        # attention FLOPs of one decode token at context c: a0 + a1·c (÷ tp: heads split)
+        self.a1 = (a_hi - a_lo) / (hi - lo) / tp
+        self.a0 = a_lo / tp - self.a1 * lo
+        k_lo, k_hi = float(costs.kv_read_bytes(lo, lo)), float(costs.kv_read_bytes(hi, hi))
+        self.k1 = (k_hi - k_lo) / (hi - lo)
+        self.k0 = k_lo - self.k1 * lo
+        self.token_bytes = float(costs.token_bytes)
+        self.state_bytes = float(costs.state_bytes)
+        self._weights: dict[int, float] = {}
+        self._padded: dict[int, float] = {}
+        self.spec_k, self.spec_expect = 0, 1.0
+        self.draft: Optional[StepModel] = None
+        self.head_bytes = 0.0
+        self._comm: dict[int, tuple[float, float, float]] = {}
+
+    def _split(self, c: int) -> tuple[float, float, float, float]:
+        """(dense weight-GEMM FLOPs, routed-expert FLOPs, LM-head FLOPs, attention and other
+        FLOPs) of one decode token at context c, the whole model."""
+        w = x = h = a = 0
+        for part in decode_flops(self.spec, c, c, 1):
+            if part.head:
+                h += part.value
+            elif part.kind == "weights" and part.role == EXPERT:
+                x += part.value
+            elif part.kind == "weights":
+                w += part.value
+            else:
+                a += part.value
+        return float(w), float(x), float(h), float(a)
+
+    def padded_flops(self, tokens: int) -> float:
+        """GEMM FLOPs of a step of `tokens` tokens with rows padded to whole tiles (LM head
+        apart): dense rows ceil(T/64)·64, each touched expert's ceil(T·k/e/64)·64."""
+        if tokens not in self._padded:
+            dense = self.weight_flops_token - self.expert_flops_token
+            total = dense * _ceil_to(tokens, TILE_M)
+            if self.expert_flops_token and self.costs.moe:
+                r = self.costs.moe[0][1].reads(self.spec.d_model, tokens)
+                touched = max(float(r.expected), 1.0)
+                rows = tokens * r.top_k / touched
+                total += self.expert_flops_token * tokens * _ceil_to(rows, TILE_M) / rows
+            self._padded[tokens] = total
+        return self._padded[tokens]
+
+    def weight_bytes(self, tokens: int) -> float:
+        if tokens not in self._weights:
+            self._weights[tokens] = float(self.costs.weight_bytes(tokens))
+        return self._weights[tokens]
+
+    def comm_s(self, tokens: int) -> tuple[float, float, float]:
+        if tokens not in self._comm:
+            step = Step(Fraction(0), Fraction(0), self.costs.comm(tokens))
+            t = float(step.comm_s(self.net, True))
+            self._comm[tokens] = tuple(t * f for f in self.eff.comm)  # type: ignore[assignment]
+        return self._comm[tokens]
+
+    def prefill(self, chunks: tuple[Chunk, ...]) -> tuple[int, int, float, float]:
+        """(tokens, LM heads, attention FLOPs, cache bytes) of prefill chunks on one device."""
+        tokens = heads = 0
+        attn = kv = 0.0
+        for c in chunks:
+            n = c.end - c.start
+            tokens += n
+            heads += c.last
+            # Σ_{p=start+1..end} (a0 + a1·p): the chunk's causal pairs
+            attn += n * self.a0 + self.a1 * (c.end * (c.end + 1) - c.start * (c.start + 1)) / 2
+            # the cache before the chunk read once, the chunk's written, states read and written
+            kv += (self.k0 + self.k1 * c.start if c.start else 0.0) + n * self.token_bytes
+            kv += 2 * self.state_bytes
+        return tokens, heads, attn, kv
+
+    def work(self, batch: float, context_sum: float, pre_tokens: float = 0, pre_heads: float = 0,
+             pre_attn: float = 0.0, pre_kv: float = 0.0) -> tuple[float, float, float, float, int]:
+        """(GEMM FLOPs, GEMM bytes, attention FLOPs, cache bytes, tokens) of a step on one
+        device: `batch` decode tokens whose contexts sum to `context_sum`, and prefill work
+        (`prefill`). Fractional batches are a steady state's averages."""
+        q = 1 + self.spec_k  # tokens a decoding sequence feeds: k drafts verified + 1
+        tokens = batch * q + pre_tokens
+        whole = int(round(tokens))
+        gemm_flops = (self.padded_flops(whole) * (tokens / whole if whole else 0)
+                      + (batch * q + pre_heads) * self.head_flops_token)
+        attn = q * (batch * self.a0 + self.a1 * context_sum) + pre_attn
+        # each decode reads its context once (for all q queries), writes its q tokens, reads
+        # and writes its states
+        kv = batch * self.k0 + self.k1 * context_sum + q * batch * self.token_bytes \
+            + 2 * batch * self.state_bytes + pre_kv
+        return gemm_flops, self.weight_bytes(whole), attn, kv, whole
+
+    def time(self, batch: float, context_sum: float, chunks: tuple[Chunk, ...] = (),
+             pre: Optional[tuple[float, float, float, float]] = None) -> tuple[float, float, float]:
+        """Seconds of the step (low, estimate, high): `chunks`, or `pre`, prefill's
+        (tokens, heads, attention FLOPs, cache bytes)."""
+        gf, gb, af, kv, tokens = self.work(batch, context_sum, *(pre or self.prefill(chunks)))
+        if tokens == 0:
+            return (0.0, 0.0, 0.0)
+        comm = self.comm_s(tokens)
+        out = []
+        for i in range(3):
+            gemm = max(gf / (self.peak * self.eff.matmul[i]),
+                       gb / (self.bandwidth * self.eff.memory[i]))
+            attn = max(af / (self.attention_peak * self.eff.attention[i]),
+                       kv / (self.bandwidth * self.eff.memory[i]))
+            over = self.engine.step_s[i] + self.layers * self.engine.layer_s[i]
+            out.append(gemm + attn + comm[i] + over)
+        if self.spec_k and batch:
+            d = self.draft_time(batch, context_sum)
+            out = [t + self.spec_k * d[i] for i, t in enumerate(out)]
+        return out[0], out[1], out[2]
+
+    def speculate(self, k: int, expected: float, draft: Optional["StepModel"] = None,
+                  head_bytes: float = 0.0) -> None:
+        """Speculative decoding under batching: each decode step verifies k draft tokens per
+        sequence (the target over k + 1 tokens, its cache read once) after k draft steps and
+        yields `expected` tokens ((1 − a^(k+1)) / (1 − a), Leviathan et al. 2023). A draft
+        model is timed as its own decode step (`draft`); the model's own MTP module as one
+        decoder layer of the target's decode step plus its LM head (`head_bytes` on a
+        device)."""
+        self.spec_k, self.spec_expect = k, expected
+        self.draft, self.head_bytes = draft, head_bytes
+
+    def draft_time(self, batch: float, context_sum: float) -> tuple[float, float, float]:
+        """One draft step for `batch` sequences (low, estimate, high), without the per-step
+        host overhead (paid once per engine step)."""
+        if self.draft is not None:
+            t = self.draft.time(batch, context_sum)
+            return tuple(t[i] - self.draft.engine.step_s[i] for i in range(3))  # type: ignore
+        k, self.spec_k = self.spec_k, 0
+        try:
+            plain = self.time(batch, context_sum)
+        finally:
+            self.spec_k = k
+        out = []
+        for i in range(3):
+            body = plain[i] - self.engine.step_s[i] - self.layers * self.engine.layer_s[i]
+            head = max(batch * self.head_flops_token / (self.peak * self.eff.matmul[i]),
+                       self.head_bytes / (self.bandwidth * self.eff.memory[i]))
+            out.append(body / self.layers + head + self.engine.layer_s[i])
+        return out[0], out[1], out[2]
+
+    def binds(self, batch: float, context_sum: float, chunks: tuple[Chunk, ...] = ()) -> str:
+        """What the GEMMs wait for at the estimate: compute or memory."""
+        gf, gb, _, _, _ = self.work(batch, context_sum, *self.prefill(chunks))
+        return "compute" if gf / (self.peak * self.eff.matmul[1]) >= \
+            gb / (self.bandwidth * self.eff.memory[1]) else "memory"
+
+
+def _ceil_to(x: float, tile: int) -> float:
+    return -(-x // tile) * tile if x > 0 else 0.0
