@@ -252,6 +252,16 @@ def _minimax_m2(c: Config) -> Raw:
     raw = {**rotary_decoder(c), "qk_norm": "all_heads"}
     raw["moe"] = {"experts": c("num_local_experts", 256), "top_k": c("num_experts_per_tok", 8),
                   "d_ff": c("intermediate_size", 1536)}
+    # The published config declares multi-token-prediction modules (use_mtp, num_mtp_modules 3
+    # of mtp_transformer_layers 1) that neither transformers nor any published source builds:
+    # their shape is unknown, so they are named, not counted.
+    modules = c("num_mtp_modules", 0, int) if c("use_mtp", False, bool) else 0
+    if modules:
+        layers = c("mtp_transformer_layers", 1, int)
+        raw["notes"] = (f"{modules} multi-token-prediction module{'s' if modules > 1 else ''} "
+                        f"(num_mtp_modules, {layers} transformer layer{'s' if layers > 1 else ''}"
+                        " each) not counted: transformers does not build them and no published "
+                        "source gives their shape")
     return raw
 
 
