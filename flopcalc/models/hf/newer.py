@@ -62,6 +62,17 @@ DEFAULTS: dict[str, Raw] = {
 
 CONVERTERS = {"param2moe": _glm4_moe, "minicpm5_moe": _minicpm5_moe}
 
+_YAML = "; describe an approximation in a YAML file if one will do"
+REFUSED = {
+    "ergo": ("Ergo's RMSNorm after every routed expert (num_experts x hidden_size weights) and "
+             "after its shared expert is not a layer kind flopcalc has" + _YAML),
+    "kolibri1_1": ("Kolibri 1.1's indexed attention (weightless pools of index_pool_size keys "
+                   "scored by index_num_heads heads, layers reading other layers' keys and "
+                   "values through kv_source_layers) is not a layer kind flopcalc has" + _YAML),
+    "pi05": ("π0.5 is a vision-language-action model (PaliGemma with bidirectional attention "
+             "and a flow-matching action expert), not a text generator flopcalc counts" + _YAML),
+}
+
 # transformers 5.25's attribute_map of each
 ALIASES: dict[str, dict[str, str]] = {
     "param2moe": {"num_local_experts": "n_routed_experts",
