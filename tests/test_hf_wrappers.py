@@ -101,8 +101,10 @@ def test_qwen3_5_reads_mtp_num_hidden_layers(tmp_path):
     assert two.params.mtp == 2 * (2 * 64 + 2 * 64 * 64 + 64 + layer)
     # the last layer is a gated DeltaNet layer: the module is named, not counted
     odd = _model(tmp_path, {"model_type": "qwen3_5", "text_config": {
-        **text, "full_attention_interval": 3}})
+        **text, "full_attention_interval": 3, "mtp_num_hidden_layers": 1}})
     assert odd.params.mtp == 0 and "multi-token-prediction module" in odd.model.notes
+    # no key: none (the types embedding Qwen3.5's text model write none and ship none)
+    assert _model(tmp_path, {"model_type": "qwen3_5", "text_config": text}).params.mtp == 0
 
 
 def test_minimax_m2_names_its_declared_mtp_modules(tmp_path):

@@ -17,8 +17,10 @@ Multi-token prediction: the checkpoints ship `mtp.*` tensors that transformers d
 as DeepSeek-V3's module (two RMSNorms, a bias-free 2d → d `fc`, one full-attention decoder
 layer with the model's MLP or MoE, a final norm; embedding and head shared), so they count as
 `mtp_layers` (params.mtp, outside params.total). Their number is `num_nextn_predict_layers`
-(Qwen3-Next) or `mtp_num_hidden_layers` (Qwen3.5), 1 when absent as vLLM reads it: Qwen3-Next's
-published config has no key, its checkpoint one module.
+(Qwen3-Next) or `mtp_num_hidden_layers` (Qwen3.5). Qwen3-Next's published config has no key
+and its checkpoint one module, so an absent key is 1 there, as vLLM reads it; Qwen3.5's
+published configs write theirs, and the types that embed its text model (MiniCPM-V 4.6, ...)
+write none, so an absent key is 0 there.
 """
 
 from __future__ import annotations
@@ -118,11 +120,12 @@ def _core(c: Config) -> Raw:
     return raw
 
 
-def _mtp(c: Config, raw: Raw, key: str) -> Raw:
-    """`raw` with its multi-token-prediction modules (see the module docstring). flopcalc
-    counts a module's layer as a copy of the model's last layer: where that is not a
-    full-attention layer the modules are named in the notes instead."""
-    n = c(key, 1, int)
+def _mtp(c: Config, raw: Raw, key: str, absent: int) -> Raw:
+    """`raw` with its multi-token-prediction modules (`absent`: their number when the file
+    has no `key`; see the module docstring). flopcalc counts a module's layer as a copy of the
+    model's last layer: where that is not a full-attention layer the modules are named in the
+    notes instead."""
+    n = c(key, absent, int)
     if n < 0:
         raise FlopcalcError(f"{c.label}: {key} must be 0 or more, got {n}")
     if n and _mixers(c)[-1] == "full":
@@ -157,24 +160,24 @@ def _qwen3_next(c: Config) -> Raw:
     dense = sorted({i for i in c.ints("mlp_only_layers") if 0 <= i < n})  # others never match
     routed = [i not in dense and (i + 1) % every == 0 for i in range(n)]
     if c("num_experts", kind=int) <= 0 or not any(routed):
-        return _mtp(c, {**raw, "d_ff": c("intermediate_size")}, "num_nextn_predict_layers")
+        return _mtp(c, {**raw, "d_ff": c("intermediate_size")}, "num_nextn_predict_layers", 1)
     raw["moe"] = _experts(c, every=every, dense_layers=dense)
     if not all(routed):
         raw["d_ff"] = c("intermediate_size")
-    return _mtp(c, raw, "num_nextn_predict_layers")
+    return _mtp(c, raw, "num_nextn_predict_layers", 1)
 
 
 def _qwen3_5(c: Config) -> Raw:
     """Qwen3_5ForCausalLM: a dense MLP of intermediate_size on every layer."""
     c = _text(c, "qwen3_5_text")
-    return _mtp(c, {**_core(c), "d_ff": c("intermediate_size")}, "mtp_num_hidden_layers")
+    return _mtp(c, {**_core(c), "d_ff": c("intermediate_size")}, "mtp_num_hidden_layers", 0)
 
 
 def _qwen3_5_moe(c: Config) -> Raw:
     """Qwen3_5MoeForCausalLM: the MoE block on every layer (the text config has no
     decoder_sparse_step, mlp_only_layers or dense intermediate_size)."""
     c = _text(c, "qwen3_5_moe_text")
-    return _mtp(c, {**_core(c), "moe": _experts(c)}, "mtp_num_hidden_layers")
+    return _mtp(c, {**_core(c), "moe": _experts(c)}, "mtp_num_hidden_layers", 0)
 
 
 # the wrappers `qwen3_5` and `qwen3_5_moe` are read in models/hf/multimodal.py (their text
