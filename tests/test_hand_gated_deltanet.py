@@ -229,13 +229,23 @@ def test_qwen3_5_nested_and_flat_forms_agree(cli, tmp_path):
         "model_type": "qwen3_5", "tie_word_embeddings": True,
         "text_config": {"model_type": "qwen3_5_text", **keys},
         "vision_config": {"depth": 2}})
-    flat = _total(cli, tmp_path, "flat", {"model_type": "qwen3_5_text", **keys})
-    top = _total(cli, tmp_path, "top", {"model_type": "qwen3_5", **keys})
-    # The text model: its own tie_word_embeddings (absent: untied) decides, as
-    # AutoModelForCausalLM builds it; the vision tower is not counted.
+    flat = _total(cli, tmp_path, "flat", {"model_type": "qwen3_5_text", **keys,
+                                          "tie_word_embeddings": True})
+    top = _total(cli, tmp_path, "top", {"model_type": "qwen3_5", **keys,
+                                        "tie_word_embeddings": True})
+    # The text model, its head tied by the wrapper's flag as Qwen3_5ForConditionalGeneration
+    # ties it (the text config says nothing: untied on its own); the vision tower is named in
+    # the notes and not counted.
     assert nested["params"]["total"] == flat["params"]["total"] == top["params"]["total"]
+    assert "vision" not in nested["params"]["components"]
+    assert "not counted" in nested["model"]["notes"]
     assert nested["flops"]["forward"] == flat["flops"]["forward"]
-    assert "lm_head.weight" in nested["params"]["components"]
+    assert "lm_head.weight" not in nested["params"]["components"]
+    # the text config's own flag does not tie the wrapper's head: V x d more (97 x 64)
+    untied = _total(cli, tmp_path, "untied", {
+        "model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text", **keys,
+                                                 "tie_word_embeddings": True}})
+    assert untied["params"]["total"] - nested["params"]["total"] == 97 * 64
 
 
 def test_qwen3_next_dense_and_moe_layers(cli, tmp_path):

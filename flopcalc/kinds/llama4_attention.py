@@ -15,6 +15,10 @@ with NoPE layers.
 
 Neither changes a parameter or a matmul: both are element-wise (counted with --elementwise).
 Everything else is `attention.Attention` (GQA, biases when attention_bias).
+
+transformers takes RoPE from `no_rope_layers` and the mask from `layer_types` apart, so a config
+may pair them otherwise: `llama4_rope_full` (RoPE over every causal key) and
+`llama4_nope_chunked` (NoPE within chunks of `attention_chunk`).
 """
 
 from __future__ import annotations
@@ -95,9 +99,13 @@ def build(cfg: Any, name: str) -> Llama4Attention:
         raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
                          "explicitly")
     head_dim = cfg.head_dim or d // heads
-    rope = name == "llama4_rope"
+    rope = name.startswith("llama4_rope")
     chunk = block.attention_chunk
-    mask = Mask("chunked", chunk) if rope and chunk is not None else Mask("causal")
+    if name == "llama4_nope_chunked" and chunk is None:
+        raise ValueError("llama4_nope_chunked layers attend in chunks: set "
+                         "llama4_attention.attention_chunk")
+    chunked = name in ("llama4_rope", "llama4_nope_chunked") and chunk is not None
+    mask = Mask("chunked", chunk) if chunked else Mask("causal")
     from .attention_layers import model_norm
 
     return Llama4Attention(
@@ -108,5 +116,6 @@ def build(cfg: Any, name: str) -> Llama4Attention:
         temperature=not rope and block.temperature_tuning)
 
 
-REGISTER = Entry(layer_types=("llama4_rope", "llama4_nope"), build=build,
+REGISTER = Entry(layer_types=("llama4_rope", "llama4_nope", "llama4_rope_full",
+                              "llama4_nope_chunked"), build=build,
                  blocks=(("llama4_attention", Llama4AttentionConfig),))

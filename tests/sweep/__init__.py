@@ -59,6 +59,27 @@ class Case:
     # read): parameters against the wrapper's language model and LM head, FLOPs against the
     # text model alone (`auto` builds it from the text config)
     count: str = "model"
+    # a wrapper's nested text type checked on its own (`qwen2_vl_text`): transformers builds
+    # only a headless text model from it, so the wrapper of this type is built around it (head
+    # tied by the text file's flag, its class default when absent; `wrapper_keys` its own keys,
+    # a tiny tower for the FLOP run) and compared as `count="text"`
+    wrapper: Optional[str] = None
+    wrapper_keys: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None  # of the text
+
+
+def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
+    """(the wrapper's case, the wrapper's config around `config`) for a nested text type;
+    `case` and `config` unchanged otherwise."""
+    if case.wrapper is None:
+        return case, config
+    from transformers import AutoConfig
+
+    text = config.to_dict()
+    top = case.wrapper_keys(text) if case.wrapper_keys else {}
+    if "tie_word_embeddings" in text:
+        top["tie_word_embeddings"] = text["tie_word_embeddings"]
+    config = AutoConfig.for_model(case.wrapper, text_config=text, **top)
+    return Case(case.wrapper, auto=case.auto, count="text", inputs=case.inputs), config
 
 
 def cases() -> list[Case]:
@@ -115,6 +136,7 @@ def build(case: Case, config: Any, device: str) -> Any:
 
 
 def hf_params(case: Case, config: Any) -> int:
+    case, config = wrapped(case, config)
     if case.count == "text":
         return text_params(build(Case(case.model_type, auto="multimodal_lm"), config, "meta"))
     model = build(case, config, "meta")
@@ -142,6 +164,7 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
+    case, config = wrapped(case, config)
     if case.count == "text":  # the language model alone
         text = config.get_text_config()
         try:

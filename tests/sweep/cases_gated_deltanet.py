@@ -5,7 +5,9 @@ The shrink keys hold widths only (hidden size, attention heads, experts), so tha
 linear-attention heads and widths, conv kernel, layer pattern, dense/MoE split, biases and tying
 reach the real forward too; the default case keeps transformers' 16 key / 32 value heads of 128.
 Qwen3.5's configs are multimodal wrappers: the keys go under `text_config`, and the saved file
-nests them there, as a checkpoint's does. Lengths cover one token (a whole padded chunk of 64),
+nests them there, as a checkpoint's does; flopcalc counts the language model and the head as
+Qwen3_5ForConditionalGeneration holds them (tied by the wrapper's flag, `top`), its vision tower
+left out (`count="text"`). Lengths cover one token (a whole padded chunk of 64),
 a chunk exactly, and lengths past it."""
 
 from . import Case
@@ -42,14 +44,17 @@ CASES = [
                   linear_key_head_dim=8, linear_value_head_dim=12),
              # as many value heads as key heads, dk > dv
              dict(linear_num_key_heads=4, linear_num_value_heads=4, linear_key_head_dim=24,
-                  linear_value_head_dim=6)),
-         lengths=LENGTHS, cache=True),
+                  linear_value_head_dim=6),
+             # the wrapper's flag ties the head, whatever the text config's says
+             {"top": {"tie_word_embeddings": True}}),
+         lengths=LENGTHS, cache=True, count="text"),
     Case("qwen3_5_moe", shrink={**_ATTN, **_EXPERTS}, text_config="text_config",
          variants=(
              dict(full_attention_interval=2, linear_conv_kernel_dim=3, linear_num_key_heads=2,
                   linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12),
              dict(linear_num_key_heads=1, linear_num_value_heads=4, linear_key_head_dim=12,
                   linear_value_head_dim=8, tie_word_embeddings=True,
-                  shared_expert_intermediate_size=40)),
-         lengths=LENGTHS, cache=True),
+                  shared_expert_intermediate_size=40),
+             {"top": {"tie_word_embeddings": True}}),
+         lengths=LENGTHS, cache=True, count="text"),
 ]

@@ -61,4 +61,17 @@ CASES = [
              dict(num_hidden_layers=5, block_multiple_of=100, num_key_value_heads=1),
          ),
          lengths=(1, 2, 5, 13), cache=True),
+    # LFM2-MoE: its default config has no layer_types, which its layers index (it does not
+    # build): 8 layers, attention on 2 and 5. Variants: experts on every layer, untied, a conv
+    # bias and a longer conv; no experts at all (every layer dense).
+    Case("lfm2_moe",
+         fix=dict(num_hidden_layers=8, layer_types=["conv", "conv", "full_attention", "conv",
+                                                    "conv", "full_attention", "conv", "conv"]),
+         shrink=dict(vocab_size=97, hidden_size=64, intermediate_size=96,
+                     moe_intermediate_size=24, num_attention_heads=4, num_key_value_heads=2,
+                     num_experts=4, num_experts_per_tok=2),
+         variants=(dict(num_dense_layers=0, tie_word_embeddings=False, conv_bias=True,
+                        conv_L_cache=4),
+                   dict(num_dense_layers=8, num_key_value_heads=1)),
+         lengths=(1, 5, 13)),
 ]

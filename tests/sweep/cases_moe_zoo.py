@@ -145,4 +145,15 @@ CASES = [
          shrink={**MLA, "num_layers": 3, "head_dim": 4, "ffn_hidden_size": 48,
                  "expert_ffn_hidden_size": 16, "n_routed_experts": 4, "zero_expert_num": 0,
                  "moe_topk": 2}),
+    # K-EXAONE: 4 shrunk layers (a window of 4, every 4th full); variants: dense and sparse
+    # interleaved, two fused shared experts, tied, every 2nd layer full, head_dim ≠ d / heads
+    Case("exaone_moe",
+         shrink=dict(vocab_size=97, hidden_size=64, intermediate_size=96,
+                     moe_intermediate_size=24, num_attention_heads=4, num_key_value_heads=2,
+                     num_experts=4, num_experts_per_tok=2, num_hidden_layers=4,
+                     sliding_window=4),
+         lengths=(5, 13),
+         variants=(dict(num_hidden_layers=4, mlp_layer_types=["sparse", "dense", "sparse",
+                                                                "sparse"],
+                        num_shared_experts=2, sliding_window_pattern=2, head_dim=24, **TIED),)),
 ]

@@ -7,10 +7,20 @@ and `mlp_only_layers` pick, Qwen3.5-MoE on every layer). Attention is gated (`q_
 wide), with per-head QK RMSNorms and partial rotary positions.
 
 Qwen3.5 checkpoints are multimodal: the `config.json` of model_type `qwen3_5` / `qwen3_5_moe` nests
-the language model under `text_config` (model_type `qwen3_5_text` / `qwen3_5_moe_text`), which
-is what `AutoModelForCausalLM` builds from it and what is counted here (its own
-`tie_word_embeddings` applies); a flat config of either type is read as it is. Keys a config
-leaves out take the transformers 5.24 config class's defaults.
+the language model under `text_config` (model_type `qwen3_5_text` / `qwen3_5_moe_text`, read
+here); the wrapper is read in models/hf/multimodal.py, as Qwen3_5ForConditionalGeneration
+builds it: the head tied by the wrapper's own `tie_word_embeddings`, the vision tower named and
+left out. Keys a config leaves out take the transformers 5.24 config class's defaults.
+
+Multi-token prediction: the checkpoints ship `mtp.*` tensors that transformers does not load
+(`_keys_to_ignore_on_load_unexpected`); vLLM's `qwen3_next_mtp.py` / `qwen3_5_mtp.py` build them
+as DeepSeek-V3's module (two RMSNorms, a bias-free 2d → d `fc`, one full-attention decoder
+layer with the model's MLP or MoE, a final norm; embedding and head shared), so they count as
+`mtp_layers` (params.mtp, outside params.total). Their number is `num_nextn_predict_layers`
+(Qwen3-Next) or `mtp_num_hidden_layers` (Qwen3.5). Qwen3-Next's published config has no key
+and its checkpoint one module, so an absent key is 1 there, as vLLM reads it; Qwen3.5's
+published configs write theirs, and the types that embed its text model (MiniCPM-V 4.6, ...)
+write none, so an absent key is 0 there.
 """
 
 from __future__ import annotations
@@ -110,6 +120,23 @@ def _core(c: Config) -> Raw:
     return raw
 
 
+def _mtp(c: Config, raw: Raw, key: str, absent: int) -> Raw:
+    """`raw` with its multi-token-prediction modules (`absent`: their number when the file
+    has no `key`; see the module docstring). flopcalc counts a module's layer as a copy of the
+    model's last layer: where that is not a full-attention layer the modules are named in the
+    notes instead."""
+    n = c(key, absent, int)
+    if n < 0:
+        raise FlopcalcError(f"{c.label}: {key} must be 0 or more, got {n}")
+    if n and _mixers(c)[-1] == "full":
+        raw["mtp_layers"] = n
+    elif n:
+        raw["notes"] = (f"{n} multi-token-prediction module{'s' if n > 1 else ''} ({key}) not "
+                        "counted: each holds a full-attention layer, and this model's last "
+                        "layer, which flopcalc copies for it, is a gated DeltaNet layer")
+    return raw
+
+
 def _experts(c: Config, **where: Any) -> Raw:
     """Qwen3-Next's sparse MoE block: routed experts and one shared expert behind a sigmoid
     gate d → 1 (built whatever the shared width)."""
@@ -133,25 +160,27 @@ def _qwen3_next(c: Config) -> Raw:
     dense = sorted({i for i in c.ints("mlp_only_layers") if 0 <= i < n})  # others never match
     routed = [i not in dense and (i + 1) % every == 0 for i in range(n)]
     if c("num_experts", kind=int) <= 0 or not any(routed):
-        return {**raw, "d_ff": c("intermediate_size")}
+        return _mtp(c, {**raw, "d_ff": c("intermediate_size")}, "num_nextn_predict_layers", 1)
     raw["moe"] = _experts(c, every=every, dense_layers=dense)
     if not all(routed):
         raw["d_ff"] = c("intermediate_size")
-    return raw
+    return _mtp(c, raw, "num_nextn_predict_layers", 1)
 
 
 def _qwen3_5(c: Config) -> Raw:
     """Qwen3_5ForCausalLM: a dense MLP of intermediate_size on every layer."""
     c = _text(c, "qwen3_5_text")
-    return {**_core(c), "d_ff": c("intermediate_size")}
+    return _mtp(c, {**_core(c), "d_ff": c("intermediate_size")}, "mtp_num_hidden_layers", 0)
 
 
 def _qwen3_5_moe(c: Config) -> Raw:
     """Qwen3_5MoeForCausalLM: the MoE block on every layer (the text config has no
     decoder_sparse_step, mlp_only_layers or dense intermediate_size)."""
     c = _text(c, "qwen3_5_moe_text")
-    return {**_core(c), "moe": _experts(c)}
+    return _mtp(c, {**_core(c), "moe": _experts(c)}, "mtp_num_hidden_layers", 0)
 
 
-CONVERTERS = {"qwen3_next": _qwen3_next, "qwen3_5": _qwen3_5, "qwen3_5_text": _qwen3_5,
-              "qwen3_5_moe": _qwen3_5_moe, "qwen3_5_moe_text": _qwen3_5_moe}
+# the wrappers `qwen3_5` and `qwen3_5_moe` are read in models/hf/multimodal.py (their text
+# configs here)
+CONVERTERS = {"qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5,
+              "qwen3_5_moe_text": _qwen3_5_moe}

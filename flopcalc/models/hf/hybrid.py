@@ -139,11 +139,13 @@ def _nemotron_h(c: Config) -> Raw:
     if "mlp" in types:
         raw["d_ff"] = c("intermediate_size", 21504)
     if "moe" in types:
-        shared = c("moe_shared_expert_intermediate_size", 7688)
+        # NemotronHMLP takes `intermediate_size or config.intermediate_size`: a 0 (or null)
+        # shared width builds the shared expert at the dense MLP's width
+        shared = (c("moe_shared_expert_intermediate_size", 7688)
+                  or c("intermediate_size", 21504))
         moe: Raw = {"experts": c("n_routed_experts", 8), "top_k": c("num_experts_per_tok", 2),
-                    "d_ff": c("moe_intermediate_size", 7688), "expert_bias": False}
-        if shared:
-            moe.update(shared_experts=1, shared_d_ff=shared)
+                    "d_ff": c("moe_intermediate_size", 7688), "expert_bias": False,
+                    "shared_experts": 1, "shared_d_ff": shared}
         if c.has("moe_latent_size"):
             moe["latent_size"] = c("moe_latent_size")
         raw["moe"] = moe
@@ -220,13 +222,17 @@ def _granitemoehybrid(c: Config) -> Raw:
                                 state=("mamba_d_state", 256), groups=("mamba_n_groups", 1),
                                 conv=("mamba_d_conv", 4), chunk=("mamba_chunk_size", 256),
                                 bias="mamba_proj_bias", conv_bias="mamba_conv_bias")
-    shared = c("shared_intermediate_size", 1024)
+    shared = c("shared_intermediate_size", 1024, int)
     if experts:
         raw["moe"] = {"experts": experts, "top_k": c("num_experts_per_tok", 2),
-                      "d_ff": c("intermediate_size", 11008), "shared_experts": 1,
-                      "shared_d_ff": shared}
-    else:
+                      "d_ff": c("intermediate_size", 11008)}
+        if shared:  # a 0-wide shared MLP: Linear(d, 0) and Linear(0, d), no tensor, no FLOP
+            raw["moe"].update(shared_experts=1, shared_d_ff=shared)
+    elif shared:
         raw["d_ff"] = shared
+    else:  # transformers keeps the layers' second norm before a 0-wide MLP: not a layout here
+        raise FlopcalcError(f"{c.label}: num_local_experts 0 and shared_intermediate_size 0 "
+                            "leave the layers no MLP at all; set one of them")
     return raw
 
 

@@ -238,4 +238,28 @@ def _lfm2(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"kimi_linear": _kimi_linear, "minimax": _minimax, "lfm2": _lfm2}
+def _lfm2_moe(c: Config) -> Raw:
+    """Lfm2MoeForCausalLM: LFM2's layers, a dense gated MLP of intermediate_size as it is (no
+    ff-dim adjustment) on the first `num_dense_layers`, then Qwen3-MoE's sparse block
+    (`num_experts` SwiGLU experts of moe_intermediate_size, top `num_experts_per_tok` by a
+    bias-free sigmoid router; `expert_bias` is a buffer, no shared expert)
+    (`lfm2_moe/modular_lfm2_moe.py`); `routed_scaling_factor` counts nothing."""
+    raw = {**_lfm2(c), "d_ff": c("intermediate_size")}
+    dense = c("num_dense_layers", kind=int)
+    if dense < raw["n_layers"]:
+        raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"), "first_dense": max(dense, 0)}
+    return raw
+
+
+# Lfm2MoeConfig's defaults (transformers 5.24) where they differ from LFM2's
+DEFAULTS: dict[str, Raw] = {
+    "lfm2_moe": {"vocab_size": 65536, "hidden_size": 2048, "intermediate_size": 7168,
+                 "moe_intermediate_size": 1792, "num_hidden_layers": 32,
+                 "num_attention_heads": 32, "num_key_value_heads": 8,
+                 "max_position_embeddings": 128_000, "tie_word_embeddings": True,
+                 "num_dense_layers": 2, "num_experts_per_tok": 4, "num_experts": 32},
+}
+
+CONVERTERS = {"kimi_linear": _kimi_linear, "minimax": _minimax, "lfm2": _lfm2,
+              "lfm2_moe": _lfm2_moe}

@@ -252,6 +252,50 @@ def _minimax_m2(c: Config) -> Raw:
     raw = {**rotary_decoder(c), "qk_norm": "all_heads"}
     raw["moe"] = {"experts": c("num_local_experts", 256), "top_k": c("num_experts_per_tok", 8),
                   "d_ff": c("intermediate_size", 1536)}
+    # The published config declares multi-token-prediction modules (use_mtp, num_mtp_modules 3
+    # of mtp_transformer_layers 1) that neither transformers nor any published source builds:
+    # their shape is unknown, so they are named, not counted.
+    modules = c("num_mtp_modules", 0, int) if c("use_mtp", False, bool) else 0
+    if modules:
+        layers = c("mtp_transformer_layers", 1, int)
+        raw["notes"] = (f"{modules} multi-token-prediction module{'s' if modules > 1 else ''} "
+                        f"(num_mtp_modules, {layers} transformer layer{'s' if layers > 1 else ''}"
+                        " each) not counted: transformers does not build them and no published "
+                        "source gives their shape")
+    return raw
+
+
+def _exaone_moe(c: Config) -> Raw:
+    """K-EXAONE (exaone_moe): EXAONE 4's attention (per-head QK-norm, no biases; window layers
+    but every `sliding_window_pattern`-th, or `layer_types`) in OLMoE's pre-norm layer, with
+    DeepSeek-V3's mixture (a bias-free router whose e_score_correction_bias is a buffer,
+    `num_shared_experts` fused shared experts of moe_intermediate_size) on the layers
+    `mlp_layer_types` calls "sparse" (absent: from `first_k_dense_replace` on) and a dense MLP
+    of intermediate_size elsewhere (`exaone_moe/modular_exaone_moe.py`). The mtp.* tensors of
+    its checkpoints are not read by transformers and not counted."""
+    raw = {**rotary_decoder(c), "qk_norm": "per_head"}
+    n = _layers(c)
+    window = c("sliding_window", None)
+    if c.has("layer_types"):
+        raw.update(layer_types(c))
+    elif window is not None:
+        every = c("sliding_window_pattern", 4, int)
+        if every < 1:
+            raise FlopcalcError(f"{c.label}: sliding_window_pattern must be at least 1, got "
+                                f"{every}")
+        kinds = ["window" if (i + 1) % every else "full" for i in range(n)]
+        if "window" in kinds:
+            raw.update(layer_types=shortest_period(kinds), sliding_window=window)
+    first = c("first_k_dense_replace", 1, int)
+    kinds = c.texts("mlp_layer_types", ["dense" if i < first else "sparse" for i in range(n)])
+    if len(kinds) != n or set(kinds) - {"dense", "sparse"}:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types must list 'dense' or 'sparse' for each "
+                            f"of the {n} layers")
+    if "sparse" in kinds:
+        raw["moe"] = {"experts": c("num_experts", 64), "top_k": c("num_experts_per_tok", 8),
+                      "d_ff": c("moe_intermediate_size", 1024),
+                      "shared_experts": c("num_shared_experts", 1), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"]}
     return raw
 
 
@@ -318,6 +362,7 @@ CONVERTERS = {
     "jetmoe": _jetmoe, "granitemoe": _granitemoe, "granitemoeshared": _granitemoe,
     "glm4_moe": _glm4_moe, "ernie4_5_moe": _ernie4_5_moe, "hunyuan_v1_moe": _hunyuan_v1_moe,
     "minimax_m2": _minimax_m2, "dots1": _dots1, "longcat_flash": _longcat_flash,
+    "exaone_moe": _exaone_moe,
 }
 
 # alias → canonical: each config class's `attribute_map` in transformers 5.24

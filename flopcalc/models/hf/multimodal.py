@@ -338,6 +338,12 @@ WRAPPERS: dict[str, Wrapper] = {
     "qianfan_ocr": Wrapper("qwen3"), "qwen2_audio": Wrapper("qwen2", tie="never"),
     "qwen3_asr": Wrapper("qwen3", tied=_T), "qwen3_vl": Wrapper("qwen3_vl_text"),
     "qwen3_vl_moe": Wrapper("qwen3_vl_moe_text"),
+    # Qwen3.5's towers (a Qwen3-VL-style ViT with a patch merger) are not read either; the head
+    # ties by the wrapper's own flag (Qwen3_5ForConditionalGeneration), not the text config's
+    "qwen3_5": Wrapper("qwen3_5_text", flat=True),
+    "qwen3_5_moe": Wrapper("qwen3_5_moe_text", flat=True),
+    # transformers 5.25 (their text model an AutoModel of text_config, Qwen3 by default)
+    "llava_onevision1_5": Wrapper("qwen3"), "ovis2_5": Wrapper("qwen3"),
     "vibevoice_asr": Wrapper("qwen2", tie="never"),
     "video_llama_3": Wrapper("qwen2", or_text=_T), "video_llava": Wrapper("llama"),
     "vipllava": Wrapper("llama"), "voxtral": Wrapper("llama", tie="never"),
@@ -405,6 +411,7 @@ def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) ->
     """`raw` (the language model's preset mapping) with the wrapper's `vision` block where
     flopcalc reads its tower, and notes saying what was counted."""
     v = vision_config(c, entry) if build is not None else None
+    own = raw.pop("notes", None)
     cls = c.data.get("architectures")
     name = cls[0] if isinstance(cls, list) and cls and isinstance(cls[0], str) else c.model_type
     if v is not None and build is not None:
@@ -420,10 +427,33 @@ def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) ->
         raw["notes"] = (f"{name}: the language model ({entry.key}) only; the "
                         f"{what + ' ' if what else ''}encoder and projector of this wrapper are "
                         "not read by flopcalc and not counted")
+    if own:  # the language model's own note (an MTP module it could not count) stays
+        raw["notes"] = f"{raw['notes']}. {own}"
     return raw
 
 
-CONVERTERS = {name: unwrap for name in WRAPPERS}
+def text_alone(c: Config) -> Raw:
+    """A wrapper's nested text config saved on its own (`qwen2_vl_text`, ...): transformers
+    builds only the headless `*TextModel` from it, so it is counted as the language model its
+    wrapper holds, with the wrapper's LM head, tied when the file's `tie_word_embeddings` says
+    so (absent: the wrapper class's default)."""
+    from . import from_hf_dict
+
+    entry = WRAPPERS[TEXT_OF[c.model_type]]
+    default = bool(entry.tied) if entry.tie == "top" else False
+    data = {**c.data, "model_type": SUBTYPES[c.model_type],
+            "tie_word_embeddings": c("tie_word_embeddings", default, bool)}
+    raw = from_hf_dict(data, c.label)
+    for key in ("_name", "title", "source"):
+        raw.pop(key, None)
+    return raw
+
+
+# each nested text type → the wrapper that holds it
+TEXT_OF = {entry.text_type: name for name, entry in WRAPPERS.items()
+           if entry.text_type in SUBTYPES}
+
+CONVERTERS = {**{name: unwrap for name in WRAPPERS}, **{t: text_alone for t in TEXT_OF}}
 
 # Llama 4's importer is models/hf/sparse.py (its text model); it takes the tower from here.
 LLAMA4 = Wrapper("llama4_text", tie="text", tower=llama4_vision, vision_type="llama4_vision_model")

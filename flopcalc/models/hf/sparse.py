@@ -57,6 +57,12 @@ def _deepseek_v32(c: Config) -> Raw:
     return raw
 
 
+# (uses RoPE) → layer_types entry → flopcalc's layer kind (kinds/llama4_attention.py)
+_LLAMA4_NAMES = {True: {"chunked_attention": "llama4_rope", "full_attention": "llama4_rope_full"},
+                 False: {"full_attention": "llama4_nope",
+                         "chunked_attention": "llama4_nope_chunked"}}
+
+
 def _llama4_text(c: Config) -> Raw:
     """Llama4ForCausalLM (transformers 5.24 `models/llama4/`): layer i uses RoPE when
     `no_rope_layers[i]` is 1 (default: all but every `no_rope_layer_interval`-th), those layers
@@ -83,15 +89,19 @@ def _llama4_text(c: Config) -> Raw:
     if len(rope) != n or len(kinds) != n:
         raise FlopcalcError(f"{c.label}: no_rope_layers and layer_types must have one entry per "
                             f"layer ({n})")
-    rope_kinds = {k for r, k in zip(rope, kinds) if r}
-    if len(rope_kinds) > 1 or any(k != "full_attention" for r, k in zip(rope, kinds) if not r):
-        raise FlopcalcError(f"{c.label}: flopcalc reads Llama 4's RoPE layers as all chunked (or "
-                            "all global) and its NoPE layers as global; this layer_types pattern "
-                            "is not supported")
-    chunked = rope_kinds == {"chunked_attention"}
-    names = ["llama4_rope" if r else "llama4_nope" for r in rope]
+    bad = [(i, k) for i, k in enumerate(kinds) if k not in _LLAMA4_NAMES[True]]
+    if bad:
+        raise FlopcalcError(f"{c.label}: layer_types[{bad[0][0]}] is {bad[0][1]!r}; Llama 4's "
+                            "layers are 'chunked_attention' or 'full_attention'")
+    if chunk is None and "chunked_attention" in kinds:
+        raise FlopcalcError(f"{c.label}: layer_types has chunked_attention layers but "
+                            "attention_chunk_size is null; give the chunk")
+    # RoPE (no_rope_layers) and the mask (layer_types) are independent in transformers; with
+    # no chunked layer at all, llama4_rope without a chunk is already global
+    names = [_LLAMA4_NAMES[bool(r)][k] if "chunked_attention" in kinds else
+             ("llama4_rope" if r else "llama4_nope") for r, k in zip(rope, kinds)]
     raw["layer_types"] = shortest_period(names)
-    raw["llama4_attention"] = {"attention_chunk": chunk if chunked else None,
+    raw["llama4_attention"] = {"attention_chunk": chunk if "chunked_attention" in kinds else None,
                                "l2_qk_norm": bool(c("use_qk_norm", True)),
                                "temperature_tuning": bool(c("attn_temperature_tuning", True))}
     step = c("interleave_moe_layer_step", 1)
