@@ -1,0 +1,117 @@
+"""Hostile and out-of-range input: each case answers with one line and exit 2 (FlopcalcError
+in the Python API), in bounded time, or with a correct answer."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import flopcalc
+from flopcalc.errors import FlopcalcError
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def one_line_error(r) -> str:
+    assert r.code == 2, (r.code, r.err)
+    assert r.out == ""
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("flopcalc: error: "), r.err
+    assert "Traceback" not in r.err
+    return lines[0]
+
+
+# ----------------------------------------------------------------- serve --draft-tokens
+
+SERVE = ("serve", "llama-3.1-70b", "--tp", "4", "--accelerator", "h200", "--draft",
+         "llama-3.1-8b", "--acceptance", "0.7", "--prompt", "1000")
+
+
+@pytest.mark.parametrize("k", ["16000", "1e30", "8192"])
+def test_draft_tokens_past_a_step_are_refused(cli, k):
+    # a verify step holds k + 1 tokens of a sequence: at most max_num_batched_tokens (8,192
+    # by default), so k ≤ 8,191; 16,000 took 5.7 s and 1e30 never ended
+    line = one_line_error(cli(*SERVE, "--draft-tokens", k))
+    assert "--draft-tokens" in line and "at most 8,191" in line
+
+
+def test_draft_tokens_limit_follows_the_step_budget(cli):
+    line = one_line_error(cli(*SERVE, "--draft-tokens", "600",
+                              "--max-num-batched-tokens", "512"))
+    assert "at most 511" in line
+    r = cli(*SERVE, "--draft-tokens", "511", "--max-num-batched-tokens", "512", "-f", "json")
+    assert r.code == 0, r.err
+    assert r.json()["speculative"]["draft_tokens"] == 511
+
+
+def test_draft_tokens_api_bound():
+    with pytest.raises(FlopcalcError, match="at most 8,191"):
+        flopcalc.serve("llama-3.1-70b", tp=4, accelerator="h200", draft="llama-3.1-8b",
+                       acceptance=0.7, draft_tokens=10**30)
+
+
+def test_draft_steps_closed_form_equal_the_steps_one_by_one():
+    """The k draft steps are summed in closed form; they must equal the k single steps
+    (a sliding-window draft, tensor parallelism: the collectives repeat k times)."""
+    from flopcalc.counting.engine import Engine
+    from flopcalc.counting.latency import DeviceCosts, Layout
+
+    spec = flopcalc.load("gemma-3-1b").spec
+    engine = Engine(max_model_len=4096, tp=1, pp=1, block_size=16, kv_dtype="auto",
+                    max_num_batched_tokens=8192)
+    costs = DeviceCosts(spec, Layout(tp=1), engine, "bf16")
+    for c, k, batch in ((1, 1, 1), (500, 7, 3), (510, 40, 2)):  # 512-key window crossed
+        one_by_one = costs.decode(c, c, batch)
+        for j in range(1, k):
+            one_by_one = one_by_one + costs.decode(c + j, c + j, batch)
+        summed = costs.decode_steps(c, c + k - 1, batch)
+        assert summed.flops == one_by_one.flops
+        assert summed.bytes == one_by_one.bytes
+        assert summed.collectives == one_by_one.collectives
+
+
+def test_mtp_steps_closed_form_equal_the_steps_one_by_one():
+    from flopcalc.counting.engine import Engine
+    from flopcalc.counting.latency import DeviceCosts, Layout
+    from flopcalc.reports.serve import _mtp_step
+
+    spec = flopcalc.load("deepseek-v3").spec
+    layout = Layout(tp=8)
+    engine = Engine(max_model_len=4096, tp=8, pp=1, block_size=64, kv_dtype="auto",
+                    max_num_batched_tokens=8192)
+    costs = DeviceCosts(spec, layout, engine, "bf16")
+    c, k, batch = 100, 5, 4
+    flops, step = 0, None
+    for j in range(k):
+        f, s = _mtp_step(spec, costs, c + j, batch, layout, "bf16", None)
+        flops += f
+        step = s if step is None else step + s
+    f, s = _mtp_step(spec, costs, c, batch, layout, "bf16", None, c + k - 1)
+    assert (f, s.flops, s.bytes, s.comm_bytes) == (flops, step.flops, step.bytes,
+                                                  step.comm_bytes)
+
+
+def test_expected_tokens_large_k_is_bounded():
+    from flopcalc.reports.serve import expected_tokens
+
+    # (1 − a^(k+1)) / (1 − a) → 1 / (1 − a) = 10/3 at a = 0.7 once a^(k+1) underflows
+    assert float(expected_tokens(10**29, Fraction(7, 10))) == pytest.approx(10 / 3)
+    assert expected_tokens(3, Fraction(1, 2)) == Fraction(15, 8)  # 1 + ½ + ¼ + ⅛
+    assert expected_tokens(10**29, Fraction(1)) == 10**29 + 1
+
+
+# -------------------------------------------------------------------- serve --draft ENCODER
+
+
+def test_draft_encoder_is_a_one_line_error(cli):
+    line = one_line_error(cli("serve", "llama-3.1-8b", "--accelerator", "h100", "--draft",
+                              "bert-base", "--acceptance", "0.7"))
+    assert "bert-base" in line and "decoder-only" in line
+
+
+def test_draft_encoder_api_raises_flopcalc_error():
+    with pytest.raises(FlopcalcError, match="decoder-only"):
+        flopcalc.serve("llama-3.1-8b", accelerator="h100", draft="bert-base", acceptance=0.7)
