@@ -115,3 +115,42 @@ def test_draft_encoder_is_a_one_line_error(cli):
 def test_draft_encoder_api_raises_flopcalc_error():
     with pytest.raises(FlopcalcError, match="decoder-only"):
         flopcalc.serve("llama-3.1-8b", accelerator="h100", draft="bert-base", acceptance=0.7)
+
+
+# ------------------------------------------------------------------------------- numbers
+
+
+@pytest.mark.parametrize("value, says", [
+    ("1e-300", "below 1e-12"), ("5e-324", "below 1e-12"), ("1e-400%", "below 1e-12"),
+    ("1e309", "above 0 and at most 1"), ("inf", "above 0 and at most 1"),
+    ("-inf", "above 0 and at most 1"), ("1e31", "above 0 and at most 1"),
+    ("-0", "above 0 and at most 1"), ("101%", "at most 100%"), ("nan", "not a number"),
+])
+def test_share_says_what_is_wrong(cli, value, says):
+    # before: every one of these but -0 and 101% was called "not a number"
+    line = one_line_error(cli("serve", "llama-3.1-8b", "--accelerator", "h100",
+                              "--gpu-memory-utilization", value))
+    assert "--gpu-memory-utilization" in line and says in line
+
+
+@pytest.mark.parametrize("parse", ["parse_count", "parse_length", "parse_bytes",
+                                   "parse_amount"])
+def test_negative_huge_is_not_called_larger(parse):
+    from flopcalc import numbers
+
+    with pytest.raises(FlopcalcError, match="beyond 1e30 in size") as e:
+        getattr(numbers, parse)("-1e309", "--x")
+    assert "larger" not in str(e.value)
+
+
+@pytest.mark.parametrize("parse", ["parse_count", "parse_length", "parse_bytes",
+                                   "parse_amount", "parse_share"])
+def test_input_quoted_in_one_short_line(parse):
+    from flopcalc import numbers
+
+    for text in ("1\n2", "9" * 100_000 + "x", "1\x1b[2J"):
+        with pytest.raises(FlopcalcError) as e:
+            getattr(numbers, parse)(text, "--x")
+        message = str(e.value)
+        assert "\n" not in message and "\x1b" not in message
+        assert len(message) < 300, message[:300]
