@@ -154,3 +154,32 @@ def test_input_quoted_in_one_short_line(parse):
         message = str(e.value)
         assert "\n" not in message and "\x1b" not in message
         assert len(message) < 300, message[:300]
+
+
+# ---------------------------------------------------------------------------- accelerators
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _accelerator(tmp_path, usable: str) -> str:
+    text = (ROOT / "presets" / "accelerators" / "h100-sxm.yaml").read_text()
+    text = text.replace("usable_memory_bytes: 81559MiB", f"usable_memory_bytes: {usable}")
+    path = tmp_path / "device.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_usable_memory_above_the_device_is_refused(cli, tmp_path):
+    # 80 PB usable beside an 80 GB device was used as is
+    line = one_line_error(cli("memory", "gpt2", "--accelerator", _accelerator(tmp_path, "80PB")))
+    assert "usable_memory_bytes" in line and "memory_bytes 80,000,000,000" in line
+
+
+def test_usable_memory_bound_is_the_nominal_read_as_gib(cli, tmp_path):
+    # 80 GB read as GiB: 80 x 2^30 = 85,899,345,920 bytes is the most a driver can report
+    r = cli("memory", "gpt2", "--accelerator", _accelerator(tmp_path, "85899345920"),
+            "-f", "json")
+    assert r.code == 0, r.err
+    line = one_line_error(cli("memory", "gpt2", "--accelerator",
+                              _accelerator(tmp_path, "85899345921")))
+    assert "85,899,345,920" in line
