@@ -183,3 +183,28 @@ def test_usable_memory_bound_is_the_nominal_read_as_gib(cli, tmp_path):
     line = one_line_error(cli("memory", "gpt2", "--accelerator",
                               _accelerator(tmp_path, "85899345921")))
     assert "85,899,345,920" in line
+
+
+# --------------------------------------------------------------------------------- plan
+
+
+def test_plan_expert_sizes_come_from_the_experts():
+    from flopcalc.counting.plans import divisors, ep_sizes
+
+    assert ep_sizes([], 10**12) == [1]  # dense: nothing to split, whatever dp is
+    # gcd(4096, 256) = 256 = 2^8: its 9 divisors
+    assert ep_sizes([256], 4096) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    assert ep_sizes([8], 12) == [1, 2, 4]  # gcd(12, 8) = 4
+    assert ep_sizes([8, 6], 48) == [1, 2]  # every MoE layer's experts: gcd(48, 8, 6) = 2
+    # 10^12 = 2^12·5^12: its divisors up to 64
+    assert divisors(10**12, 64) == [1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 40, 50, 64]
+
+
+def test_plan_any_count_is_bounded(cli):
+    # a dense model walked every divisor of dp for ep: 10^12 devices never ended
+    r = cli("plan", "gpt2", "--global-batch", "1e12", "--count", "1e12", "--accelerator",
+            "h100", "--top", "1", "-f", "json")
+    assert r.code == 0, r.err
+    best = r.json()["plans"][0]["layout"]
+    assert best["ep"] == 1
+    assert best["tp"] * best["pp"] * best["dp"] * best["cp"] == 10**12

@@ -504,13 +504,33 @@ def step_time(prof: Profile, lay: Layout, mc: Machine, end: str) -> StepTime:
     return best
 
 
+_COMM: dict[tuple, tuple] = {}
+
+
+def _remembered(prof: Profile, key: tuple, work):  # type: ignore[no-untyped-def]
+    """work() once per profile and key: a plan's search meets the same micro-batch
+    collectives and stage parameters across ZeRO stages, data-parallel sizes and ends."""
+    key = (id(prof),) + key
+    found = _COMM.get(key)
+    if found is not None and found[0] is prof:
+        return found[1]
+    if len(_COMM) > 50_000:
+        _COMM.clear()
+    value = work()
+    _COMM[key] = (prof, value)
+    return value
+
+
 def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, which: str,
               where: dict[str, int]) -> StepTime:
     net = mc.net
     p, v = lay.pp, lay.vp
     m = lay.micro_batches
     layers = stage_layers(prof, p)
-    comm = per_microbatch(prof, lay, layers)
+    # per_microbatch reads these fields of the layout, stage_params the next key's
+    comm = _remembered(prof, ("comm", lay.micro_batch, lay.cp, lay.recompute, lay.tp,
+                              lay.sequence_parallel, lay.ep, lay.capacity, layers),
+                       lambda: per_microbatch(prof, lay, layers))
     hidden_all, none_hidden = end == "low", end == "high"
     # --- tensor parallelism: every micro-batch, on the critical path --------------------
     t_coll = collective("allgather" if lay.sequence_parallel else "allreduce", comm.tp_size,
@@ -547,7 +567,8 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         if not hidden_all:
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
     # --- data parallelism ------------------------------------------------------------------
-    dense, expert = map(float, stage_params(prof, lay, which))
+    dense, expert = _remembered(prof, ("params", lay.pp, lay.tp, lay.ep, which),
+                                lambda: tuple(map(float, stage_params(prof, lay, which))))
     n_dp = lay.dp * lay.cp
     g_bytes = 4 if lay.grad_fp32 else 2
     dp_groups = [(dense, n_dp, where["dp"]), (expert, max(1, n_dp // lay.ep),
