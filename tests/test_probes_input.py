@@ -208,3 +208,102 @@ def test_plan_any_count_is_bounded(cli):
     best = r.json()["plans"][0]["layout"]
     assert best["ep"] == 1
     assert best["tp"] * best["pp"] * best["dp"] * best["cp"] == 10**12
+
+
+# ----------------------------------------------------------- Hugging Face per-layer lists
+
+HF = DATA / "hf"
+
+
+def _config(tmp_path, source: Path, change, name: str = "config.json") -> str:
+    """`source` with `change(text_config or the whole mapping)` applied, written to tmp."""
+    data = json.loads(source.read_text())
+    change(data.get("text_config", data))
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_gemma3_layer_types_of_the_wrong_length(cli, tmp_path):
+    # 3 entries for 62 layers made every layer sliding
+    path = _config(tmp_path, HF / "gemma-3-27b.json", lambda t: t.update(
+        layer_types=["sliding_attention"] * 3))
+    line = one_line_error(cli("model", path))
+    assert "layer_types has 3 entries, num_hidden_layers is 62: give one per layer" in line
+
+
+def test_llama4_moe_layers_out_of_range(cli, tmp_path):
+    # [-1] names no layer: it removed every expert (17.2B instead of 107.8B)
+    path = _config(tmp_path, HF / "sparse" / "llama-4-scout.json", lambda t: t.update(
+        moe_layers=[-1]))
+    line = one_line_error(cli("model", path))
+    assert "moe_layers[0] = -1 is not a layer index (0..47)" in line
+    path = _config(tmp_path, HF / "sparse" / "llama-4-scout.json", lambda t: t.update(
+        moe_layers=[0, 48]))
+    assert "moe_layers[1] = 48 is not a layer index (0..47)" in one_line_error(cli("model", path))
+
+
+def test_llama4_no_rope_layers_must_be_numbers(cli, tmp_path):
+    path = _config(tmp_path, HF / "sparse" / "llama-4-scout.json", lambda t: t.update(
+        no_rope_layers=["1"] * 48))
+    line = one_line_error(cli("model", path))
+    assert "no_rope_layers[0] = '1' must be a whole number" in line
+    path = _config(tmp_path, HF / "sparse" / "llama-4-scout.json", lambda t: t.update(
+        no_rope_layers=[1] * 47))
+    assert "no_rope_layers has 47 entries, num_hidden_layers is 48" in one_line_error(
+        cli("model", path))
+
+
+def test_qwen3_moe_mlp_only_layers_out_of_range(cli, tmp_path):
+    # indices past the layers were dropped without a word
+    path = _config(tmp_path, HF / "zoo" / "1_qwen3_moe.json", lambda t: t.update(
+        mlp_only_layers=[0, 5]))
+    assert "mlp_only_layers[1] = 5 is not a layer index (0..1)" in one_line_error(
+        cli("model", path))
+    path = _config(tmp_path, HF / "zoo" / "1_qwen3_moe.json", lambda t: t.update(
+        mlp_only_layers=[True]))
+    assert "mlp_only_layers[0] = True is not a layer index" in one_line_error(
+        cli("model", path))
+
+
+def test_exaone4_32b_published_config_imports(cli):
+    # EXAONE-4.0-32B's config.json: sliding_window_pattern "LLLG" beside layer_types was
+    # refused ("must be a whole number"). Hand count (untied, head_dim 128, 40 q / 8 kv heads):
+    # embeddings 102,400·5,120 = 524,288,000, twice (head untied) = 1,048,576,000;
+    # per layer q, o 5,120² each = 52,428,800, k, v 5,120·1,024 each = 10,485,760, q/k norms
+    # 2·128 = 256, gated MLP 3·5,120·27,392 = 420,741,120, two norms 10,240:
+    # 483,666,176 × 64 = 30,954,635,264; final norm 5,120 →
+    # total 32,003,216,384; without embeddings 30,954,640,384 (the card's "30.95B")
+    d = cli("model", str(HF / "exaone-4.0-32b.json"), "-f", "json").json()
+    assert d["params"]["total"] == 32_003_216_384
+    assert d["params"]["non_embedding"] == 30_954_640_384
+
+
+def test_exaone4_string_pattern_without_layer_types(cli, tmp_path):
+    # as Exaone4Config documents a string pattern: L local, G global, from layer 0, repeated,
+    # the last layer global: "LG" over 5 layers → window, full, window, full, full
+    from flopcalc.models.hf import from_hf_dict
+
+    data = json.loads((HF / "exaone-4.0-32b.json").read_text())
+    del data["layer_types"]
+    data.update(num_hidden_layers=5, sliding_window_pattern="LG")
+    raw = from_hf_dict(data, "exaone.json")
+    assert raw["layer_types"] == ["window", "full", "window", "full", "full"]
+    assert raw["sliding_window"] == 4096
+    path = _config(tmp_path, HF / "exaone-4.0-32b.json", lambda t: t.update(
+        sliding_window_pattern="LXG", layer_types=None))
+    assert "sliding_window_pattern" in one_line_error(cli("model", path))
+
+
+def test_config_without_a_context_imports_with_seq(cli, tmp_path):
+    # refused before ("missing 'max_position_embeddings'") even with --seq; rotary positions
+    # hold no table, so the counts need no context: the same as with one
+    path = _config(tmp_path, HF / "llama-3.1-8b.json",
+                   lambda t: t.pop("max_position_embeddings"))
+    r = cli("model", path, "--seq", "1M", "-f", "json")
+    assert r.code == 0, r.err
+    assert "context" not in r.err  # no past-context warning: there is no context to pass
+    d = r.json()
+    assert "no max_position_embeddings: the context is unknown" in d["model"]["notes"]
+    assert d["params"]["total"] == 8_030_261_248  # Llama 3.1 8B, the published count
+    assert d["settings"]["seq"] == 2**20

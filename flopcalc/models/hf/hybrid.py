@@ -194,7 +194,8 @@ def _granitemoehybrid(c: Config) -> Raw:
     score scaling."""
     n, d = c("num_hidden_layers", 32), c("hidden_size", 4096)
     heads = c("num_attention_heads", 32)
-    listed = c("layer_types", None) or c("layers_block_type", None) or ["mamba"] * n
+    listed = (c.per_layer("layer_types", n, default=None)
+              or c.per_layer("layers_block_type", n, default=None) or ["mamba"] * n)
     bad = sorted({str(t) for t in listed if t not in MAMBA + ATTENTION})
     if bad:
         raise FlopcalcError(f"{c.label}: layer_types entries {bad} are not mamba or attention")
