@@ -307,3 +307,13 @@ def test_config_without_a_context_imports_with_seq(cli, tmp_path):
     assert "no max_position_embeddings: the context is unknown" in d["model"]["notes"]
     assert d["params"]["total"] == 8_030_261_248  # Llama 3.1 8B, the published count
     assert d["settings"]["seq"] == 2**20
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("num_hidden_layers", 10**40, "num_hidden_layers"),  # built its layer list: never ended
+    ("mamba_expand", "x" * 5000, "mamba_expand"),  # a 20-million-character "width"
+])
+def test_jamba_hostile_sizes(cli, tmp_path, key, value, says):
+    path = _config(tmp_path, HF / "mamba1" / "jamba-1.5-mini.json",
+                   lambda t: t.update({key: value}))
+    assert says in one_line_error(cli("model", path, "--seq", "4096"))
