@@ -317,3 +317,13 @@ def test_jamba_hostile_sizes(cli, tmp_path, key, value, says):
     path = _config(tmp_path, HF / "mamba1" / "jamba-1.5-mini.json",
                    lambda t: t.update({key: value}))
     assert says in one_line_error(cli("model", path, "--seq", "4096"))
+
+
+def test_nemotron_h_pattern_length_differs_from_num_hidden_layers(cli, tmp_path):
+    # transformers 5.24's NemotronHConfig uses the pattern's length and warns that
+    # num_hidden_layers does not match: the same here, said in the model's notes
+    path = _config(tmp_path, HF / "mamba2_hybrids" / "nemotron-h-8b-base-8k.json",
+                   lambda t: t.update(hybrid_override_pattern="M-M-*-"))
+    d = cli("model", path, "--seq", "4096", "-f", "json").json()
+    assert "num_hidden_layers (52) does not match the layer pattern's 6 layers" in \
+        d["model"]["notes"]
