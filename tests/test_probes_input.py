@@ -305,6 +305,7 @@ def test_config_without_a_context_imports_with_seq(cli, tmp_path):
     assert "context" not in r.err  # no past-context warning: there is no context to pass
     d = r.json()
     assert "no max_position_embeddings: the context is unknown" in d["model"]["notes"]
+    assert d["model"]["title"].endswith("(Hugging Face llama config; context unknown)")
     assert d["params"]["total"] == 8_030_261_248  # Llama 3.1 8B, the published count
     assert d["settings"]["seq"] == 2**20
 
