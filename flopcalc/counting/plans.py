@@ -15,9 +15,9 @@ domain, every pipeline depth up to the layers, context-parallel sizes that divid
 (with flash attention), expert-parallel sizes that divide the experts and the data-parallel
 size (gcd(dp, experts): only 1 for a dense model, so the search is bounded by the model's
 heads, layers and experts, never by the device count), ZeRO stages 0-3, micro-batches that
-divide each replica's batch, virtual stages that divide each stage's layers, sequence parallelism whenever tp > 1 (it never costs time here and
-saves memory), and the least recomputation that fits; it keeps the layouts that fit and ranks
-them by the estimate. Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once
+divide each replica's batch, virtual stages that divide each stage's layers, sequence
+parallelism whenever tp > 1 (it never costs time here and saves memory), and the least
+recomputation that fits; it keeps the layouts that fit and ranks them by the estimate. Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once
 and reused across the rest.
 """
 
