@@ -17,8 +17,9 @@ size (gcd(dp, experts): only 1 for a dense model, so the search is bounded by th
 heads, layers and experts, never by the device count), ZeRO stages 0-3, micro-batches that
 divide each replica's batch, virtual stages that divide each stage's layers, sequence
 parallelism whenever tp > 1 (it never costs time here and saves memory), and the least
-recomputation that fits; it keeps the layouts that fit and ranks them by the estimate. Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once
-and reused across the rest.
+recomputation that fits; it keeps the layouts that fit and ranks them by the estimate.
+Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once and reused across the
+rest.
 """
 
 from __future__ import annotations
