@@ -328,3 +328,13 @@ def test_nemotron_h_pattern_length_differs_from_num_hidden_layers(cli, tmp_path)
     d = cli("model", path, "--seq", "4096", "-f", "json").json()
     assert "num_hidden_layers (52) does not match the layer pattern's 6 layers" in \
         d["model"]["notes"]
+
+
+def test_llama4_empty_no_rope_layers_is_the_default(cli, tmp_path):
+    # transformers: `no_rope_layers if no_rope_layers else default` (every 4th layer NoPE)
+    path = _config(tmp_path, HF / "sparse" / "llama-4-scout.json",
+                   lambda t: t.update(no_rope_layers=[]))
+    empty = cli("model", path, "-f", "json")
+    assert empty.code == 0, empty.err
+    full = cli("model", str(HF / "sparse" / "llama-4-scout.json"), "-f", "json").json()
+    assert empty.json()["flops"]["forward"] == full["flops"]["forward"]

@@ -79,7 +79,7 @@ def _llama4_text(c: Config) -> Raw:
         raise FlopcalcError(f"{c.label}: no_rope_layer_interval must be at least 1, got "
                             f"{interval}")
     # an empty list is transformers' default too (`no_rope_layers if no_rope_layers else ...`)
-    rope = c.per_layer("no_rope_layers", n, int, None) or [
+    rope = (c.per_layer("no_rope_layers", n, int) if c("no_rope_layers", None) else None) or [
         int((i + 1) % interval != 0) for i in range(n)]
     # absent: transformers' default, 8192; an explicit null: no chunking, every layer global
     explicit_null = "attention_chunk_size" in c.data and c.data["attention_chunk_size"] is None
