@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Literal, Union
+from typing import Literal, Optional, Union
 
 from .errors import FlopcalcError
 
@@ -44,6 +44,15 @@ MAX_VALUE = 10**30  # far beyond any real model, budget or machine; larger is a 
 Number = Union[int, Fraction]
 
 
+def shown(text: object, limit: int = 40) -> str:
+    """User input quoted in an error: control characters escaped (a newline would split the
+    one-line message) and a long text cut to its first `limit` characters and its length."""
+    raw = str(text).strip()
+    cut = raw if len(raw) <= limit else f"{raw[:limit]}... ({len(raw):,} characters)"
+    return "'" + "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                         for c in cut) + "'"
+
+
 def _split_suffix(body: str, kind: Kind) -> tuple[str, int]:
     """('1.5', 10**12) for '1.5T': the longest suffix of `kind` that ends the text."""
     lowered = body.lower()
@@ -56,39 +65,37 @@ def _split_suffix(body: str, kind: Kind) -> tuple[str, int]:
 def parse_decimal(text: object, kind: Kind, what: str) -> Fraction:
     """Any finite number in the syntax of `kind`, exactly; `what` names it in errors."""
     if isinstance(text, bool) or not isinstance(text, (int, float, str)):
-        raise FlopcalcError(f"{what}: {text!r} is not a number; write e.g. {EXAMPLES[kind]}")
+        raise FlopcalcError(f"{what}: {shown(repr(text))} is not a number; write e.g. "
+                            f"{EXAMPLES[kind]}")
     raw = str(text).strip()
+    quoted = shown(raw)
     body, scale = _split_suffix(raw.replace("_", "").replace(",", ""), kind)
     if kind == "bytes" and scale == 1 and body[-1:].lower() == "b":
-        raise FlopcalcError(f"{what}: '{raw}' is ambiguous (B means billion in counts); "
+        raise FlopcalcError(f"{what}: {quoted} is ambiguous (B means billion in counts); "
                             f"write bytes as {EXAMPLES['bytes']}")
     try:
         value = Decimal(body)
     except InvalidOperation:
-        raise FlopcalcError(f"{what}: '{raw}' is not a number; write e.g. "
+        raise FlopcalcError(f"{what}: {quoted} is not a number; write e.g. "
                             f"{EXAMPLES[kind]}") from None
     if not value.is_finite():
-        raise FlopcalcError(f"{what}: '{raw}' is not a finite number; write e.g. "
+        raise FlopcalcError(f"{what}: {quoted} is not a finite number; write e.g. "
                             f"{EXAMPLES[kind]}")
     # Before any exact arithmetic: Fraction(Decimal('1e999999')) would build a huge integer.
-    if value and value.adjusted() > 40:
-        raise FlopcalcError(f"{what}: '{raw}' is larger than 1e30; check the number")
+    if value and value.adjusted() > 40 or abs(Fraction(value) * scale) > MAX_VALUE:
+        raise FlopcalcError(f"{what}: {quoted} is beyond 1e30 in size; check the number")
     if value and value.adjusted() < -40:
-        raise FlopcalcError(f"{what}: '{raw}' is too small to be meant; check the number")
-    result = Fraction(value) * scale
-    if result > MAX_VALUE:
-        raise FlopcalcError(f"{what}: '{raw}' is larger than 1e30; check the number")
-    return result
+        raise FlopcalcError(f"{what}: {quoted} is too small to be meant; check the number")
+    return Fraction(value) * scale
 
 
 def parse_int(text: object, kind: Kind = "count", what: str = "value") -> int:
     """A positive whole number: '300B' → 300_000_000_000, '32k' (length) → 32_768."""
     value = parse_decimal(text, kind, what)
     if value.denominator != 1:
-        raise FlopcalcError(f"{what}: '{str(text).strip()}' is not a whole number; give an "
-                            "integer")
+        raise FlopcalcError(f"{what}: {shown(text)} is not a whole number; give an integer")
     if value <= 0:
-        raise FlopcalcError(f"{what}: '{str(text).strip()}' must be a positive whole number")
+        raise FlopcalcError(f"{what}: {shown(text)} must be a positive whole number")
     return value.numerator
 
 
@@ -108,26 +115,43 @@ def parse_limit(text: object, kind: Kind, what: str) -> Number:
     """A budget limit: any number >= 0 in the syntax of `kind` (an int when whole)."""
     value = parse_decimal(text, kind, what)
     if value < 0:
-        raise FlopcalcError(f"{what}: '{str(text).strip()}' must be >= 0")
+        raise FlopcalcError(f"{what}: {shown(text)} must be >= 0")
     return value.numerator if value.denominator == 1 else value
 
 
 def parse_share(text: object, what: str) -> Fraction:
-    """`0.4` or `40%` as an exact fraction in (0, 1] (model FLOPs utilisation)."""
+    """`0.4` or `40%` as an exact fraction in (0, 1] (model FLOPs utilisation); at least
+    1e-12, as a smaller share of a peak is a typo."""
     raw = str(text).strip()
     body, percent = (raw[:-1], True) if raw.endswith("%") else (raw, False)
-    try:
-        value = parse_decimal(body, "count", what) if body.strip() else None
-    except FlopcalcError:
-        value = None
+    hint = "e.g. 0.4 or 40% (a share of the peak)"
+    try:  # the plain decimal first: its size is checked before any exact arithmetic
+        plain: Optional[Decimal] = Decimal(body.replace("_", "").replace(",", "").strip())
+    except InvalidOperation:
+        plain = None
+    if plain is not None and plain.is_nan():
+        raise FlopcalcError(f"{what}: {shown(raw)} is not a number; write {hint}")
+    if plain is not None and (plain.is_infinite() or plain <= 0
+                              or plain > (100 if percent else 1)):
+        raise FlopcalcError(f"{what}: {shown(raw)} must be above 0 and at most "
+                            f"{'100%' if percent else '1'}; write {hint}")
+    if plain is not None and plain.adjusted() < -40:  # Fraction() of it would be slow
+        value: Optional[Fraction] = Fraction(0)
+    elif plain is not None:
+        value = Fraction(plain)
+    else:  # a suffix (`0.5k`) or not a number
+        try:
+            value = parse_decimal(body, "count", what) if body.strip() else None
+        except FlopcalcError:
+            value = None
     if value is None:
-        raise FlopcalcError(f"{what}: '{raw}' is not a number; write e.g. 0.4 or 40%")
+        raise FlopcalcError(f"{what}: {shown(raw)} is not a number; write {hint}")
     value = value / 100 if percent else value
-    if not 0 < value <= 1:
-        raise FlopcalcError(f"{what}: '{raw}' must be in (0, 1], e.g. 0.4 or 40% (a share of "
-                            "the peak)")
+    if value > 1 or value < 0:
+        raise FlopcalcError(f"{what}: {shown(raw)} must be above 0 and at most 1; write {hint}")
     if value < Fraction(1, 10**12):
-        raise FlopcalcError(f"{what}: '{raw}' is below 1e-12 of the peak; check the number")
+        raise FlopcalcError(f"{what}: {shown(raw)} is below 1e-12 of the peak, the least "
+                            "share taken; check the number")
     return value
 
 
@@ -135,7 +159,7 @@ def parse_amount(text: object, what: str) -> Fraction:
     """A positive amount that need not be whole (a price per hour, a number of days)."""
     value = parse_decimal(text, "count", what)
     if value <= 0:
-        raise FlopcalcError(f"{what}: '{str(text).strip()}' must be a positive number")
+        raise FlopcalcError(f"{what}: {shown(text)} must be a positive number")
     return value
 
 

@@ -252,11 +252,11 @@ def test_qwen3_next_dense_and_moe_layers(cli, tmp_path):
     keys = {**_text_keys(), "model_type": "qwen3_next", "num_experts": 4,
             "num_experts_per_tok": 2, "moe_intermediate_size": 24,
             "shared_expert_intermediate_size": 40, "decoder_sparse_step": 2,
-            "mlp_only_layers": [3, 9]}
+            "mlp_only_layers": [3]}
     doc = _total(cli, tmp_path, "next", keys)
     c = doc["params"]["components"]
-    # Layers 0 and 2 are dense ((i + 1) % 2), 3 is listed in mlp_only_layers, 9 is not a layer:
-    # one MoE layer (1), three dense MLPs of 96.
+    # Layers 0 and 2 are dense ((i + 1) % 2), 3 is listed in mlp_only_layers: one MoE layer
+    # (1), three dense MLPs of 96. (An index that names no layer is an error now.)
     assert c["decoder.mlp.router.weight"] == 64 * 4
     assert c["decoder.mlp.up.weight"] == 3 * 64 * 96
 

@@ -79,9 +79,24 @@ def ring(kind: str, size: float, n: int, bw: float, base: float, step: float) ->
     return base + steps * step + factor(kind, n) * size / bw
 
 
+_TIMES: dict[tuple, float] = {}
+
+
 def collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> float:
     """Seconds for one collective of `size` bytes (the whole buffer) over n ranks, of which
-    `per_domain` share each fast domain."""
+    `per_domain` share each fast domain (remembered: a plan's search asks the same ones for
+    many layouts; the size's type is in the key, as a Fraction and a float of one value may
+    round differently)."""
+    key = (kind, type(size), size, n, per_domain, net)
+    found = _TIMES.get(key)
+    if found is None:
+        if len(_TIMES) > 100_000:
+            _TIMES.clear()
+        found = _TIMES[key] = _collective(kind, size, n, per_domain, net)
+    return found
+
+
+def _collective(kind: str, size: float, n: int, per_domain: int, net: Net) -> float:
     if kind not in KINDS:  # the formulas below compare kinds: another would pass as one
         raise ValueError(f"a collective is one of {', '.join(KINDS)}, got {kind!r}")
     if size <= 0:

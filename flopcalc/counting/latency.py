@@ -27,7 +27,7 @@ bound and an estimate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Optional
 
@@ -274,6 +274,19 @@ class DeviceCosts:
         states = 2 * batch * self.state_bytes
         return Step(flops, self.weight_bytes(batch * n) + kv + written + states,
                     self.comm(batch * n))
+
+    def decode_steps(self, first: int, last: int, batch: int) -> Step:
+        """The plain decode steps at positions first..last, one after another, summed (a draft
+        model's k steps): `decode(i, i, batch)` for each i, in closed form in the step count
+        (the FLOPs and the keys read are sums over positions; the rest is n times a step's)."""
+        n = last - first + 1
+        flops = Fraction(sum(p.value for p in decode_flops(self.spec, first, last, batch)),
+                         self.layout.tp)
+        kv = batch * self.kv_read_bytes(first, last)
+        per_step = self.weight_bytes(batch) + batch * self.token_bytes + 2 * batch * \
+            self.state_bytes
+        comms = tuple(replace(c, count=c.count * n) for c in self.comm(batch))
+        return Step(flops, n * per_step + kv, comms)
 
     def prefill_chunk(self, flops: int, start: int, end: int) -> Step:
         """A prefill chunk of one sequence, tokens start+1..end (`flops` of the whole model):

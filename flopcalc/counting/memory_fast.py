@@ -30,6 +30,8 @@ class FastMemory:
         self._largest: dict[tuple, Fraction] = {}
         self._acts: dict[tuple, list[list[tuple[str, Fraction, bool]]]] = {}
         self._valid: dict[tuple, Optional[str]] = {}
+        self._saved: dict[tuple, int] = {}
+        self._states: dict[tuple, int] = {}
 
     def _stage(self, pp: int) -> int:
         return ceil(Fraction(self.layers, pp))
@@ -61,6 +63,17 @@ class FastMemory:
         return self._largest[key]
 
     def state(self, setup: Setup) -> int:
+        """Weights, gradients and optimizer state, remembered by the fields they read (a
+        plan's search meets each again across micro-batches and recomputation)."""
+        key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp, setup.extended,
+               setup.schedule, setup.zero, setup.bytes_per_param, setup.offload_optimizer,
+               setup.fp8, setup.zero3_buffer)
+        found = self._states.get(key)
+        if found is None:
+            found = self._states[key] = self._state(setup)
+        return found
+
+    def _state(self, setup: Setup) -> int:
         if setup.stage_copies != 1:  # DualPipe's two stages a device: counting.memory's sums
             from .memory import state_parts
 
@@ -98,6 +111,18 @@ class FastMemory:
         return self._acts[key]
 
     def activations(self, setup: Setup) -> int:
+        """The saved activations: a layout's data- and expert-parallel sizes and ZeRO stage do
+        not change them, so a plan's search reuses them across those (keyed by what they
+        read: the Keeping fields, cp, pp and fp8)."""
+        key = (setup.seq, setup.cp, setup.batch, setup.tp, setup.sequence_parallel,
+               setup.recompute, setup.dropout, setup.flash, setup.pp, setup.extended,
+               setup.fp8, setup.lora_rank)
+        found = self._saved.get(key)
+        if found is None:
+            found = self._saved[key] = self._activations(setup)
+        return found
+
+    def _activations(self, setup: Setup) -> int:
         spec = self.spec
         seq = setup.seq // setup.cp if setup.extended else setup.seq
         s, b, t, d = seq, setup.batch, setup.tp, spec.d_model

@@ -13,16 +13,19 @@ An unknown micro-batch ranges over those that leave at least p micro-batches per
 The search (`search`) tries every tensor-parallel size that divides the heads and fits a fast
 domain, every pipeline depth up to the layers, context-parallel sizes that divide the sequence
 (with flash attention), expert-parallel sizes that divide the experts and the data-parallel
-size, ZeRO stages 0-3, micro-batches that divide each replica's batch, virtual stages that
-divide each stage's layers, sequence parallelism whenever tp > 1 (it never costs time here and
-saves memory), and the least recomputation that fits; it keeps the layouts that fit and ranks
-them by the estimate. Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once
-and reused across the rest.
+size (gcd(dp, experts): only 1 for a dense model, so the search is bounded by the model's
+heads, layers and experts, never by the device count), ZeRO stages 0-3, micro-batches that
+divide each replica's batch, virtual stages that divide each stage's layers, sequence
+parallelism whenever tp > 1 (it never costs time here and saves memory), and the least
+recomputation that fits; it keeps the layouts that fit and ranks them by the estimate.
+Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once and reused across the
+rest.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, replace
 from typing import Iterable, Optional
 
@@ -190,7 +193,26 @@ def valid_vp(prof: Profile, lay: Layout, vp: int) -> Optional[str]:
 
 
 def divisors(n: int, cap: int = 1 << 30) -> list[int]:
-    return [k for k in range(1, min(n, cap) + 1) if n % k == 0]
+    """The divisors of n up to `cap`, ascending: trial division up to min(√n, cap), so a
+    device count of 10^12 costs 10^6 steps at most, not 10^12."""
+    small, large = [], []
+    k = 1
+    while k * k <= n and k <= cap:
+        if n % k == 0:
+            small.append(k)
+            if k != n // k and n // k <= cap:
+                large.append(n // k)
+        k += 1
+    return small + large[::-1]
+
+
+def ep_sizes(experts: list[int], dp: int) -> list[int]:
+    """Expert-parallel sizes: 1, and for a mixture of experts those that divide every MoE
+    layer's routed experts and the data-parallel size (so gcd(dp, experts...)); a dense model
+    has nothing to split, so only 1. Bounded by the experts, whatever the device count."""
+    if not experts:
+        return [1]
+    return divisors(math.gcd(dp, *experts))
 
 
 def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
@@ -281,8 +303,7 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                 if global_batch % dp:
                     continue
                 replica = global_batch // dp
-                eps = [1] + [e for e in divisors(dp) if e > 1 and experts
-                             and all(x % e == 0 for x in experts)]
+                eps = ep_sizes(experts, dp)
                 # ZeRO shards over the dp·cp ranks: with one there is nothing to shard
                 zeros = (0, 1, 2, 3) if dp * cp > 1 else (0,)
                 for ep, zero in itertools.product(eps, zeros):

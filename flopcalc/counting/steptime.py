@@ -590,13 +590,33 @@ def step_time(prof: Profile, lay: Layout, mc: Machine, end: str) -> StepTime:
     return best
 
 
+_COMM: dict[tuple, tuple] = {}
+
+
+def _remembered(prof: Profile, key: tuple, work):  # type: ignore[no-untyped-def]
+    """work() once per profile and key: a plan's search meets the same micro-batch
+    collectives and stage parameters across ZeRO stages, data-parallel sizes and ends."""
+    key = (id(prof),) + key
+    found = _COMM.get(key)
+    if found is not None and found[0] is prof:
+        return found[1]
+    if len(_COMM) > 50_000:
+        _COMM.clear()
+    value = work()
+    _COMM[key] = (prof, value)
+    return value
+
+
 def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, which: str,
               where: dict[str, int]) -> StepTime:
     net = mc.net
     p, v = lay.pp, lay.vp
     m = lay.micro_batches
     layers = stage_layers(prof, p)
-    comm = per_microbatch(prof, lay, layers)
+    # per_microbatch reads these fields of the layout, stage_params the next key's
+    comm = _remembered(prof, ("comm", lay.micro_batch, lay.cp, lay.recompute, lay.tp,
+                              lay.sequence_parallel, lay.ep, lay.etp, lay.capacity, layers),
+                       lambda: per_microbatch(prof, lay, layers))
     hidden_all, none_hidden = end == "low", end == "high"
     # --- tensor parallelism: every micro-batch, on the critical path --------------------
     t_coll = collective("allgather" if lay.sequence_parallel else "allreduce", comm.tp_size,
@@ -642,7 +662,8 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
                 ep_f, ep_b = (max(0.0, ep_f - hide * ep_f / (ep_f + ep_b)),
                               max(0.0, ep_b - hide * ep_b / (ep_f + ep_b)))
     # --- data parallelism ------------------------------------------------------------------
-    dense, expert = map(float, stage_params(prof, lay, which))
+    dense, expert = _remembered(prof, ("params", lay.pp, lay.tp, lay.ep, lay.etp, which),
+                                lambda: tuple(map(float, stage_params(prof, lay, which))))
     frozen = 0.0
     if lay.lora_rank:  # only the adapters have gradients, optimizer state and reductions;
         # ZeRO-3 still gathers the frozen weights

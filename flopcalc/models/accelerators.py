@@ -56,6 +56,14 @@ class AcceleratorSpec:
         if self.usable_memory_bytes is not None and not self.usable_memory_source:
             raise ValueError("usable_memory_bytes needs usable_memory_source: where the figure "
                              "comes from")
+        # A driver reports at most the memory on the device. A vendor's "80GB" may be binary
+        # (an H100 80GB reports 81,559 MiB, an A100 40GB exactly 40 GiB), so the bound is the
+        # nominal size read as GiB: memory_bytes x 2^30 / 10^9.
+        most = self.memory_bytes * 2**30 // 10**9
+        if self.usable_memory_bytes is not None and self.usable_memory_bytes > most:
+            raise ValueError(f"usable_memory_bytes {self.usable_memory_bytes:,} is more than "
+                             f"the device has (memory_bytes {self.memory_bytes:,}, at most "
+                             f"{most:,} read as GiB): check the units")
 
 
 @dataclass(frozen=True)

@@ -408,6 +408,8 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     if block_size is None:  # FlashMLA-sparse + the indexer need MultipleOf(64): vLLM on Hopper
         block_size = 64 if sparse else E.DEFAULT_BLOCK_SIZE
     k = draft.tokens if draft is not None else 0
+    if draft is not None:
+        check_draft_tokens(k, max_model_len, max_num_batched_tokens)
     mtp = draft is not None and draft.method == "mtp"
     if mtp and not spec.mtp_layers:
         raise FlopcalcError(f"{loaded.name} has no multi-token-prediction modules (mtp_layers): "
@@ -424,7 +426,10 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     if mtp:
         drafts = E.mtp_caches(spec, tp)
     elif draft is not None and draft.spec is not None:
-        check_decoder_only(draft, "serve --draft")
+        if draft.spec.architecture != "decoder-only":  # a drafter proposes the next tokens
+            raise FlopcalcError(f"serve --draft needs a decoder-only draft model; {draft.name} "
+                                f"is {draft.spec.architecture}: give a small model of the "
+                                "target's family (or --draft mtp)")
         drafts = [(i, c) for i, c in E.model_caches(draft.spec, tp)]
     layers, alignment = E.engine_layers(caches, engine, drafts)
     n_layers = spec.n_layers("decoder")
@@ -739,24 +744,45 @@ def _timing(spec: ModelSpec, costs: DeviceCosts, speeds: Speeds, net: Network, e
         request_bound_s=float(bound + decode_bound), request_estimate_s=float(est + decode_est))
 
 
+def check_draft_tokens(k: int, max_model_len: int, max_num_batched_tokens: int) -> None:
+    """A speculative step verifies k + 1 tokens of a sequence in one engine step, and vLLM's
+    scheduler schedules at most the step's token budget (max_num_batched_tokens) for a request
+    and never a position past max_model_len − 1 (v1/core/sched/scheduler.py: "This is
+    necessary when using spec decoding"): draft tokens beyond that are never verified."""
+    if k < 1:
+        raise FlopcalcError("--draft-tokens must be at least 1")
+    limit = min(max_model_len, max_num_batched_tokens) - 1
+    if k > limit:
+        raise FlopcalcError(
+            f"--draft-tokens {k:,} is more than a step can verify: k + 1 tokens of a sequence "
+            f"must fit one engine step (--max-num-batched-tokens {max_num_batched_tokens:,}) "
+            f"and the context (--max-model-len {max_model_len:,}); give at most {limit:,} "
+            "(engines use a few, e.g. 1-8)")
+
+
 def expected_tokens(k: int, a: Fraction) -> Fraction:
     """Tokens a speculative step yields on average when each draft token is accepted with
-    probability a, independently (Leviathan, Kalman & Matias 2023, "Fast Inference from
-    Transformers via Speculative Decoding", eq. 1): (1 − a^(k+1)) / (1 − a); k + 1 at a = 1."""
+    probability a independently (Leviathan, Kalman and Matias 2023, "Fast Inference from
+    Transformers via Speculative Decoding", eq. 1): (1 − a^(k+1)) / (1 − a); k + 1 at a = 1.
+    a^(k+1) is exact up to k = 4096 and in floating point beyond (a rational power's digits
+    grow with k; the figure is reported as a float)."""
     if a == 1:
         return Fraction(k + 1)
-    return (1 - a ** (k + 1)) / (1 - a)
+    power = a ** (k + 1) if k <= 4096 else Fraction(float(a) ** (k + 1))
+    return (1 - power) / (1 - a)
 
 
 def _mtp_step(spec: ModelSpec, costs: DeviceCosts, c: int, batch: int, layout: Layout,
-              storage: Plan) -> tuple[int, Step]:
-    """One MTP draft token for `batch` sequences at position c: the 2d → d projection, the
-    module's layer (a decode step at c) and the shared LM head (whole-model FLOPs, and the
-    device's step)."""
+              storage: Plan, last: Optional[int] = None) -> tuple[int, Step]:
+    """The MTP draft tokens for `batch` sequences at positions c..last (default c), one step
+    each: the 2d → d projection, the module's layer (a decode step) and the shared LM head
+    (whole-model FLOPs, and the device's steps summed, in closed form in the step count)."""
     d = spec.d_model
-    flops = (2 * batch * 2 * d * d  # (B×2d)·(2d×d)
-             + p.total(layer_decode(spec.mtp_layer, d, batch, c, c))
-             + _head_flops(spec, batch))  # (B×d)·(d×V)
+    last = c if last is None else last
+    n = last - c + 1
+    flops = (n * 2 * batch * 2 * d * d  # (B×2d)·(2d×d) per step
+             + p.total(layer_decode(spec.mtp_layer, d, batch, c, last))
+             + n * _head_flops(spec, batch))  # (B×d)·(d×V) per step
     # the output head's matrix: an untied head on the last stage, else the tied token table
     # (split by vocabulary, read by the matmul rather than looked up)
     vocab = [s for s in stored(spec, storage) if s.part.role == p.VOCAB and not s.part.lookup]
@@ -778,13 +804,13 @@ def _mtp_step(spec: ModelSpec, costs: DeviceCosts, c: int, batch: int, layout: L
         caches = kind.engine_cache(layout.tp)
         tok = sum(E.token_bytes(x, costs.engine, False) for x in caches if x.kind != "state")
         if kind.cache().per_token:
-            kv += kind.cache_reads(c, c) * Fraction(tok, kind.cache().per_token)
+            kv += kind.cache_reads(c, last) * Fraction(tok, kind.cache().per_token)
         token += tok
     comms: tuple[Collective, ...] = ()
     if layout.tp > 1:
         comms = (Collective("allreduce", batch * d * 2, layout.tp,
-                            len(spec.mtp_layer.sublayers())),)
-    step = Step(Fraction(flops, layout.tp), weights + batch * (kv + token), comms)
+                            n * len(spec.mtp_layer.sublayers())),)
+    step = Step(Fraction(flops, layout.tp), n * weights + batch * (kv + n * token), comms)
     return flops, step
 
 
@@ -792,26 +818,19 @@ def _speculation(spec: ModelSpec, draft: Draft, plan: E.Plan, costs: DeviceCosts
                  speeds: Optional[Speeds], net: Network, engine: E.Engine, layout: Layout,
                  storage: Plan, c: int, batch: int) -> Speculation:
     k, a = draft.tokens, draft.acceptance
-    if k < 1:
-        raise FlopcalcError("--draft-tokens must be at least 1")
     expect = expected_tokens(k, a)
     verify = costs.decode(c, c + k, batch)
     verify_flops = p.total(decode_flops(spec, c, c + k, batch))
     draft_flops, draft_step = 0, Step(Fraction(0), Fraction(0))
     if draft.method == "mtp":
-        for j in range(k):
-            f, s = _mtp_step(spec, costs, c + j, batch, layout, storage)
-            draft_flops += f
-            draft_step = draft_step + s
+        draft_flops, draft_step = _mtp_step(spec, costs, c, batch, layout, storage, c + k - 1)
         draft_layers = spec.mtp_layers
         tok = sum(E.token_bytes(x, engine, False) for _, kind in spec.mtp_layer.slots()
                   for x in kind.engine_cache(layout.tp) if x.kind != "state") * draft_layers
     else:
         assert draft.spec is not None
         dcosts = DeviceCosts(draft.spec, Layout(layout.tp), engine, _draft_storage(draft))
-        for j in range(k):
-            s = dcosts.decode(c + j, c + j, batch)
-            draft_step = draft_step + s
+        draft_step = dcosts.decode_steps(c, c + k - 1, batch)
         draft_flops = p.total(decode_flops(draft.spec, c, c + k - 1, batch))
         draft_layers = draft.spec.n_layers("decoder")
         tok = dcosts.token_bytes

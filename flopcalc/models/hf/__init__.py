@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...errors import FlopcalcError
-from .common import Config, Raw
+from .common import NO_CONTEXT, Config, Raw
 
 
 @functools.lru_cache(maxsize=1)
@@ -129,7 +129,9 @@ def from_hf_dict(data: Raw, label: str) -> Raw:
     kind = architectures[0] if isinstance(architectures, list) and architectures and isinstance(
         architectures[0], str) else model_type
     return {"_name": _name(label, data, model_type),
-            "title": f"{kind} (Hugging Face {model_type} config)",
+            # a file that states no context says so in every output's title
+            "title": f"{kind} (Hugging Face {model_type} config"
+                     + ("; context unknown)" if raw.get("notes") == NO_CONTEXT else ")"),
             "source": f"Hugging Face config.json: {label}",
             "architecture": raw.pop("architecture", "decoder-only"),
             **{k: v for k, v in raw.items() if v is not None or k == "n_kv_heads"}}

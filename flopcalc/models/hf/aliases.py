@@ -13,6 +13,8 @@ imported anywhere in this package, plus the back-compatible keywords a config cl
 
 from __future__ import annotations
 
+from ...errors import FlopcalcError
+from ..spec import MAX_LAYERS
 from .common import Config, Raw, bias, layer_types, rotary_decoder
 from .dense import _gpt2, _llama, _olmo2
 from .moe import _deepseek_v3, _olmoe
@@ -51,13 +53,16 @@ def _smollm3(c: Config) -> Raw:
     window = c("sliding_window", None)
     if not c("use_sliding_window", False) or window is None:
         return raw
-    n = c("num_hidden_layers", kind=int)
+    n = c.layers()
     if c.has("layer_types"):
         kinds = ["window" if t == "sliding_attention" else "full"
-                 for t in c.texts("layer_types")]
+                 for t in c.per_layer("layer_types", n)]
     else:
         interval = c("no_rope_layer_interval", 4, int)
-        rope = c.ints("no_rope_layers", [int((i + 1) % interval != 0) for i in range(n)])
+        if interval < 1:
+            raise FlopcalcError(f"{c.label}: no_rope_layer_interval must be at least 1")
+        rope = c.per_layer("no_rope_layers", n, int,
+                           [int((i + 1) % interval != 0) for i in range(n)])
         kinds = ["full" if has_rope else "window" for has_rope in rope]
     if "window" in kinds:
         raw.update(layer_types=kinds, sliding_window=window)
@@ -100,10 +105,28 @@ def _seed_oss(c: Config) -> Raw:
 
 def _exaone4(c: Config) -> Raw:
     """EXAONE 4: norms on each sublayer's output (`post_attention_layernorm`,
-    `post_feedforward_layernorm`, as OLMo 2), QK-norm per head, no biases; window layers but
-    every `sliding_window_pattern`-th (`exaone4/configuration_exaone4.py`)."""
-    return {**rotary_decoder(c), "norm_placement": "post", "qk_norm": "per_head",
-            **_every_nth_full(c, c("sliding_window_pattern", 4, int))}
+    `post_feedforward_layernorm`, as OLMo 2), QK-norm per head, no biases; the layer kinds from
+    `layer_types` when given (then `sliding_window_pattern` is unused, as in transformers'
+    Exaone4Config, and EXAONE-4.0-32B's file writes it as "LLLG"), else window layers but
+    every `sliding_window_pattern`-th: a whole number n, or a string of L (local) and G
+    (global) repeated from layer 0 with the last layer global, as the config documents it."""
+    raw = {**rotary_decoder(c), "norm_placement": "post", "qk_norm": "per_head"}
+    if c.has("layer_types") or c("sliding_window", None) is None:
+        return {**raw, **_every_nth_full(c, 4)}
+    pattern = c("sliding_window_pattern", 4)
+    if type(pattern) is int:
+        if pattern < 1:
+            raise FlopcalcError(f"{c.label}: sliding_window_pattern must be at least 1, got "
+                                f"{pattern}")
+        return {**raw, **_every_nth_full(c, pattern)}
+    if type(pattern) is not str or not pattern or set(pattern) - {"L", "G"} \
+            or len(pattern) > MAX_LAYERS:
+        raise FlopcalcError(f"{c.label}: sliding_window_pattern must be a whole number or a "
+                            "string of L (local) and G (global), e.g. 'LLLG'")
+    n = c.layers()
+    kinds = ["window" if pattern[i % len(pattern)] == "L" and i < n - 1 else "full"
+             for i in range(n)]
+    return {**raw, "sliding_window": c("sliding_window"), "layer_types": kinds}
 
 
 def _hyperclovax(c: Config) -> Raw:
@@ -168,8 +191,8 @@ def _glm4_moe_lite(c: Config) -> Raw:
     """GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's latent attention and experts, dense on the
     layers `mlp_layer_types` names "dense" (default: the first only)."""
     raw = _deepseek_v3(c)
-    n = c("num_hidden_layers", kind=int)
-    kinds = c.texts("mlp_layer_types", ["dense"] + ["sparse"] * (n - 1))
+    n = c.layers()
+    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1))
     raw["moe"] = {**raw["moe"], "first_dense": 0,
                   "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"]}
     return raw

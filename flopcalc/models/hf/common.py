@@ -62,6 +62,51 @@ class Config:
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
 
+    def layers(self, key: str = "num_hidden_layers") -> int:
+        """The layer count a per-layer list is checked against."""
+        n = self(key, kind=int)
+        if not 0 < n <= MAX_LAYERS:
+            raise FlopcalcError(f"{self.label}: {key}={n:,} must be between 1 and "
+                                f"{MAX_LAYERS:,}; check the number")
+        return n
+
+    def per_layer(self, key: str, n: int, entry: Any = str, default: Any = ...,
+                  count_key: str = "num_hidden_layers") -> Any:
+        """A list with one entry per layer (`layer_types`, `mlp_layer_types`, 0/1 flags such as
+        `no_rope_layers`): exactly n entries of type `entry`. transformers' configs refuse
+        another length (`PreTrainedConfig.validate_layer_type`); a shorter list would
+        otherwise be repeated or cut without a word."""
+        value = self(key, default, list)
+        if value is default:
+            return value
+        for i, v in enumerate(value):
+            if type(v) is not entry:
+                raise FlopcalcError(f"{self.label}: {key}[{i}] = {_short(v)} must be "
+                                    f"{_TYPES.get(entry, entry)} (one per layer)")
+        if len(value) != n:
+            raise FlopcalcError(f"{self.label}: {key} has {len(value):,} entries, {count_key} "
+                                f"is {n:,}: give one per layer")
+        return value
+
+    def layer_indices(self, key: str, n: int, default: Any = ...) -> Any:
+        """A list of layer indices (`moe_layers`, `mlp_only_layers`, `full_attn_layers`):
+        whole numbers in 0..n−1. transformers tests `layer_idx in the list`, so an index that
+        names no layer is ignored there; here it is an error, as it is a typo, never a plan."""
+        value = self(key, default, list)
+        if value is default:
+            return value
+        for i, v in enumerate(value):
+            if type(v) is not int or not 0 <= v < n:
+                raise FlopcalcError(f"{self.label}: {key}[{i}] = {_short(v)} is not a layer "
+                                    f"index (0..{n - 1})")
+        return value
+
+
+def _short(value: Any) -> str:
+    """A config value in an error: its repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
 
 LAYER_TYPES = {"full_attention": "full", "sliding_attention": "window",
                 "chunked_attention": "chunked"}
@@ -74,7 +119,9 @@ def layer_types(c: Config, default_every: int | None = None) -> Raw:
     every layer when `sliding_window` is set."""
     window = c("sliding_window", None)
     if c.has("layer_types"):
-        kinds = [LAYER_TYPES.get(t, t) for t in c.texts("layer_types")]
+        n = c.layers() if c.has("num_hidden_layers") else None
+        listed = c.texts("layer_types") if n is None else c.per_layer("layer_types", n)
+        kinds = [LAYER_TYPES.get(t, t) for t in listed]
         out: Raw = {"layer_types": shortest_period(kinds)}
         if "window" in kinds:
             out["sliding_window"] = window
@@ -133,13 +180,20 @@ def rotary_decoder(c: Config, *, tie: bool = False, gated: bool = True) -> Raw:
         "bias": False,
         "norm": "rmsnorm",
         "positions": "rotary",
-        "max_seq_len": c("max_position_embeddings"),
+        # rotary positions hold no table: a file without a context still counts (--seq)
+        "max_seq_len": c("max_position_embeddings", None),
         "vocab_size": c("vocab_size"),
         "tie_embeddings": bool(c("tie_word_embeddings", tie)),
     }
     if c.has("head_dim"):
         raw["head_dim"] = c("head_dim")
+    if raw["max_seq_len"] is None:
+        raw["notes"] = NO_CONTEXT
     return raw
+
+
+NO_CONTEXT = ("config.json gives no max_position_embeddings: the context is unknown, so no "
+              "length is checked against it; give --seq (else 2,048 is taken)")
 
 
 def bias(qkv: bool, out: bool = False, mlp: bool = False) -> Raw:

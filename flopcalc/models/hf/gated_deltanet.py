@@ -69,17 +69,14 @@ def _text(c: Config, text_type: str) -> Config:
 def _mixers(c: Config) -> list[str]:
     """Each layer's mixer: `layer_types` as given, else linear attention but on every
     `full_attention_interval`-th layer ((i + 1) % interval == 0 is full)."""
-    n = c("num_hidden_layers", kind=int)
+    n = c.layers()
     if c.has("layer_types"):
-        types = c.texts("layer_types")
+        types = c.per_layer("layer_types", n)
         unknown = sorted(set(types) - set(_MIXERS))
         if unknown:
             raise FlopcalcError(f"{c.label}: layer_types entries are linear_attention or "
                                 f"full_attention for model_type {c.model_type}, got "
                                 f"{', '.join(map(repr, unknown))}")
-        if len(types) != n:
-            raise FlopcalcError(f"{c.label}: layer_types has {len(types)} entries for "
-                                f"num_hidden_layers {n}; list one per layer")
         return [_MIXERS[t] for t in types]
     every = c("full_attention_interval", 4, int)
     if every < 1:
@@ -106,7 +103,7 @@ def _core(c: Config) -> Raw:
         "qk_norm": "per_head",
         "attention_gate": True,
         "positions": "rotary",
-        "max_seq_len": c("max_position_embeddings"),
+        "max_seq_len": c("max_position_embeddings", None),
         "vocab_size": c("vocab_size"),
         "tie_embeddings": bool(c("tie_word_embeddings")),
         "layer_types": shortest_period(mixers),
@@ -157,7 +154,7 @@ def _qwen3_next(c: Config) -> Raw:
     n, every = c("num_hidden_layers", kind=int), c("decoder_sparse_step", kind=int)
     if every < 1:
         raise FlopcalcError(f"{c.label}: decoder_sparse_step must be at least 1, got {every}")
-    dense = sorted({i for i in c.ints("mlp_only_layers") if 0 <= i < n})  # others never match
+    dense = sorted(set(c.layer_indices("mlp_only_layers", n)))
     routed = [i not in dense and (i + 1) % every == 0 for i in range(n)]
     if c("num_experts", kind=int) <= 0 or not any(routed):
         return _mtp(c, {**raw, "d_ff": c("intermediate_size")}, "num_nextn_predict_layers", 1)

@@ -5,6 +5,7 @@ Zamba2, each read the way its transformers 5.24 configuration and modeling class
 from __future__ import annotations
 
 from ...errors import FlopcalcError
+from ..spec import MAX_LAYERS
 from .common import Config, Raw, bias, shortest_period
 
 MAMBA = ("linear_attention", "mamba")
@@ -120,13 +121,19 @@ def _nemotron_h(c: Config) -> Raw:
         types = [NEMOTRON_CODES[ch] for ch in pattern]
     else:
         types = ["mamba2", "moe", "full", "mlp"]
-    if not types:
-        raise FlopcalcError(f"{c.label}: the layer pattern is empty")
+    if not types or len(types) > MAX_LAYERS:
+        raise FlopcalcError(f"{c.label}: the layer pattern has {len(types):,} layers; give 1 to "
+                            f"{MAX_LAYERS:,}")
     raw = {**_core(c, layers=len(types), vocab=c("vocab_size", 131072), tie=False,
                    positions="none", context=c("max_position_embeddings", 4096)),
            "mlp": "plain", "activation": _activation(c("mlp_hidden_act", "relu2")),
            **bias(False, False, c("mlp_bias", False)),
            "layer_types": shortest_period(types)}
+    n = c("num_hidden_layers", None)
+    if n is not None and n != len(types):  # transformers' NemotronHConfig warns and goes on
+        raw["notes"] = (f"num_hidden_layers ({n}) does not match the layer pattern's "
+                        f"{len(types)} layers: the pattern's length is used, as transformers' "
+                        "NemotronHConfig does (num_hidden_layers is deprecated there)")
     if "full" in types:
         raw.update(n_heads=c("num_attention_heads", 32),
                    n_kv_heads=c("num_key_value_heads", 8), head_dim=c("head_dim", 128))
@@ -196,7 +203,8 @@ def _granitemoehybrid(c: Config) -> Raw:
     score scaling."""
     n, d = c("num_hidden_layers", 32), c("hidden_size", 4096)
     heads = c("num_attention_heads", 32)
-    listed = c("layer_types", None) or c("layers_block_type", None) or ["mamba"] * n
+    listed = (c.per_layer("layer_types", n, default=None)
+              or c.per_layer("layers_block_type", n, default=None) or ["mamba"] * n)
     bad = sorted({str(t) for t in listed if t not in MAMBA + ATTENTION})
     if bad:
         raise FlopcalcError(f"{c.label}: layer_types entries {bad} are not mamba or attention")

@@ -44,7 +44,7 @@ def _kimi_layer_types(c: Config, n: int, linear: dict) -> list[str]:
     1-indexed `linear_attn_config` lists (`full_attn_layers`, `kda_layers`) when it gives both;
     else full attention on layers 4, 8, 12, ... (0-indexed: i > 0 and i % 4 == 0)."""
     if c.has("layer_types"):
-        kinds = c.texts("layer_types")
+        kinds = c.per_layer("layer_types", n)
     elif "full_attn_layers" in linear and "kda_layers" in linear:
         kinds = [""] * n
         for key, kind in (("full_attn_layers", "full_attention"),
@@ -76,12 +76,12 @@ def _kimi_linear(c: Config) -> Raw:
     the `mlp_layer_types` "dense" layers (the first `first_k_dense_replace`, default 1), a
     mixture of experts with shared experts on the others; the LM head is never tied
     (KimiLinearForCausalLM ties nothing, whatever tie_word_embeddings says)."""
-    n = c("num_hidden_layers", 27, int)
+    n = c.layers() if c.has("num_hidden_layers") else 27
     linear = c("linear_attn_config", {}, dict)
     kinds = _kimi_layer_types(c, n, linear)
     if c.has("mlp_layer_types"):
-        mlp_kinds = c.texts("mlp_layer_types")
-        if len(mlp_kinds) != n or not set(mlp_kinds) <= {"dense", "sparse"}:
+        mlp_kinds = c.per_layer("mlp_layer_types", n)
+        if not set(mlp_kinds) <= {"dense", "sparse"}:
             raise FlopcalcError(f"{c.label}: mlp_layer_types must give 'dense' or 'sparse' for "
                                 f"each of the {n} layers")
     else:
@@ -139,13 +139,10 @@ def _minimax(c: Config) -> Raw:
     when null); a mixture of experts of width intermediate_size on every layer, no shared
     expert. With `sliding_window` the softmax layers attend in that window (their mask; Hugging
     Face's MiniMaxCache still keeps every key)."""
-    n = c("num_hidden_layers", 32, int)
+    n = c.layers() if c.has("num_hidden_layers") else 32
     window = c("sliding_window", None)
     if c.has("layer_types"):
-        kinds = c.texts("layer_types")
-        if len(kinds) != n:
-            raise FlopcalcError(f"{c.label}: layer_types has {len(kinds)} entries for "
-                                f"num_hidden_layers={n}")
+        kinds = c.per_layer("layer_types", n)
     else:
         kinds = ["full_attention" if (i + 1) % 2 else "linear_attention" for i in range(n)]
     names = _mapped(c, kinds, {"full_attention": "window" if window else "full",
@@ -201,14 +198,11 @@ def _lfm2(c: Config) -> Raw:
     on `full_attn_idxs` (null: every layer, transformers' default); the final norm is
     `embedding_norm`, the LM head tied unless `tie_embedding`/`tie_word_embeddings` say not.
     An LFM2 without attention layers builds, but transformers cannot run it with a cache."""
-    n = c("num_hidden_layers", 32, int)
+    n = c.layers() if c.has("num_hidden_layers") else 32
     if c.has("layer_types"):
-        kinds = c.texts("layer_types")
-        if len(kinds) != n:
-            raise FlopcalcError(f"{c.label}: layer_types has {len(kinds)} entries for "
-                                f"num_hidden_layers={n}")
+        kinds = c.per_layer("layer_types", n)
     else:
-        full = c.ints("full_attn_idxs", list(range(n)))
+        full = c.layer_indices("full_attn_idxs", n, list(range(n)))
         kinds = ["full_attention" if i in full else "conv" for i in range(n)]
     names = _mapped(c, kinds, {"full_attention": "full", "conv": "short_conv"})
     heads = c("num_attention_heads", 32)

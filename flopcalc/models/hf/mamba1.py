@@ -75,6 +75,7 @@ def _jamba(c: Config) -> Raw:
         raw["head_dim"] = c("head_dim")
     if not isinstance(n, int) or isinstance(n, bool):
         return raw  # validation names the bad n_layers
+    n = c.layers()  # the layer lists below are built one entry per layer: bounded first
     a_period, a_offset = c("attn_layer_period", 8), c("attn_layer_offset", 4)
     e_period, e_offset = c("expert_layer_period", 2), c("expert_layer_offset", 1)
     for key, period, offset in (("attn_layer", a_period, a_offset),
@@ -84,7 +85,7 @@ def _jamba(c: Config) -> Raw:
                                 f"less than {key}_period={period!r} (as transformers checks)")
     kinds = ["full" if i % a_period == a_offset else "mamba1" for i in range(n)]
     raw["layer_types"] = shortest_period(kinds)
-    raw["mamba1"] = {"d_inner": c("mamba_expand", 2) * d if isinstance(d, int) else None,
+    raw["mamba1"] = {"d_inner": c("mamba_expand", 2, int) * d if isinstance(d, int) else None,
                      "d_state": c("mamba_d_state", 16), "d_conv": c("mamba_d_conv", 4),
                      "dt_rank": _rank(c("mamba_dt_rank", "auto"), d),
                      "bias": bool(c("mamba_proj_bias", False)),

@@ -15,7 +15,7 @@ def _mixtral(c: Config) -> Raw:
 def _qwen_moe(c: Config, shared: bool) -> Raw:
     moe: Raw = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
                 "d_ff": c("moe_intermediate_size"), "every": c("decoder_sparse_step", 1),
-                "dense_layers": list(c.ints("mlp_only_layers", []))}
+                "dense_layers": list(c.layer_indices("mlp_only_layers", c.layers(), []))}
     if shared and c("shared_expert_intermediate_size", 0):
         moe.update(shared_experts=1, shared_d_ff=c("shared_expert_intermediate_size"),
                    shared_gate=True)

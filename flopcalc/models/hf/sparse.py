@@ -40,8 +40,8 @@ def _deepseek_v32(c: Config) -> Raw:
     raw["layer_types"] = ["dsa"]
     n = c("num_hidden_layers")
     if c.has("mlp_layer_types"):
-        kinds = list(c("mlp_layer_types"))
-        if len(kinds) != n or set(kinds) - {"dense", "sparse"}:
+        kinds = c.per_layer("mlp_layer_types", c.layers())
+        if set(kinds) - {"dense", "sparse"}:
             raise FlopcalcError(f"{c.label}: mlp_layer_types must list 'dense' or 'sparse' for "
                                 f"each of the {n} layers")
         moe = [k == "sparse" for k in kinds]
@@ -79,12 +79,18 @@ def _llama4_text(c: Config) -> Raw:
     raw["d_ff"] = c("intermediate_size_mlp", 16384)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         return raw  # validation names the bad num_hidden_layers
-    interval = c("no_rope_layer_interval", 4)
-    rope = c("no_rope_layers", None) or [int((i + 1) % interval != 0) for i in range(n)]
+    n = c.layers()
+    interval = c("no_rope_layer_interval", 4, int)
+    if interval < 1:
+        raise FlopcalcError(f"{c.label}: no_rope_layer_interval must be at least 1, got "
+                            f"{interval}")
+    # an empty list is transformers' default too (`no_rope_layers if no_rope_layers else ...`)
+    rope = (c.per_layer("no_rope_layers", n, int) if c("no_rope_layers", None) else None) or [
+        int((i + 1) % interval != 0) for i in range(n)]
     # absent: transformers' default, 8192; an explicit null: no chunking, every layer global
     explicit_null = "attention_chunk_size" in c.data and c.data["attention_chunk_size"] is None
     chunk = None if explicit_null else c("attention_chunk_size", 8192, int)
-    kinds = c("layer_types", None) or [
+    kinds = c.per_layer("layer_types", n, default=None) or [
         "chunked_attention" if r and chunk is not None else "full_attention" for r in rope]
     if len(rope) != n or len(kinds) != n:
         raise FlopcalcError(f"{c.label}: no_rope_layers and layer_types must have one entry per "
@@ -104,8 +110,10 @@ def _llama4_text(c: Config) -> Raw:
     raw["llama4_attention"] = {"attention_chunk": chunk if "chunked_attention" in kinds else None,
                                "l2_qk_norm": bool(c("use_qk_norm", True)),
                                "temperature_tuning": bool(c("attn_temperature_tuning", True))}
-    step = c("interleave_moe_layer_step", 1)
-    listed = c("moe_layers", None)
+    step = c("interleave_moe_layer_step", 1, int)
+    if step < 1:
+        raise FlopcalcError(f"{c.label}: interleave_moe_layer_step must be at least 1, got {step}")
+    listed = c.layer_indices("moe_layers", n, None)
     moe_at = set(listed) if listed is not None else set(range(step - 1, n, step))
     moe = [i in moe_at for i in range(n)]
     if any(moe):

@@ -1,0 +1,72 @@
+"""Whole-process timings of `flopcalc plan`, side by side with the dependencies' import time.
+
+    python benchmarks/plan.py [--runs 3] [--case NAME ...]
+
+Runs `python -m flopcalc plan ...` (the flopcalc this Python imports: the installed one, or a
+tree on PYTHONPATH) for presets and device counts from a few GPUs to absurd ones (10^12), run by
+run interleaved with the baseline `python -c "import typer, yaml; from pydantic import
+BaseModel"`, and prints each median wall time, its ratio to the baseline and the search's own
+seconds (`search_seconds` of the JSON). The search is bounded by the model (heads, layers,
+experts), not by --count: 10^12 devices must cost no more than a real cluster. Standard library
+only. A benchmark, not a test: the numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+BASE = [sys.executable, "-c", "import typer, yaml; from pydantic import BaseModel"]
+PLAN = [sys.executable, "-m", "flopcalc", "plan"]
+CASES = {
+    "llama-3.1-405b x 16,384 h100": ["llama-3.1-405b", "--global-batch", "2048", "--count",
+                                     "16384", "--accelerator", "h100", "--flash"],
+    "deepseek-v3 x 4,096 h100": ["deepseek-v3", "--global-batch", "8192", "--count", "4096",
+                                 "--accelerator", "h100"],
+    "mixtral-8x7b x 64 h100": ["mixtral-8x7b", "--global-batch", "512", "--count", "64",
+                               "--accelerator", "h100"],
+    "llama-3.1-8b x 1e12 (dense)": ["llama-3.1-8b", "--global-batch", "1e12", "--count", "1e12",
+                                    "--accelerator", "h100"],
+}
+
+
+def run(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, the search's seconds or 0)."""
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    took = time.perf_counter() - start
+    search = json.loads(done.stdout).get("search_seconds", 0.0) if done.stdout.startswith("{") \
+        else 0.0
+    return took, search
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--case", action="append", choices=sorted(CASES),
+                        help="only these cases (repeatable); default all")
+    args = parser.parse_args()
+    cases = {name: PLAN + CASES[name] + ["--format", "json"] for name in (args.case or CASES)}
+    walls: dict[str, list[float]] = {name: [] for name in ["baseline", *cases]}
+    searches: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(args.runs):
+        walls["baseline"].append(run(BASE)[0])
+        for name, cmd in cases.items():
+            w, s = run(cmd)
+            walls[name].append(w)
+            searches[name].append(s)
+    base = statistics.median(walls["baseline"])
+    print(f"{'case':32s} {'wall':>9s} {'/ import':>9s} {'search':>9s}")
+    print(f"{'baseline (dependencies import)':32s} {base:8.3f}s {1:9.2f}")
+    for name in cases:
+        w = statistics.median(walls[name])
+        print(f"{name:32s} {w:8.3f}s {w / base:9.2f} {statistics.median(searches[name]):8.3f}s")
+    print(f"medians over {args.runs} interleaved runs")
+
+
+if __name__ == "__main__":
+    main()
