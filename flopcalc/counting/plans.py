@@ -12,9 +12,9 @@ An unknown micro-batch ranges over those that leave at least p micro-batches per
 
 The search (`search`) tries every tensor-parallel size that divides the heads and fits a fast
 domain, every pipeline depth up to the layers, context-parallel sizes that divide the sequence
-(with flash attention), expert-parallel sizes that divide the experts and the data-parallel
-size (gcd(dp, experts): only 1 for a dense model, so the search is bounded by the model's
-heads, layers and experts, never by the device count), ZeRO stages 0-3, micro-batches that
+(with flash attention), expert-parallel sizes that divide the experts and the tp·cp·dp ranks of
+a stage they are drawn from (gcd: only 1 for a dense model, so the search is bounded by the
+model's heads, layers and experts, never by the device count), ZeRO stages 0-3, micro-batches that
 divide each replica's batch, virtual stages that divide each stage's layers, sequence
 parallelism whenever tp > 1 (it never costs time here and saves memory), and the least
 recomputation that fits; it keeps the layouts that fit and ranks them by the estimate.
@@ -206,13 +206,14 @@ def divisors(n: int, cap: int = 1 << 30) -> list[int]:
     return small + large[::-1]
 
 
-def ep_sizes(experts: list[int], dp: int) -> list[int]:
+def ep_sizes(experts: list[int], ranks: int) -> list[int]:
     """Expert-parallel sizes: 1, and for a mixture of experts those that divide every MoE
-    layer's routed experts and the data-parallel size (so gcd(dp, experts...)); a dense model
-    has nothing to split, so only 1. Bounded by the experts, whatever the device count."""
+    layer's routed experts and the `ranks` of a stage they are drawn from (tp·cp·dp, as
+    Megatron-Core lays them out: gcd(ranks, experts...)); a dense model has nothing to split,
+    so only 1. Bounded by the experts, whatever the device count."""
     if not experts:
         return [1]
-    return divisors(math.gcd(dp, *experts))
+    return divisors(math.gcd(ranks, *experts))
 
 
 def evaluate(spec: ModelSpec, prof: Profile, lay: Layout, mc: Machine,
@@ -303,7 +304,7 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                 if global_batch % dp:
                     continue
                 replica = global_batch // dp
-                eps = ep_sizes(experts, dp)
+                eps = ep_sizes(experts, tp * cp * dp)
                 # ZeRO shards over the dp·cp ranks: with one there is nothing to shard
                 zeros = (0, 1, 2, 3) if dp * cp > 1 else (0,)
                 for ep, zero in itertools.product(eps, zeros):
