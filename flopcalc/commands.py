@@ -735,11 +735,19 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         dp = count // ways
     loaded = load(model, set)
     config = _config_json(loaded.origin)
+    ssm_from = None  # the config.json keys vLLM's per-family defaults read
     if mamba_ssm_cache_dtype == "auto" and config is not None:  # as vLLM: the config's word
         from .models.files import read_mapping
+
+        ssm_from = read_mapping(config, "config.json")
+    elif mamba_ssm_cache_dtype == "auto" and isinstance(loaded.raw.get("checkpoint"), dict):
+        from .models.config import Checkpoint  # a preset: its published checkpoint's config
+
+        ssm_from = Checkpoint(**loaded.raw["checkpoint"]).as_config()
+    if ssm_from is not None:
         from .reports.serve import config_ssm_dtype
 
-        mamba_ssm_cache_dtype = config_ssm_dtype(read_mapping(config, "config.json")) or "auto"
+        mamba_ssm_cache_dtype = config_ssm_dtype(ssm_from) or "auto"
     hw = hardware(accelerator, compute_dtype, 1, peak, bandwidth)
     memories = None
     if kv_memory is not None:
@@ -796,7 +804,7 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
         compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source,
         attention=attention)
-    if config is None and mamba_ssm_cache_dtype == "auto" and \
+    if ssm_from is None and mamba_ssm_cache_dtype == "auto" and \
             report.settings.mamba_cache_mode is not None:
         report.warnings.append(
             "recurrent states sized in the model dtype (--mamba-ssm-cache-dtype auto); vLLM "
@@ -838,7 +846,8 @@ def _serve_command() -> Command:
             Option("gpu_memory_utilization", "share", "Share of each device's memory the engine "
                    "takes (vLLM 0.33's default).", "0.92", metavar="F"),
             Option("block_size", "count", "Tokens per KV block. Default: 16 (64 for "
-                   "DeepSeek's sparse MLA, FlashMLA-sparse's multiple); hybrid models grow it to "
+                   "DeepSeek's sparse MLA and for --kv-dtype fp8_ds_mla: FlashMLA-sparse's "
+                   "pages); hybrid models grow it to "
                    "fit a state page.", metavar="N"),
             Option("kv_dtype", "choice", "--kv-cache-dtype: auto (the model's bf16), fp8 "
                    "(per-tensor scales), fp8_ds_mla / nvfp4_ds_mla (DeepSeek's MLA layouts), "
