@@ -720,8 +720,20 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
            mamba_ssm_cache_dtype, gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype,
            experts_dtype, shared_prefix, draft, draft_tokens, acceptance, prompt, gen, batch,
            network, efficiency, compute_dtype, compute_efficiency, memory_efficiency, peak,
-           bandwidth, set, attention="causal"):  # noqa: A002
+           bandwidth, set, attention="causal", engine="vllm", mem_fraction_static=None,
+           page_size=None, chunked_prefill_size=None, max_running_requests=None,
+           context_length=None, kv_cache_dtype=None):  # noqa: A002
     from fractions import Fraction as F
+
+    sglang_given = {k: v for k, v in dict(
+        mem_fraction_static=mem_fraction_static, page_size=page_size,
+        chunked_prefill_size=chunked_prefill_size, max_running_requests=max_running_requests,
+        context_length=context_length, kv_cache_dtype=kv_cache_dtype).items() if v is not None}
+    if engine != "sglang" and sglang_given:
+        flag = "--" + next(iter(sglang_given)).replace("_", "-")
+        raise FlopcalcError(f"{flag} is SGLang's option: add --engine sglang (vLLM's are "
+                            "--gpu-memory-utilization, --block-size, --max-num-batched-tokens, "
+                            "--max-num-seqs, --max-model-len, --kv-dtype)")
 
     from .counting.latency import Network
     from .numbers import parse_bytes
@@ -811,6 +823,15 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
             "takes some models' from their config.json (Nemotron-H: fp32, Qwen3.5: "
             "mamba_ssm_dtype), which a model file does not carry: give the config.json or "
             "--mamba-ssm-cache-dtype")
+    if engine == "sglang":
+        from .reports.serve_sglang import sglang_capacity
+
+        report.sglang = sglang_capacity(
+            loaded.spec, hw, tp=tp, pp=pp, weights_bytes=max(report.weights.device_bytes),
+            kv_memory=memories, mem_fraction_static=mem_fraction_static, page_size=page_size,
+            chunked_prefill_size=chunked_prefill_size,
+            max_running_requests=max_running_requests, context_length=context_length,
+            kv_cache_dtype=kv_cache_dtype)
     return report
 
 
@@ -902,7 +923,24 @@ def _serve_command() -> Command:
                    "Default: the efficiency preset's matmul share x 0.85.", metavar="F"),
             Option("memory_efficiency", "share", "Share of the memory bandwidth the estimate "
                    "assumes. Default: the efficiency preset's typical share.", metavar="F"),
-            PEAK, BANDWIDTH, ATTENTION_CAUSAL, SET), _serve, presentation=("format", "brief"))
+            PEAK, BANDWIDTH, ATTENTION_CAUSAL, SET,
+            Option("engine", "choice", "The serving engine whose arithmetic to follow: vllm "
+                   "(0.33.0's blocks), or sglang (adds its token pool, max_total_num_tokens, "
+                   "with SGLang's own options below).", "vllm", ("vllm", "sglang")),
+            Option("mem_fraction_static", "share", "SGLang: share of the device for weights "
+                   "and the token pool. Default: SGLang's rule by the device's memory, the "
+                   "chunk, CUDA graphs and tp.", metavar="F"),
+            Option("page_size", "count", "SGLang: tokens per page; the pool is whole pages. "
+                   "Default: 1.", metavar="N"),
+            Option("chunked_prefill_size", "count", "SGLang: tokens per prefill chunk. "
+                   "Default: by the device's memory (8192 on 80 GB).", metavar="N"),
+            Option("max_running_requests", "count", "SGLang: the request pool. Default: "
+                   "min(max(tokens / context · 512, 2048), 4096).", metavar="N"),
+            _lengths("context_length", "SGLang: the longest request (--context-length). "
+                     "Default: the model's context."),
+            Option("kv_cache_dtype", "choice", "SGLang: dtype of the token pool (auto: the "
+                   "model's bf16).", None, ("auto", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2"))),
+            _serve, presentation=("format", "brief"))
 
 
 COMMANDS["serve"] = _serve_command()

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 from ..counting import engine as E
+from .serve_sglang import SglangCapacity
 from ..counting.latency import Collective, DeviceCosts, Layout, Network, Speeds, Step, share
 from ..counting.layers import layer_activations, layer_decode
 from ..counting.memory import Setup
@@ -238,6 +239,7 @@ class ServeReport(Report):
     accelerator: Optional[AcceleratorInfo]
     timing: Optional[Timing]
     warnings: list[str] = field(default_factory=list)
+    sglang: Optional[SglangCapacity] = None  # --engine sglang: its token pool
 
 
 # ----------------------------------------------------------------------------------- inputs
