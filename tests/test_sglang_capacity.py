@@ -96,3 +96,19 @@ def test_sliding_window_pools_refused(cli) -> None:
     assert r.code == 2
     assert "sliding" in r.err and "--engine vllm" in r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+def test_recurrent_states_split_off_first(cli) -> None:
+    """Nemotron-H-8B at tp 1: 24 Mamba-2 layers of 128 heads of 64, state 128, 8 groups, conv 4:
+    conv window (8,192 + 2·8·128)·3 = 30,720 values in bf16 = 61,440 bytes, SSM state
+    128·64·128 = 1,048,576 values in fp32 (SGLang's mamba_ssm_dtype) = 4,194,304 bytes:
+    4,255,744 per layer, 102,137,856 per request. Of 10 GiB = 10,737,418,240 bytes the states
+    take rest·0.9/1.9 = 5,086,145,482.1 → // 102,137,856 = 49 requests (5,004,754,944
+    bytes); the token pool gets 5,732,663,296 bytes. Its 4 attention layers keep 8 KV heads of
+    128: 8·128·4·2·2 = 16,384 bytes per token → 349,894 tokens."""
+    d = run(cli, "serve", "nemotron-h-8b", "--engine", "sglang", "--kv-memory", "10GiB")["sglang"]
+    assert d["mamba_cache_per_req"] == 102_137_856
+    assert d["max_mamba_cache_size"] == 49
+    assert d["cell_size"] == 16_384
+    assert d["rest_bytes"] == 5_732_663_296
+    assert d["max_total_num_tokens"] == 349_894

@@ -23,6 +23,13 @@ repository):
   increase --mem-fraction-static." The request pool (`max_num_reqs`, the default of
   `--max-running-requests`) = min(max(int(max_total_num_tokens / context_len · 512), 2048),
   4096).
+- Models with recurrent (Mamba / linear-attention) layers (`handle_max_mamba_cache`, radix
+  cache on, no drafter): the states of one request take `mamba_cache_per_req` = Σ over the
+  rank's recurrent layers of conv state·model dtype + SSM state·`mamba_ssm_dtype` (float32 by
+  default); the rest is split so that states / KV = `mamba_full_memory_ratio` (0.9):
+  max_mamba_cache_size = int(rest·0.9/1.9) // mamba_cache_per_req, and the token pool gets
+  rest − max_mamba_cache_size·mamba_cache_per_req; only full-attention layers count in the
+  cell size.
 """
 
 from __future__ import annotations
@@ -74,6 +81,27 @@ def default_mem_fraction_static(gpu_mem_mib: Optional[int], tp: int, pp: int,
     return Fraction(str(round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)))
 
 
+MAMBA_FULL_MEMORY_RATIO = Fraction(9, 10)  # server_args.py: mamba_full_memory_ratio = 0.9
+STATE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}  # --mamba-ssm-dtype (float32 by default)
+
+
+def mamba_cache_per_req(caches: Iterable[Any], model_bytes: int = 2,
+                        ssm_bytes: int = 4) -> int:
+    """Bytes of one request's recurrent states on one rank: conv windows in the model dtype,
+    SSM / recurrent states in mamba_ssm_dtype (Mamba2CacheParams.mamba_cache_per_req)."""
+    return sum(st.values * (model_bytes if st.dtype == "conv" else ssm_bytes)
+               for c in caches if c.kind == "state" for st in c.states)
+
+
+def split_for_states(rest: Fraction, per_req: int,
+                     ratio: Fraction = MAMBA_FULL_MEMORY_RATIO) -> tuple[int, Fraction]:
+    """(max_mamba_cache_size, rest left for the token pool): handle_max_mamba_cache solving
+    states + KV = rest and states / KV = ratio."""
+    raw = rest * ratio / (1 + ratio)
+    size = int(raw) // per_req if raw > 0 else 0
+    return size, rest - size * per_req
+
+
 def cell_size(caches: Iterable[Any], kv_cache_dtype: str) -> int:
     """Bytes of one token across every layer on one rank (`get_cell_size_per_token`), from the
     layers' engine caches (`EngineCache`, already per rank)."""
@@ -88,10 +116,13 @@ def cell_size(caches: Iterable[Any], kv_cache_dtype: str) -> int:
             total += c.heads * c.k_dim * 2 * size  # K and V: kv_heads(tp)·head_dim·2·dtype
         elif c.kind == "mla":
             total += c.k_dim * size  # (kv_lora_rank + qk_rope_head_dim)·dtype, one copy
+        elif c.kind == "state":
+            continue  # the states' pool, sized apart (mamba_cache_per_req)
         else:
             raise FlopcalcError(f"--engine sglang models full and latent (MLA) attention "
-                                f"pools; this model has {c.kind} layers (SGLang's hybrid "
-                                "SWA / Mamba pools are not modelled yet): use --engine vllm")
+                                f"pools and recurrent states; this model has {c.kind} layers "
+                                "(SGLang's hybrid SWA pool is not modelled yet): use --engine "
+                                "vllm")
     if total == 0:
         raise FlopcalcError("this model keeps no KV cache: SGLang has no token pool to size")
     return total

@@ -39,6 +39,8 @@ class SglangCapacity:
     max_concurrency: float  # max_total_num_tokens / context_length
     log_line: str
     how: list[str]
+    mamba_cache_per_req: int = 0  # recurrent states of one request on one rank
+    max_mamba_cache_size: Optional[int] = None  # requests' states the state pool holds
 
 
 def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
@@ -91,6 +93,13 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
                    f"CUDA context and NCCL buffers, which SGLang measures, not counted); free "
                    f"after = that − {weights_bytes:,} bytes of weights; rest = after − before·"
                    f"(1 − {float(fraction):g})")
+    per_req = S.mamba_cache_per_req(caches)
+    states = None
+    if per_req:
+        states, rest = S.split_for_states(rest, per_req)
+        how.append(f"recurrent states: {per_req:,} bytes per request (conv in bf16, SSM in "
+                   f"fp32); mamba_full_memory_ratio 0.9 gives max_mamba_cache_size "
+                   f"{states:,} ({states * per_req:,} bytes); the rest is the token pool")
     pool = S.token_pool(rest, cell, page_size or 1, context, max_running_requests,
                         latent=latent)
     return SglangCapacity(
@@ -102,4 +111,5 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         rest_bytes=pool.rest_bytes, cell_size=cell,
         max_total_num_tokens=pool.max_total_num_tokens, kv_cache_bytes=pool.kv_cache_bytes,
         max_running_requests=pool.max_num_reqs,
-        max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how)
+        max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how,
+        mamba_cache_per_req=per_req, max_mamba_cache_size=states)
