@@ -832,6 +832,12 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
             chunked_prefill_size=chunked_prefill_size,
             max_running_requests=max_running_requests, context_length=context_length,
             kv_cache_dtype=kv_cache_dtype)
+        report.conventions.append(
+            "sglang: SGLang's token pool as its 0.5 code sizes it (server_args.py "
+            "_handle_gpu_memory_settings; the model runner's profile_max_num_token and "
+            "init_memory_pool): max_total_num_tokens = int(free after weights − free before × "
+            "(1 − mem_fraction_static)) // bytes per token, in whole pages; recurrent states "
+            "first (handle_max_mamba_cache); the rest of the report is vLLM's")
     return report
 
 
