@@ -105,10 +105,12 @@ def test_recurrent_states_split_off_first(cli) -> None:
     4,255,744 per layer, 102,137,856 per request. Of 10 GiB = 10,737,418,240 bytes the states
     take rest·0.9/1.9 = 5,086,145,482.1 → // 102,137,856 = 49 requests (5,004,754,944
     bytes); the token pool gets 5,732,663,296 bytes. Its 4 attention layers keep 8 KV heads of
-    128: 8·128·4·2·2 = 16,384 bytes per token → 349,894 tokens."""
+    128: 8·128·4·2·2 = 16,384 bytes per token → 349,894 tokens. The request pool,
+    min(max(int(349,894 / 8,192·512), 2048), 4096) = 4,096, is capped by the 49 state slots."""
     d = run(cli, "serve", "nemotron-h-8b", "--engine", "sglang", "--kv-memory", "10GiB")["sglang"]
     assert d["mamba_cache_per_req"] == 102_137_856
     assert d["max_mamba_cache_size"] == 49
     assert d["cell_size"] == 16_384
     assert d["rest_bytes"] == 5_732_663_296
     assert d["max_total_num_tokens"] == 349_894
+    assert d["max_running_requests"] == 49  # min(4,096, the 49 state slots)

@@ -110,6 +110,9 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         total_gpu_memory_bytes=total, weights_bytes=weights_bytes if total else None,
         rest_bytes=pool.rest_bytes, cell_size=cell,
         max_total_num_tokens=pool.max_total_num_tokens, kv_cache_bytes=pool.kv_cache_bytes,
-        max_running_requests=pool.max_num_reqs,
+        # init_memory_pool caps the request pool by the state pool (hybrid GDN, later every
+        # recurrent model): a request without a state slot cannot run
+        max_running_requests=min(pool.max_num_reqs, states) if states is not None
+        else pool.max_num_reqs,
         max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how,
         mamba_cache_per_req=per_req, max_mamba_cache_size=states)
