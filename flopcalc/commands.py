@@ -733,8 +733,20 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
            network, efficiency, compute_dtype, compute_efficiency, memory_efficiency, peak,
            bandwidth, set, attention="causal", engine="vllm", concurrency=None,  # noqa: A002
            request_rate=None, requests=None, random_state=0, pareto=False, price=None,
-           prefill_devices=None):
+           prefill_devices=None, mem_fraction_static=None, page_size=None,
+           chunked_prefill_size=None, max_running_requests=None, context_length=None,
+           kv_cache_dtype=None):
     from fractions import Fraction as F
+
+    sglang_given = {k: v for k, v in dict(
+        mem_fraction_static=mem_fraction_static, page_size=page_size,
+        chunked_prefill_size=chunked_prefill_size, max_running_requests=max_running_requests,
+        context_length=context_length, kv_cache_dtype=kv_cache_dtype).items() if v is not None}
+    if engine != "sglang" and sglang_given:
+        flag = "--" + next(iter(sglang_given)).replace("_", "-")
+        raise FlopcalcError(f"{flag} is SGLang's option: add --engine sglang (vLLM's are "
+                            "--gpu-memory-utilization, --block-size, --max-num-batched-tokens, "
+                            "--max-num-seqs, --max-model-len, --kv-dtype)")
 
     from .counting.latency import Network
     from .numbers import parse_bytes
@@ -748,11 +760,19 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         dp = count // ways
     loaded = load(model, set)
     config = _config_json(loaded.origin)
+    ssm_from = None  # the config.json keys vLLM's per-family defaults read
     if mamba_ssm_cache_dtype == "auto" and config is not None:  # as vLLM: the config's word
         from .models.files import read_mapping
+
+        ssm_from = read_mapping(config, "config.json")
+    elif mamba_ssm_cache_dtype == "auto" and isinstance(loaded.raw.get("checkpoint"), dict):
+        from .models.config import Checkpoint  # a preset: its published checkpoint's config
+
+        ssm_from = Checkpoint(**loaded.raw["checkpoint"]).as_config()
+    if ssm_from is not None:
         from .reports.serve import config_ssm_dtype
 
-        mamba_ssm_cache_dtype = config_ssm_dtype(read_mapping(config, "config.json")) or "auto"
+        mamba_ssm_cache_dtype = config_ssm_dtype(ssm_from) or "auto"
     hw = hardware(accelerator, compute_dtype, 1, peak, bandwidth)
     memories = None
     if kv_memory is not None:
@@ -830,13 +850,28 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
         compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source,
         attention=attention, load=load_opts)
-    if config is None and mamba_ssm_cache_dtype == "auto" and \
+    if ssm_from is None and mamba_ssm_cache_dtype == "auto" and \
             report.settings.mamba_cache_mode is not None:
         report.warnings.append(
             "recurrent states sized in the model dtype (--mamba-ssm-cache-dtype auto); vLLM "
             "takes some models' from their config.json (Nemotron-H: fp32, Qwen3.5: "
             "mamba_ssm_dtype), which a model file does not carry: give the config.json or "
             "--mamba-ssm-cache-dtype")
+    if engine == "sglang":
+        from .reports.serve_sglang import sglang_capacity
+
+        report.sglang = sglang_capacity(
+            loaded.spec, hw, tp=tp, pp=pp, weights_bytes=max(report.weights.device_bytes),
+            kv_memory=memories, mem_fraction_static=mem_fraction_static, page_size=page_size,
+            chunked_prefill_size=chunked_prefill_size,
+            max_running_requests=max_running_requests, context_length=context_length,
+            kv_cache_dtype=kv_cache_dtype)
+        report.conventions.append(
+            "sglang: SGLang's token pool as its 0.5 code sizes it (server_args.py "
+            "_handle_gpu_memory_settings; the model runner's profile_max_num_token and "
+            "init_memory_pool): max_total_num_tokens = int(free after weights − free before × "
+            "(1 − mem_fraction_static)) // bytes per token, in whole pages; recurrent states "
+            "first (handle_max_mamba_cache); the rest of the report is vLLM's")
     return report
 
 
@@ -935,7 +970,8 @@ def _serve_command() -> Command:
             Option("gpu_memory_utilization", "share", "Share of each device's memory the engine "
                    "takes (vLLM 0.33's default).", "0.92", metavar="F"),
             Option("block_size", "count", "Tokens per KV block. Default: 16 (64 for "
-                   "DeepSeek's sparse MLA, FlashMLA-sparse's multiple); hybrid models grow it to "
+                   "DeepSeek's sparse MLA and for --kv-dtype fp8_ds_mla: FlashMLA-sparse's "
+                   "pages); hybrid models grow it to "
                    "fit a state page.", metavar="N"),
             Option("kv_dtype", "choice", "--kv-cache-dtype: auto (the model's bf16), fp8 "
                    "(per-tensor scales), fp8_ds_mla / nvfp4_ds_mla (DeepSeek's MLA layouts), "
@@ -991,8 +1027,10 @@ def _serve_command() -> Command:
             Option("memory_efficiency", "share", "Share of the memory bandwidth the estimate "
                    "assumes. Default: the efficiency preset's typical share.", metavar="F"),
             PEAK, BANDWIDTH, ATTENTION_CAUSAL, SET,
-            Option("engine", "choice", "Serving engine whose per-step overhead the load "
-                   "model adds (vllm, sglang, trtllm).", "vllm", ("vllm", "sglang", "trtllm")),
+            Option("engine", "choice", "The serving engine: its capacity arithmetic (vllm: "
+                   "0.33.0's blocks; sglang adds its token pool, max_total_num_tokens, with "
+                   "SGLang's own options below; trtllm takes vLLM's) and its per-step overhead "
+                   "under load.", "vllm", ("vllm", "sglang", "trtllm")),
             Option("concurrency", "count_or", "Users in a closed loop (vllm bench serve "
                    "--max-concurrency), or max: as many as the cache and --max-num-seqs hold "
                    "(offline throughput). Needs --prompt.", choices=("max",), metavar="N|max"),
@@ -1008,7 +1046,20 @@ def _serve_command() -> Command:
                    "tokens.", metavar="P"),
             Option("prefill_devices", "count_or", "Disaggregated serving: devices of --count "
                    "in the prefill pool (whole replicas); the rest decode. auto: the split with "
-                   "the most tokens/s.", choices=("auto",), metavar="N|auto")),
+                   "the most tokens/s.", choices=("auto",), metavar="N|auto"),
+            Option("mem_fraction_static", "share", "SGLang: share of the device for weights "
+                   "and the token pool. Default: SGLang's rule by the device's memory, the "
+                   "chunk, CUDA graphs and tp.", metavar="F"),
+            Option("page_size", "count", "SGLang: tokens per page; the pool is whole pages. "
+                   "Default: 1.", metavar="N"),
+            Option("chunked_prefill_size", "count", "SGLang: tokens per prefill chunk. "
+                   "Default: by the device's memory (8192 on 80 GB).", metavar="N"),
+            Option("max_running_requests", "count", "SGLang: the request pool. Default: "
+                   "min(max(tokens / context · 512, 2048), 4096).", metavar="N"),
+            _lengths("context_length", "SGLang: the longest request (--context-length). "
+                     "Default: the model's context."),
+            Option("kv_cache_dtype", "choice", "SGLang: dtype of the token pool (auto: the "
+                   "model's bf16).", None, ("auto", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2"))),
         _serve, presentation=("format", "brief", "plot"),
         plotted="the Pareto front (with --pareto)")
 

@@ -51,10 +51,15 @@ class Checkpoint:
     quant_method: Optional[Literal["fp8", "mxfp4", "fbgemm_fp8"]] = None
     weight_block_size: Optional[list[Positive]] = None
     modules_to_not_convert: Optional[list[str]] = None
+    # config.json's `architectures`: engines pick per-family defaults by it (vLLM keeps
+    # NemotronH's SSM state in fp32 when the config does not say)
+    architectures: Optional[list[str]] = None
 
     def as_config(self) -> dict[str, Any]:
         """The config.json keys this block stands for."""
         out: dict[str, Any] = {"torch_dtype": self.dtype}
+        if self.architectures is not None:
+            out["architectures"] = list(self.architectures)
         if self.quant_method is not None:
             q: dict[str, Any] = {"quant_method": self.quant_method}
             if self.weight_block_size is not None:

@@ -90,6 +90,8 @@ def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
                           f"{c.estimated_max_model_len:,}")
     out.append(table)
     out.append(block("Engine log:", [c.log_line]))
+    if report.sglang is not None:
+        out += _sglang_tables(report.sglang, nums)
 
     w = report.weights
     table = new_table("Weights", ["", "bytes"])
@@ -136,6 +138,32 @@ def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
         out.append(block("Memory for the cache:", (f"- {line}" for line in c.memory.how)))
     out.append(conventions_text(report.conventions))
     return out
+
+
+def _sglang_tables(g: Any, nums: Numbers) -> list[Any]:
+    table = new_table(f"SGLang token pool (SGLang {g.version} arithmetic, one device)",
+                      ["", "value"])
+    table.add_row("mem_fraction_static", f"{g.mem_fraction_static:g}" + (
+        " (unused: --kv-memory)" if g.memory_source == "given" else " (given)"
+        if g.mem_fraction_static_source.startswith("--") else " (SGLang's rule)"))
+    table.add_row("chunked_prefill_size / cuda_graph_max_bs",
+                  f"{g.chunked_prefill_size:,} / {g.cuda_graph_max_bs:,}")
+    if g.total_gpu_memory_bytes is not None:
+        table.add_row("free before the weights (estimated)",
+                      nums.bytes(g.total_gpu_memory_bytes))
+    if g.max_mamba_cache_size is not None:
+        table.add_row("recurrent states per request", nums.bytes(g.mamba_cache_per_req))
+        table.add_row("state pool (max_mamba_cache_size)", f"{g.max_mamba_cache_size:,}")
+    table.add_row(f"memory for the pool ({g.memory_source})", nums.bytes(g.rest_bytes))
+    table.add_row(f"bytes per token, every layer ({g.kv_cache_dtype})", f"{g.cell_size:,}")
+    table.add_row(f"max_total_num_tokens (page {g.page_size:,})",
+                  f"{g.max_total_num_tokens:,}", style="bold")
+    table.add_row(f"requests of {g.context_length:,} tokens at once",
+                  f"{g.max_concurrency:.2f}x")
+    table.add_row("request pool (max_running_requests)", f"{g.max_running_requests:,}")
+    return [table, block("SGLang log:", [g.log_line, f"- mem_fraction_static: "
+                                         f"{g.mem_fraction_static_source}"]
+                         + [f"- {x}" for x in g.how])]
 
 
 def _step_row(table: Any, label: str, st: "StepTime", nums: Numbers) -> None:
@@ -289,6 +317,10 @@ def serve_brief(report: "ServeReport") -> str:
              f"log           {c.log_line}"]
     if not c.fits:
         lines.append(f"refused       {c.error}")
+    if report.sglang is not None:
+        lines.append(f"sglang        max_total_num_tokens {report.sglang.max_total_num_tokens:,} "
+                     f"(mem_fraction_static {report.sglang.mem_fraction_static:g}, "
+                     f"{report.sglang.cell_size:,} bytes per token)")
     if report.prefix is not None:
         lines.append(f"prefix        {report.prefix.tokens:,} shared tokens: "
                      f"{report.prefix.max_concurrency:.2f}x")
@@ -362,7 +394,7 @@ def serve_csv(report: "ServeReport") -> str:
     key = [report.model.name, s.max_model_len, s.tp, s.pp, s.dp]
     rows = []
     for section in ("settings", "capacity", "weights", "prefix", "speculative", "timing",
-                    "performance", "pareto", "disaggregated"):
+                    "performance", "pareto", "disaggregated", "sglang"):
         value = doc.get(section)
         if not isinstance(value, dict):
             continue

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 from ..counting import engine as E
+from .serve_sglang import SglangCapacity
 from ..counting.latency import Collective, DeviceCosts, Layout, Network, Speeds, Step, share
 from ..counting.layers import layer_activations, layer_decode
 from ..counting.memory import Setup
@@ -242,6 +243,7 @@ class ServeReport(Report):
     performance: Optional[Performance] = None  # under load (reports.serve_load)
     disaggregated: Optional[Disaggregated] = None
     pareto: Optional[Pareto] = None
+    sglang: Optional[SglangCapacity] = None  # --engine sglang: its token pool
 
 
 # ----------------------------------------------------------------------------------- inputs
@@ -405,8 +407,18 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
     layout = Layout(tp, pp, ep)
     caches = E.model_caches(spec, tp)
     sparse = any(c.kind == "indexer" for _, cs in caches for c in cs)
+    latent = any(c.kind == "mla" for _, cs in caches for c in cs)
+    # fp8_ds_mla is FlashMLA-sparse's layout, the one backend that lists it
+    # (v1/attention/backends/mla/flashmla_sparse.py: supported_kv_cache_dtypes; dense FlashMLA
+    # takes auto/fp8/fp8_e4m3 alone), and its kernel pages hold 64 tokens
+    # (get_supported_kernel_block_sizes: [64])
+    ds_layout = latent and kv_dtype == "fp8_ds_mla"
     if block_size is None:  # FlashMLA-sparse + the indexer need MultipleOf(64): vLLM on Hopper
-        block_size = 64 if sparse else E.DEFAULT_BLOCK_SIZE
+        block_size = 64 if sparse or ds_layout else E.DEFAULT_BLOCK_SIZE
+    elif ds_layout and block_size % 64:
+        raise FlopcalcError(f"--kv-dtype fp8_ds_mla runs on FlashMLA-sparse alone, whose pages "
+                            f"hold 64 tokens: --block-size {block_size} is refused; give 64 or "
+                            "leave it out")
     k = draft.tokens if draft is not None else 0
     if draft is not None:
         check_draft_tokens(k, max_model_len, max_num_batched_tokens)

@@ -1,0 +1,172 @@
+"""SGLang's token pool: how many tokens of KV cache `sglang.launch_server` allocates at start-up
+(`max_total_num_tokens`, its log's "KV Cache is allocated. #tokens"). Pure arithmetic on ints
+and Fractions; the engine itself is not needed.
+
+Transcribed from SGLang's source, v0.5 series (late 2025; paths in the sgl-project/sglang
+repository):
+
+- `python/sglang/srt/server_args.py`, `ServerArgs._handle_gpu_memory_settings(gpu_mem)`: by the
+  device's memory in MiB (`gpu_mem`, nvidia-smi's memory.total) the defaults of
+  `chunked_prefill_size` and `cuda_graph_max_bs`, then, when `--mem-fraction-static` is not
+  given, `reserved_mem` (MiB) = 512 + max(chunked_prefill_size, 2048)·1.5 (max_prefill_tokens
+  when chunked prefill is off) + cuda_graph_max_bs·2 + tp·pp/8·1024, at least 10 GiB on devices
+  over 60 GiB, + 2 GiB with an EAGLE drafter; mem_fraction_static = round((gpu_mem −
+  reserved_mem) / gpu_mem, 3) (0.88 when the memory is unknown).
+- `python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py` (earlier `model_runner.py`),
+  `profile_max_num_token` / `_profile_available_bytes`: rest_memory = the free memory after the
+  weights − the free memory before them × (1 − mem_fraction_static); max_total_num_tokens =
+  int(rest_memory·2³⁰) // cell_size, with cell_size the bytes of one token across the layers of
+  one rank: MHA `kv_heads(tp)·head_dim·layers·2·dtype`, kv_heads(tp) = max(1, kv_heads // tp);
+  MLA `(kv_lora_rank + qk_rope_head_dim)·layers·dtype`, never split by tp.
+- `init_memory_pool`: min with `--max-total-tokens`, then rounded down to whole pages
+  (`max_total_num_tokens // page_size · page_size`); ≤ 0 → "Not enough memory. Please try to
+  increase --mem-fraction-static." The request pool (`max_num_reqs`, the default of
+  `--max-running-requests`) = min(max(int(max_total_num_tokens / context_len · 512), 2048),
+  4096).
+- Models with recurrent (Mamba / linear-attention) layers (`handle_max_mamba_cache`, radix
+  cache on, no drafter): the states of one request take `mamba_cache_per_req` = Σ over the
+  rank's recurrent layers of conv state·model dtype + SSM state·`mamba_ssm_dtype` (float32 by
+  default); the rest is split so that states / KV = `mamba_full_memory_ratio` (0.9):
+  max_mamba_cache_size = int(rest·0.9/1.9) // mamba_cache_per_req, and the token pool gets
+  rest − max_mamba_cache_size·mamba_cache_per_req; only full-attention layers count in the
+  cell size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Iterable, Optional
+
+from ..errors import FlopcalcError
+
+SGLANG_VERSION = "0.5"
+MiB = 1 << 20
+GiB = 1 << 30
+# --kv-cache-dtype: auto is the model's dtype (bf16 here)
+KV_BYTES = {"auto": 2, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
+
+
+def gpu_defaults(gpu_mem_mib: Optional[int], tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) by the device's memory in MiB
+    (`_handle_gpu_memory_settings`, CUDA branches)."""
+    if gpu_mem_mib is None:
+        return 4096, 160
+    small = tp < 4
+    if gpu_mem_mib < 20 * 1024:  # T4, 4080
+        return 2048, 8
+    if gpu_mem_mib < 35 * 1024:  # A10, 4090, 5090
+        return 2048, 24 if small else 80
+    if gpu_mem_mib < 60 * 1024:  # A100 40GB, L40
+        return 4096, 32 if small else 160
+    if gpu_mem_mib < 160 * 1024:  # H100, A100 80GB (< 90 GiB); H20, H200: the same
+        return 8192, 256 if small else 512
+    return 16384, 512  # B200, MI300
+
+
+def default_mem_fraction_static(gpu_mem_mib: Optional[int], tp: int, pp: int,
+                                chunked_prefill_size: int, cuda_graph_max_bs: int,
+                                eagle: bool = False) -> Fraction:
+    """mem_fraction_static when not given: round((gpu_mem − reserved_mem) / gpu_mem, 3), with
+    SGLang's float division and rounding (the result is a three-decimal setting)."""
+    if gpu_mem_mib is None:
+        return Fraction(88, 100)
+    reserved = 512 + max(chunked_prefill_size, 2048) * 1.5  # activations of one prefill chunk
+    reserved += cuda_graph_max_bs * 2  # CUDA graphs
+    reserved += tp * pp / 8 * 1024  # larger parallel sizes
+    if gpu_mem_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    if eagle:
+        reserved += 2 * 1024
+    return Fraction(str(round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)))
+
+
+MAMBA_FULL_MEMORY_RATIO = Fraction(9, 10)  # server_args.py: mamba_full_memory_ratio = 0.9
+STATE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}  # --mamba-ssm-dtype (float32 by default)
+
+
+def mamba_cache_per_req(caches: Iterable[Any], model_bytes: int = 2,
+                        ssm_bytes: int = 4) -> int:
+    """Bytes of one request's recurrent states on one rank: conv windows in the model dtype,
+    SSM / recurrent states in mamba_ssm_dtype (Mamba2CacheParams.mamba_cache_per_req)."""
+    return sum(st.values * (model_bytes if st.dtype == "conv" else ssm_bytes)
+               for c in caches if c.kind == "state" for st in c.states)
+
+
+def split_for_states(rest: Fraction, per_req: int,
+                     ratio: Fraction = MAMBA_FULL_MEMORY_RATIO) -> tuple[int, Fraction]:
+    """(max_mamba_cache_size, rest left for the token pool): handle_max_mamba_cache solving
+    states + KV = rest and states / KV = ratio."""
+    raw = rest * ratio / (1 + ratio)
+    size = int(raw) // per_req if raw > 0 else 0
+    return size, rest - size * per_req
+
+
+def cell_size(caches: Iterable[Any], kv_cache_dtype: str) -> int:
+    """Bytes of one token across every layer on one rank (`get_cell_size_per_token`), from the
+    layers' engine caches (`EngineCache`, already per rank)."""
+    size = KV_BYTES[kv_cache_dtype]
+    total = 0
+    for c in caches:
+        if c.kind == "full":
+            if c.k_dim != c.v_dim:
+                raise FlopcalcError("SGLang's token pool is sized with one head_dim for keys "
+                                    "and values; this model's differ: not modelled for "
+                                    "--engine sglang")
+            total += c.heads * c.k_dim * 2 * size  # K and V: kv_heads(tp)·head_dim·2·dtype
+        elif c.kind == "mla":
+            total += c.k_dim * size  # (kv_lora_rank + qk_rope_head_dim)·dtype, one copy
+        elif c.kind == "state":
+            continue  # the states' pool, sized apart (mamba_cache_per_req)
+        else:
+            raise FlopcalcError(f"--engine sglang models full and latent (MLA) attention "
+                                f"pools and recurrent states; this model has {c.kind} layers "
+                                "(SGLang's hybrid SWA pool is not modelled yet): use --engine "
+                                "vllm")
+    if total == 0:
+        raise FlopcalcError("this model keeps no KV cache: SGLang has no token pool to size")
+    return total
+
+
+def rest_memory(total_before: int, available_after: int, fraction: Fraction) -> Fraction:
+    """Bytes left for the pool: free after the weights − free before × (1 − fraction)."""
+    return available_after - total_before * (1 - fraction)
+
+
+@dataclass(frozen=True)
+class TokenPool:
+    cell_size: int  # bytes per token on one rank
+    rest_bytes: int  # int(rest_memory·2³⁰): what the pool may take
+    profiled_tokens: int  # rest // cell, before --max-total-tokens and pages
+    max_total_num_tokens: int
+    kv_cache_bytes: int  # (max_total_num_tokens + page_size) × cell_size: the buffers
+    max_num_reqs: int  # the request pool (max_running_requests' ceiling)
+    log_line: str
+
+
+def token_pool(rest: Fraction, cell: int, page_size: int, context_len: int,
+               max_running_requests: Optional[int] = None,
+               max_total_tokens: Optional[int] = None, latent: bool = False) -> TokenPool:
+    """`profile_max_num_token` and `init_memory_pool`: the pool from `rest` bytes."""
+    if page_size < 1:
+        raise FlopcalcError(f"--page-size {page_size}: tokens per page must be at least 1")
+    rest_bytes = int(rest)  # int(rest_memory * (1 << 30)): truncated towards zero
+    tokens = profiled = rest_bytes // cell if rest_bytes > 0 else 0
+    if max_total_tokens is not None:
+        tokens = min(tokens, max_total_tokens)
+    tokens = tokens // page_size * page_size
+    if tokens <= 0:
+        raise FlopcalcError("SGLang would refuse to start: Not enough memory. Please try to "
+                            f"increase --mem-fraction-static ({rest_bytes:,} bytes left for a "
+                            f"pool of {cell:,} bytes per token)")
+    reqs = max_running_requests if max_running_requests is not None else \
+        min(max(int(tokens / context_len * 512), 2048), 4096)
+    # memory_pool.py: each layer's buffer holds size + page_size slots (slot 0 pads), and the
+    # log prints the buffers' bytes / 2³⁰ with two decimals: MLA one "KV size", MHA K and V
+    buffers = (tokens + page_size) * cell
+    if latent:
+        sizes = f"KV size: {buffers / GiB:.2f} GB"
+    else:
+        sizes = f"K size: {buffers / 2 / GiB:.2f} GB, V size: {buffers / 2 / GiB:.2f} GB"
+    line = f"KV Cache is allocated. #tokens: {tokens}, {sizes}"
+    return TokenPool(cell, rest_bytes, profiled, tokens, buffers, reqs, line)

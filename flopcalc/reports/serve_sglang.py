@@ -1,0 +1,118 @@
+"""`serve --engine sglang`: SGLang's token pool (`counting.sglang`) beside the serve report:
+the memory fraction it defaults to on the device, the bytes left for the pool after the weights,
+the bytes of one token across layers, `max_total_num_tokens` and its log line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional
+
+from ..counting import engine as E
+from ..counting import sglang as S
+from ..errors import FlopcalcError
+
+SGLANG_ONLY = ("mem_fraction_static", "page_size", "chunked_prefill_size",
+               "max_running_requests", "context_length", "kv_cache_dtype")
+
+
+@dataclass
+class SglangCapacity:
+    engine: str  # "sglang"
+    version: str  # the SGLang code the arithmetic follows
+    gpu_mem_mib: Optional[int]  # what SGLang's defaults read (nvidia-smi memory.total)
+    mem_fraction_static: float
+    mem_fraction_static_source: str  # given, or SGLang's default rule
+    chunked_prefill_size: int
+    cuda_graph_max_bs: int
+    page_size: int
+    context_length: int
+    kv_cache_dtype: str
+    memory_source: str  # given (--kv-memory) or estimated
+    total_gpu_memory_bytes: Optional[int]  # free before the weights (estimated: the device's)
+    weights_bytes: Optional[int]  # one rank's
+    rest_bytes: int  # what the pool may take
+    cell_size: int  # bytes per token across the layers of one rank
+    max_total_num_tokens: int
+    kv_cache_bytes: int  # the pool's buffers on one rank
+    max_running_requests: int  # the request pool: min(given, ...) or SGLang's default
+    max_concurrency: float  # max_total_num_tokens / context_length
+    log_line: str
+    how: list[str]
+    mamba_cache_per_req: int = 0  # recurrent states of one request on one rank
+    max_mamba_cache_size: Optional[int] = None  # requests' states the state pool holds
+
+
+def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
+                    kv_memory: Optional[list[int]], mem_fraction_static: Optional[Fraction],
+                    page_size: Optional[int], chunked_prefill_size: Optional[int],
+                    max_running_requests: Optional[int], context_length: Optional[int],
+                    kv_cache_dtype: Optional[str]) -> SglangCapacity:
+    if pp != 1:
+        raise FlopcalcError("--engine sglang models one pipeline stage: give --pp 1")
+    context = context_length or spec.max_seq_len
+    if context is None:
+        raise FlopcalcError("the model states no context length: give --context-length L")
+    dtype = kv_cache_dtype or "auto"
+    caches = [c for _, cs in E.model_caches(spec, tp) for c in cs]
+    latent = any(c.kind == "mla" for c in caches)
+    cell = S.cell_size(caches, dtype)
+    gpu_mem = None
+    if hw is not None:
+        usable = getattr(hw, "usable_memory_bytes", None) or hw.memory_bytes
+        gpu_mem = usable // S.MiB if usable else None
+    chunk_default, graph_bs = S.gpu_defaults(gpu_mem, tp)
+    chunk = chunked_prefill_size if chunked_prefill_size is not None else chunk_default
+    if mem_fraction_static is not None:
+        fraction = Fraction(str(mem_fraction_static)) if isinstance(mem_fraction_static, float) \
+            else Fraction(mem_fraction_static)
+        f_source = "--mem-fraction-static"
+    else:
+        fraction = S.default_mem_fraction_static(gpu_mem, tp, pp, chunk, graph_bs)
+        f_source = (f"SGLang's default on {gpu_mem:,} MiB: round((gpu_mem − reserved) / "
+                    f"gpu_mem, 3), reserved = 512 + max({chunk:,}, 2048)·1.5 + {graph_bs}·2 + "
+                    f"{tp}·{pp}/8·1024 MiB, at least 10 GiB over 60 GiB"
+                    if gpu_mem else "SGLang's default when the device memory is unknown")
+    if not 0 < fraction <= 1:
+        raise FlopcalcError(f"--mem-fraction-static {float(fraction):g} must be in (0, 1]")
+    how = []
+    if kv_memory is not None:
+        if len(kv_memory) != 1:
+            raise FlopcalcError("--engine sglang takes one --kv-memory: the bytes per device "
+                                "its token pool may take")
+        rest, source, total = Fraction(kv_memory[0]), "given", None
+        how.append("--kv-memory: the bytes per device for the token pool (SGLang's rest "
+                   "memory)")
+    else:
+        if hw is None or gpu_mem is None:
+            raise FlopcalcError("--engine sglang needs the device's memory: give "
+                                "--accelerator NAME (estimated) or --kv-memory BYTES")
+        total = gpu_mem * S.MiB
+        rest, source = S.rest_memory(total, total - weights_bytes, fraction), "estimated"
+        how.append(f"estimated: free before the weights = the device's {total:,} bytes (the "
+                   f"CUDA context and NCCL buffers, which SGLang measures, not counted); free "
+                   f"after = that − {weights_bytes:,} bytes of weights; rest = after − before·"
+                   f"(1 − {float(fraction):g})")
+    per_req = S.mamba_cache_per_req(caches)
+    states = None
+    if per_req:
+        states, rest = S.split_for_states(rest, per_req)
+        how.append(f"recurrent states: {per_req:,} bytes per request (conv in bf16, SSM in "
+                   f"fp32); mamba_full_memory_ratio 0.9 gives max_mamba_cache_size "
+                   f"{states:,} ({states * per_req:,} bytes); the rest is the token pool")
+    pool = S.token_pool(rest, cell, page_size or 1, context, max_running_requests,
+                        latent=latent)
+    return SglangCapacity(
+        engine="sglang", version=S.SGLANG_VERSION, gpu_mem_mib=gpu_mem,
+        mem_fraction_static=float(fraction), mem_fraction_static_source=f_source,
+        chunked_prefill_size=chunk, cuda_graph_max_bs=graph_bs, page_size=page_size or 1,
+        context_length=context, kv_cache_dtype=dtype, memory_source=source,
+        total_gpu_memory_bytes=total, weights_bytes=weights_bytes if total else None,
+        rest_bytes=pool.rest_bytes, cell_size=cell,
+        max_total_num_tokens=pool.max_total_num_tokens, kv_cache_bytes=pool.kv_cache_bytes,
+        # init_memory_pool caps the request pool by the state pool (hybrid GDN, later every
+        # recurrent model): a request without a state slot cannot run
+        max_running_requests=min(pool.max_num_reqs, states) if states is not None
+        else pool.max_num_reqs,
+        max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how,
+        mamba_cache_per_req=per_req, max_mamba_cache_size=states)
