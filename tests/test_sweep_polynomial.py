@@ -155,7 +155,9 @@ def test_json_is_json_dumps_to_the_byte_without_asdict_or_json_dumps(
     tricky = {"a\u2028\"\\\x1b": [], "b": {}, "é": [1, 2.5, -0.0, 1e300, None, True, False],
               7: {"x": (1, (2,))}, 2.5: 1, None: 0, True: 1,
               "rows": [{"k%s": i, "v": i / 3, "w": None, "t": i % 2 == 0, "s": f"r{i}\n",
-                        "f": {"n": i}, "l": [i]} for i in range(40)] + [{"k%s": 0}, {}]}
+                        "f": {"n": i}, "l": [i]} for i in range(40)] + [{"k%s": 0}, {}],
+              "records": [{"a": i, "n": {"x%": i / 7, "y": None}, "e": {}} for i in range(40)]
+              + [{"a": 1, "n": {"y": 1, "x%": 2}, "e": {}}, {"a": "\x00", "n": {}, "e": {}}]}
     want_dict = dataclasses.asdict(report)
     want = [json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False)
             for d in (want_dict, tricky)]
@@ -169,6 +171,7 @@ def test_json_is_json_dumps_to_the_byte_without_asdict_or_json_dumps(
     got_dict = report.to_dict()
     assert got_dict == want_dict
     assert [to_json(got_dict), to_json(tricky)] == want
+    assert to_json(report.document()) == want[0]  # --format json: the report walked directly
     for bad in (float("nan"), [{"v": float("inf")}] * 40, {"v": -float("inf")}):
         with pytest.raises(ValueError, match="Out of range float"):
             to_json(bad)

@@ -13,10 +13,12 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 def to_json(data: Any) -> str:
     """`json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)`, to the byte, written
-    by hand: with an indent the standard library falls back to its pure-Python encoder, a
-    generator per container, which cost a 10,000-row sweep as long as its counting. Strings
-    go through the library's own (C) escaping; NaN and Infinity are not JSON and a report must
-    never contain them, so they raise as json.dumps does."""
+    by hand, and the same for a report's dataclasses as for `dataclasses.asdict` of them (each
+    a dict of its fields, in order). With an indent the standard library falls back to its
+    pure-Python encoder, a generator per container, which cost a 10,000-row sweep as long as
+    its counting; here strings go through the library's own (C) escaping, and a long list of
+    records through its C encoder at once (`_records`). NaN and Infinity are not JSON and a
+    report must never contain them: they raise ValueError, as json.dumps does."""
     return _dumps(data, "\n", _writers())
 
 
@@ -36,6 +38,18 @@ def _null(o: None) -> str:
     return "null"
 
 
+_FIELDS: dict[type, Optional[tuple[str, ...]]] = {}  # a class's dataclass fields (None: none)
+
+
+def _fields(cls: type) -> Optional[tuple[str, ...]]:
+    if cls not in _FIELDS:
+        import dataclasses
+
+        _FIELDS[cls] = (tuple(f.name for f in dataclasses.fields(cls))
+                        if dataclasses.is_dataclass(cls) else None)
+    return _FIELDS[cls]
+
+
 def _dumps(o: Any, newline: str, writers: dict[type, Any]) -> str:
     """`o` as JSON; `newline` is a line break and the current indent."""
     write = writers.get(o.__class__)
@@ -53,50 +67,111 @@ def _dumps(o: Any, newline: str, writers: dict[type, Any]) -> str:
     if cls is list or cls is tuple:
         if not o:
             return "[]"
-        items = _records(o, inner, writers) if len(o) >= _MANY else None
+        items = _records(o, inner) if len(o) >= _MANY else None
         if items is None:
             items = [w(v) if (w := get(v.__class__)) is not None else _dumps(v, inner, writers)
                      for v in o]
         return "[" + inner + ("," + inner).join(items) + newline + "]"
+    names = _fields(cls)
+    if names is not None:  # a dataclass: as asdict makes it
+        return _dumps({name: getattr(o, name) for name in names}, newline, writers)
     return _dumps(_promoted(o), newline, writers)
 
 
 _MANY = 32  # a list this long may be a table of records
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_SEPARATOR = "\x00"  # between values in the C encoder's output: JSON writes it as \u0000
 
 
-def _records(rows: Any, newline: str, writers: dict[type, Any]) -> Optional[list[str]]:
-    """Each of many dicts (a sweep's rows) as `_dumps` writes it, through one %-template per
-    pattern of keys and value types: a row is then one C-level formatting of its values'
-    texts. None when an item is not a dict."""
-    inner = newline + "  "
-    text, templates = writers[str], {}
-    out = []
+def _records(rows: Any, newline: str) -> Optional[list[str]]:
+    """Each of many records (dicts, or dataclasses of one class: a sweep's rows) as `_dumps`
+    writes it, when their values are scalars or dicts of scalars: every value of every row is
+    written by the standard library's C encoder in one call, and each row is then one
+    %-template (its keys, a %s per value) filled with its values' texts. None when the rows
+    are not like that (the caller writes them one by one)."""
+    import json
+    from operator import attrgetter
+
+    cls = rows[0].__class__
+    names = None if cls is dict else _fields(cls)
+    if cls is not dict and not names:
+        return None
+    values = attrgetter(*names) if names and len(names) > 1 else None
+    kind_of = attrgetter("__class__")
+    patterns: dict[Any, Any] = {}
+    flat: list[Any] = []
+    used = []
     for row in rows:
-        if row.__class__ is not dict or not row:
+        if row.__class__ is not cls:
             return None
-        pattern = (tuple(row), tuple([v.__class__ for v in row.values()]))
-        known = templates.get(pattern)
-        if known is None:
-            known = templates[pattern] = _template(pattern, inner, newline, writers, text)
-        template, converters = known
-        out.append(template % tuple([v if c is None else c(v)
-                                     for c, v in zip(converters, row.values())]))
+        if names is None:
+            vals, keys = tuple(row.values()), tuple(row)
+        else:
+            vals = values(row) if values is not None else (getattr(row, names[0]),)
+            keys = names
+        kinds = tuple(map(kind_of, vals))
+        pattern = patterns.get((keys, kinds))
+        if pattern is None:
+            pattern = patterns[(keys, kinds)] = _pattern(keys, kinds, vals, newline)
+            if pattern is None:
+                return None
+        template, nested, width = pattern
+        if not nested:
+            flat += vals
+        else:
+            start = 0
+            for at, inner_keys in nested:
+                d = vals[at]
+                if tuple(d) != inner_keys or not _SCALARS.issuperset(map(kind_of, d.values())):
+                    return None
+                flat += vals[start:at]
+                flat += d.values()
+                start = at + 1
+            flat += vals[start:]
+        used.append(pattern)
+    encoded = json.JSONEncoder(ensure_ascii=False, allow_nan=False,
+                               separators=(_SEPARATOR, ": ")).encode(flat)
+    texts = encoded[1:-1].split(_SEPARATOR) if flat else []
+    if len(texts) != len(flat):
+        return None
+    out, at = [], 0
+    for template, _, width in used:
+        out.append(template % tuple(texts[at:at + width]))
+        at += width
     return out
 
 
-def _template(pattern: tuple[tuple[Any, ...], tuple[type, ...]], inner: str, newline: str,
-              writers: dict[type, Any], text: Any) -> tuple[str, list[Any]]:
-    """A row's %-template (keys written, a %s per value) and, per value, how to write it
-    (None: an int, which %s writes as repr does)."""
-    keys, types = pattern
-    names = [(text(k) if k.__class__ is str else _key(k, text)).replace("%", "%%")
-             for k in keys]
-    template = "{" + inner + ("," + inner).join(f"{n}: %s" for n in names) + newline + "}"
+def _pattern(keys: tuple[Any, ...], kinds: tuple[type, ...], vals: tuple[Any, ...],
+             newline: str) -> Optional[tuple[str, list[tuple[int, tuple[Any, ...]]], int]]:
+    """The %-template of a record with these keys and kinds of value, the positions of its
+    nested dicts (with their keys), and how many values it takes; None when a value is neither
+    a scalar nor a dict of scalars."""
+    from json.encoder import encode_basestring as text
 
-    def nested(v: Any) -> str:
-        return _dumps(v, inner, writers)
+    inner, deeper = newline + "  ", newline + "    "
 
-    return template, [None if t is int else writers.get(t, nested) for t in types]
+    def name(k: Any) -> str:
+        return (text(k) if k.__class__ is str else _key(k, text)).replace("%", "%%")
+
+    if not keys:
+        return "{}", [], 0
+    items, nested, width = [], [], 0
+    for at, (key, kind) in enumerate(zip(keys, kinds)):
+        if kind in _SCALARS:
+            items.append(f"{name(key)}: %s")
+            width += 1
+        elif kind is dict:
+            d = vals[at]
+            if not _SCALARS.issuperset(map(type, d.values())):
+                return None
+            nested.append((at, tuple(d)))
+            body = ("{" + deeper + ("," + deeper).join(f"{name(k)}: %s" for k in d)
+                    + inner + "}") if d else "{}"
+            items.append(f"{name(key)}: {body}")
+            width += len(d)
+        else:
+            return None
+    return "{" + inner + ("," + inner).join(items) + newline + "}", nested, width
 
 
 def _float(o: float) -> str:

@@ -29,6 +29,12 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return plain(self)
 
+    def document(self) -> Any:
+        """What `--format json` writes: the report itself, which the JSON writer walks as
+        `to_dict` would (a 10,000-row sweep is then never copied into dicts first), or
+        `to_dict()` where a report reshapes it."""
+        return self if type(self).to_dict is Report.to_dict else self.to_dict()
+
 
 _ATOMS = frozenset((int, float, str, bool, type(None)))
 _FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once
