@@ -39,8 +39,11 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one whole process, its output discarded."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - start
+    if done.returncode:
+        sys.exit(f"{shlex.join(cmd)} failed (exit {done.returncode}): "
+                 f"{done.stderr.decode(errors='replace').strip()}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
