@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from math import factorial
+from operator import lt
 from typing import Callable, Optional, Sequence
 
 from ..kinds.base import Convention, Kind, Scan, families
@@ -60,7 +61,7 @@ def forward_families(spec: ModelSpec, lengths: Sequence[int], batch: int = 1,
 
     if not lengths:
         return []
-    if lengths[0] < 1 or any(a >= b for a, b in zip(lengths, lengths[1:])):
+    if lengths[0] < 1 or not all(map(lt, lengths, lengths[1:])):
         return [direct(s) for s in lengths]
     first = direct(lengths[0])
     keys = tuple(first)

@@ -84,11 +84,11 @@ _SEPARATOR = "\x00"  # between values in the C encoder's output: JSON writes it 
 
 
 def _records(rows: Any, newline: str) -> Optional[list[str]]:
-    """Each of many records (dicts, or dataclasses of one class: a sweep's rows) as `_dumps`
-    writes it, when their values are scalars or dicts of scalars: every value of every row is
-    written by the standard library's C encoder in one call, and each row is then one
-    %-template (its keys, a %s per value) filled with its values' texts. None when the rows
-    are not like that (the caller writes them one by one)."""
+    """Many records (dicts, or dataclasses of one class: a sweep's rows) as `_dumps` writes
+    them, when their values are scalars or dicts of scalars: every value of every row is
+    written by the standard library's C encoder in one call, and the rows by one %-format of
+    their templates (keys, and a %s per value) joined. None when the rows are not like that
+    (the caller writes them one by one); else one item, the rows joined as the caller would."""
     import json
     from operator import attrgetter
 
@@ -97,7 +97,6 @@ def _records(rows: Any, newline: str) -> Optional[list[str]]:
     if cls is not dict and not names:
         return None
     values = attrgetter(*names) if names and len(names) > 1 else None
-    kind_of = attrgetter("__class__")
     patterns: dict[Any, Any] = {}
     flat: list[Any] = []
     used = []
@@ -109,43 +108,39 @@ def _records(rows: Any, newline: str) -> Optional[list[str]]:
         else:
             vals = values(row) if values is not None else (getattr(row, names[0]),)
             keys = names
-        kinds = tuple(map(kind_of, vals))
+        kinds = tuple(map(type, vals))
         pattern = patterns.get((keys, kinds))
         if pattern is None:
             pattern = patterns[(keys, kinds)] = _pattern(keys, kinds, vals, newline)
             if pattern is None:
                 return None
-        template, nested, width = pattern
+        template, nested = pattern
         if not nested:
             flat += vals
         else:
             start = 0
             for at, inner_keys in nested:
                 d = vals[at]
-                if tuple(d) != inner_keys or not _SCALARS.issuperset(map(kind_of, d.values())):
+                if tuple(d) != inner_keys or not _SCALARS.issuperset(map(type, d.values())):
                     return None
                 flat += vals[start:at]
                 flat += d.values()
                 start = at + 1
             flat += vals[start:]
-        used.append(pattern)
+        used.append(template)
     encoded = json.JSONEncoder(ensure_ascii=False, allow_nan=False,
                                separators=(_SEPARATOR, ": ")).encode(flat)
     texts = encoded[1:-1].split(_SEPARATOR) if flat else []
     if len(texts) != len(flat):
         return None
-    out, at = [], 0
-    for template, _, width in used:
-        out.append(template % tuple(texts[at:at + width]))
-        at += width
-    return out
+    return [("," + newline).join(used) % tuple(texts)]
 
 
 def _pattern(keys: tuple[Any, ...], kinds: tuple[type, ...], vals: tuple[Any, ...],
-             newline: str) -> Optional[tuple[str, list[tuple[int, tuple[Any, ...]]], int]]:
-    """The %-template of a record with these keys and kinds of value, the positions of its
-    nested dicts (with their keys), and how many values it takes; None when a value is neither
-    a scalar nor a dict of scalars."""
+             newline: str) -> Optional[tuple[str, list[tuple[int, tuple[Any, ...]]]]]:
+    """The %-template of a record with these keys and kinds of value, and the positions of its
+    nested dicts (with their keys); None when a value is neither a scalar nor a dict of
+    scalars."""
     from json.encoder import encode_basestring as text
 
     inner, deeper = newline + "  ", newline + "    "
@@ -154,12 +149,11 @@ def _pattern(keys: tuple[Any, ...], kinds: tuple[type, ...], vals: tuple[Any, ..
         return (text(k) if k.__class__ is str else _key(k, text)).replace("%", "%%")
 
     if not keys:
-        return "{}", [], 0
-    items, nested, width = [], [], 0
+        return "{}", []
+    items, nested = [], []
     for at, (key, kind) in enumerate(zip(keys, kinds)):
         if kind in _SCALARS:
             items.append(f"{name(key)}: %s")
-            width += 1
         elif kind is dict:
             d = vals[at]
             if not _SCALARS.issuperset(map(type, d.values())):
@@ -168,10 +162,9 @@ def _pattern(keys: tuple[Any, ...], kinds: tuple[type, ...], vals: tuple[Any, ..
             body = ("{" + deeper + ("," + deeper).join(f"{name(k)}: %s" for k in d)
                     + inner + "}") if d else "{}"
             items.append(f"{name(key)}: {body}")
-            width += len(d)
         else:
             return None
-    return "{" + inner + ("," + inner).join(items) + newline + "}", nested, width
+    return "{" + inner + ("," + inner).join(items) + newline + "}", nested
 
 
 def _float(o: float) -> str:
