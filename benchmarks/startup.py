@@ -1,66 +1,112 @@
-"""Start-up and sweep timings of the installed `flopcalc`, measured side by side.
+"""Start-up timings of the installed `flopcalc`, measured side by side with its dependencies.
 
-    python benchmarks/startup.py [--runs 21]
+    python benchmarks/startup.py [--runs 21] [--every-preset] [--flopcalc CMD]
 
 Interleaves, run by run, the baseline `python -c "import typer, yaml; from pydantic import
-BaseModel"`, the same plus `import rich.console, rich.table`, `flopcalc model gpt3 --format json`
-and `flopcalc model gpt3` (table), and prints each median wall time and the two ratios the
-project tracks (json / baseline, table / baseline-with-rich), plus the wall time of a
-10,000-point sweep. Uses only the standard library (subprocess + time.perf_counter).
-A benchmark, not a test: the numbers depend on the machine and its load.
+BaseModel"`, the same plus `import rich.console, rich.table`, and `flopcalc model MODEL --format
+json` and `flopcalc model MODEL` (table) for gpt3, deepseek-v3 (latent attention, experts) and
+qwen3-next-80b-a3b (a hybrid of gated DeltaNet and attention) — with `--every-preset`, for every
+preset — and prints each median wall time, the median CPU time (user + system of the process:
+steadier than wall time on a shared machine) and the ratios the project tracks: json /
+baseline (goal <= 1.0) and table / baseline-with-rich (goal <= 1.15). `benchmarks/sweep.py`
+times sweeps the same way. Uses only the standard library. A benchmark, not a test: the numbers
+depend on the machine and its load; run it on an idle machine, with the cache warm.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 BASE = "import typer, yaml; from pydantic import BaseModel"
-CASES = {
+BASELINES = {
     "baseline": [sys.executable, "-c", BASE],
     "baseline+rich": [sys.executable, "-c", BASE + "; import rich.console, rich.table"],
-    "model gpt3 json": ["flopcalc", "model", "gpt3", "--format", "json"],
-    "model gpt3 table": ["flopcalc", "model", "gpt3"],
 }
-SWEEP = ["flopcalc", "sweep", "llama-3.1-405b", "--seq", "1..1M", "--points", "10000",
-         "--format", "csv"]
+MODELS = ("gpt3", "deepseek-v3", "qwen3-next-80b-a3b")
+JSON_GOAL, TABLE_GOAL = 1.0, 1.15
 
 
-def wall(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one whole process, its output discarded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - start
+    if done.returncode:
+        sys.exit(f"{shlex.join(cmd)} failed (exit {done.returncode}): "
+                 f"{done.stderr.decode(errors='replace').strip()}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) of each case over `runs` rounds, one run of every case a round (so
+    a change in the machine's load touches them all alike), after one warm-up round."""
+    for cmd in cases.values():
+        timed(cmd)
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, cmd in cases.items():
+            samples[name].append(timed(cmd))
+    return {name: (statistics.median(w for w, _ in s), statistics.median(c for _, c in s))
+            for name, s in samples.items()}
+
+
+def flopcalc_command(given: str | None) -> list[str]:
+    if given:
+        return shlex.split(given)
+    exe = shutil.which("flopcalc")
+    if exe is None:
+        sys.exit("flopcalc is not on PATH: install the project first (see README), or pass "
+                 "--flopcalc 'python -m flopcalc'")
+    return [exe]
+
+
+def preset_names() -> list[str]:
+    folder = Path(__file__).resolve().parent.parent / "presets"
+    return sorted(p.stem for p in folder.glob("*.yaml"))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--every-preset", action="store_true",
+                        help="time `model` for every preset, not only three")
+    parser.add_argument("--flopcalc", help="how to run flopcalc (default: the installed "
+                        "command), e.g. 'python -m flopcalc'")
     args = parser.parse_args()
-    exe = shutil.which("flopcalc")
-    if exe is None:
-        sys.exit("flopcalc is not on PATH: install the project first (see README)")
-    cases = {name: [exe, *cmd[1:]] if cmd[0] == "flopcalc" else cmd for name, cmd in CASES.items()}
-    for cmd in cases.values():  # warm the file cache
-        wall(cmd)
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(args.runs):
-        for name, cmd in cases.items():
-            times[name].append(wall(cmd))
-    med = {name: statistics.median(ts) for name, ts in times.items()}
-    for name, m in med.items():
-        print(f"{name:18s} median {m * 1000:7.1f} ms over {args.runs} interleaved runs")
-    print(f"ratio json / baseline            {med['model gpt3 json'] / med['baseline']:.3f}"
-          "  (target <= 1.0)")
-    print(f"ratio table / baseline+rich      {med['model gpt3 table'] / med['baseline+rich']:.3f}"
-          "  (target <= 1.15)")
-    sweep = [wall([exe, *SWEEP[1:]]) for _ in range(5)]
-    # No ratio here: the sweep's time is its counting, which no import baseline measures.
-    # Compare it with an older build on the same machine.
-    print(f"sweep llama-3.1-405b, 10,000 points, csv: median {statistics.median(sweep):.3f} s")
+    exe = flopcalc_command(args.flopcalc)
+    models = preset_names() if args.every_preset else MODELS
+    cases = dict(BASELINES)
+    for model in models:
+        cases[f"model {model} --format json"] = [*exe, "model", model, "--format", "json"]
+        cases[f"model {model}"] = [*exe, "model", model]
+    med = interleaved(cases, args.runs)
+    width = max(map(len, med))
+    print(f"{'':{width}s}  {'wall':>8s}  {'CPU':>8s}  ratio (wall, CPU)")
+    base, rich = med["baseline"], med["baseline+rich"]
+    worst = {"json": 0.0, "table": 0.0}
+    for name, (wall, cpu) in med.items():
+        ratio = ""
+        if name.startswith("model"):
+            table = not name.endswith("json")
+            against = rich if table else base
+            r = (wall / against[0], cpu / against[1])
+            worst["table" if table else "json"] = max(worst["table" if table else "json"], r[0])
+            ratio = f"{r[0]:.3f}, {r[1]:.3f} of {'baseline+rich' if table else 'baseline'}"
+        print(f"{name:{width}s}  {wall * 1000:6.1f}ms  {cpu * 1000:6.1f}ms  {ratio}")
+    print(f"medians of {args.runs} interleaved runs on {os.cpu_count()} CPUs; worst wall "
+          f"ratio json {worst['json']:.3f} (goal <= {JSON_GOAL}), table {worst['table']:.3f} "
+          f"(goal <= {TABLE_GOAL})")
 
 
 if __name__ == "__main__":

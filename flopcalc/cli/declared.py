@@ -43,8 +43,15 @@ _RENDER = f"{__package__.rsplit('.', 1)[0]}.render"
 
 
 def renderer(module: str, name: Optional[str]) -> Any:
-    return None if name is None else getattr(importlib.import_module(f"{_RENDER}.{module}"),
-                                             name)
+    """The renderer `name` of render.`module`, imported when it is called: a JSON run never
+    imports the table and CSV code."""
+    if name is None:
+        return None
+
+    def render(*args: Any) -> Any:
+        return getattr(importlib.import_module(f"{_RENDER}.{module}"), name)(*args)
+
+    return render
 
 
 class Declared(click.ParamType):

@@ -106,7 +106,7 @@ def emit(fmt: Format, report: Any, csv: Callable[[Any], str],
     if fmt is Format.json:
         from ..render.data import to_json
 
-        text = to_json(report.to_dict()) + "\n"
+        text = to_json(report.document()) + "\n"
     elif fmt is Format.csv:
         text = csv(report)
     elif brief is not None:

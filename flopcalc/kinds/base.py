@@ -349,7 +349,8 @@ class Kind:
       (name, bytes) or (name, bytes, the share of them a projection reads as its input);
     - `pair_terms()`: (FLOPs per scored pair, mask) of its s² terms, for the crossover;
     - `breakpoints(lo, hi)`: where its decode cost changes affine form; `period()`: their
-      period when they recur (a chunked mask's block);
+      period when they recur (a chunked mask's block); `count_period()`: the block of lengths
+      on which its forward count is one polynomial (a chunked scan's chunk);
     - `tp_units()`, `ep_units()`: what tensor and expert parallelism must divide (0: no
       constraint);
     - `reads(d, tokens)`: the routed experts a forward reads (None: every weight);
@@ -405,6 +406,13 @@ class Kind:
     def period(self) -> Optional[int]:
         """When its breakpoints recur every n positions (a chunked mask's blocks), n; its other
         breakpoints are finitely many (a window's w)."""
+        return None
+
+    def count_period(self) -> Optional[int]:
+        """c when its forward FLOPs are one polynomial in the sequence length on each block of
+        lengths (k·c, (k+1)·c] but not across blocks: a chunked scan that pads the sequence to
+        a multiple of its chunk, or runs it block by block. None: no such blocks (its masks'
+        windows and chunks are read from `pair_terms`). `counting.polynomial` relies on it."""
         return None
 
     def tp_units(self) -> int:

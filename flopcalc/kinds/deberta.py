@@ -57,6 +57,7 @@ class _Linear:
     c: int
     keys_bounded = False
     size = None
+    period = None  # no recurring blocks
 
     def pair_polynomial(self, convention: Convention, s: int
                         ) -> tuple[Fraction, Fraction, Fraction]:

@@ -119,6 +119,11 @@ class GatedDeltaNet(Kind):
         parts.append(Part("norm.weight", self.value_dim, LAYERS, (self.value_dim,), REPLICATED))
         return parts + linear("out_proj", self.v_width, d, False, ROW)
 
+    def count_period(self) -> int:
+        """Its chunked core pads the length to a whole number of chunks: one polynomial in the
+        length on each block of `chunk` lengths."""
+        return self.chunk
+
     # -------------------------------------------------------------------------------- FLOPs
 
     def forward(self, d: int, x: Span) -> list[Part]:

@@ -101,6 +101,11 @@ class KimiDelta(Kind):
         parts.append(Part("o_norm.weight", D, LAYERS, (D,), REPLICATED))
         return parts + linear("o", HD, d, False, ROW)
 
+    def count_period(self) -> int:
+        """Its chunked core pads the length to a whole number of chunks: one polynomial in the
+        length on each block of `chunk` lengths."""
+        return self.chunk
+
     # -------------------------------------------------------------------------------- FLOPs
 
     def _weights(self, d: int, t: int) -> list[Part]:

@@ -73,6 +73,10 @@ class Lightning(Kind):
                 + [Part("norm.weight", HD, LAYERS, (HD,), COLUMN)]
                 + linear("out", HD, d, False, ROW))
 
+    def count_period(self) -> int:
+        """Blocks of `block` tokens, the last one shorter: one polynomial per block of lengths."""
+        return self.block
+
     # -------------------------------------------------------------------------------- FLOPs
 
     def forward(self, d: int, x: Span) -> list[Part]:

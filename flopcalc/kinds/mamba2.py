@@ -100,6 +100,11 @@ class Mamba2(Kind):
             parts.append(Part("norm.weight", E, LAYERS, (E,), COLUMN))
         return parts + linear("out_proj", E, d, self.out_bias, ROW)
 
+    def count_period(self) -> int:
+        """Its chunked core pads the length to a whole number of chunks: one polynomial in the
+        length on each block of `chunk` lengths."""
+        return self.chunk
+
     # -------------------------------------------------------------------------------- FLOPs
 
     def forward(self, d: int, x: Span) -> list[Part]:

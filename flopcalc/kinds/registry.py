@@ -21,7 +21,6 @@ import functools
 import importlib
 import json
 import os
-import pkgutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +86,23 @@ def _package_path() -> list[str]:
 
 
 def _module_names() -> list[str]:
-    return sorted(info.name for info in pkgutil.iter_modules(_package_path()))
+    """The package's modules, as pkgutil.iter_modules names them (.py files and packages), read
+    from the folder directly: the listing is checked at every start, and pkgutil is an import
+    more."""
+    names = set()
+    try:
+        with os.scandir(_package_path()[0]) as entries:
+            for item in entries:
+                stem, dot, ext = item.name.rpartition(".")
+                if dot and ext == "py" and stem != "__init__" and stem.isidentifier() \
+                        and item.is_file():
+                    names.add(stem)
+                elif not dot and item.name.isidentifier() and item.is_dir() \
+                        and os.path.isfile(os.path.join(item.path, "__init__.py")):
+                    names.add(item.name)
+    except OSError:
+        return []
+    return sorted(names)
 
 
 def _entry_of(module: str) -> Optional[Entry]:

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Optional, Union
 
 from ..kinds import base as p
 from ..counting.crossover import crossover
 from ..counting.model import model_flops, model_params, non_embedding, output_tokens, workload
+from ..counting.polynomial import forward_families
 from ..errors import FlopcalcError
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec
 from ..numbers import parse_length
 from .common import (SCHEMA_VERSION, ModelInfo, Report, context_warning, conventions,
-                     exact_number, model_info, pct)
+                     model_info)
 
-# The most lengths one sweep counts (a range's --points or a list): each row is a whole model
-# count, so 10,000 rows take about a second and stay small in memory.
+# The most lengths one sweep counts (a range's --points or a list): each row is a closed-form
+# count (counting.polynomial), so 10,000 rows take well under a second and stay small in memory.
 MAX_POINTS = 10_000
 
 
@@ -64,8 +64,13 @@ def _log_spaced(lo: int, hi: int, points: int) -> list[int]:
         raise FlopcalcError(f"--points {points}: give between 1 and {MAX_POINTS:,}")
     if points == 1 or lo == hi:
         return [lo] if points == 1 else sorted({lo, hi})
-    step = (math.log(hi) - math.log(lo)) / (points - 1)
-    values = {min(hi, max(lo, round(math.exp(math.log(lo) + i * step)))) for i in range(points)}
+    first = math.log(lo)
+    step = (math.log(hi) - first) / (points - 1)
+    # round(exp(first + i·step)) for every i, mapped in C (10,000 points at every sweep);
+    # rounding can step past an end only there, so the clamp runs only when it did
+    values = set(map(round, map(math.exp, map(first.__add__, map(step.__mul__, range(points))))))
+    if min(values) < lo or max(values) > hi:
+        values = {min(hi, max(lo, v)) for v in values}
     return sorted(values | {lo, hi})
 
 
@@ -118,19 +123,24 @@ class SweepReport(Report):
 
 def sweep_row(spec: ModelSpec, seq: int, batch: int, attention: p.Convention, n: int,
               crossover_seq: Optional[int], scan: p.Scan = "chunked") -> SweepRow:
+    """One row, counted directly (a sweep counts its rows in closed form, to the same ints)."""
     w = workload(spec, seq, None, batch, attention, scan)
-    parts = model_flops(spec, w)
-    forward = p.total(parts)
-    families = p.families(parts)
+    return _row(seq, p.families(model_flops(spec, w)), output_tokens(spec, w), n, crossover_seq)
+
+
+def _row(seq: int, families: dict[str, int], tokens: int, n: int,
+         crossover_seq: Optional[int]) -> SweepRow:
+    forward = sum(families.values())
     attn = families.get(p.ATTENTION, 0)
-    per_token = Fraction(forward, output_tokens(spec, w))
-    # Training = 3·forward per token; 6ND = 3·(2N): 6ND is (fwd − 2N)/fwd below exact.
-    return SweepRow(
-        seq=seq, weights=families.get(p.WEIGHTS, 0), attention=attn, families=families,
-        forward=forward,
-        forward_per_token=exact_number(per_token), attention_share_pct=pct(attn, forward),
-        six_nd_undercount_pct=float(100 * (per_token - 2 * n) / per_token),
-        past_crossover=crossover_seq is not None and seq >= crossover_seq)
+    # Training = 3·forward per token; 6ND = 3·(2N): 6ND is (fwd − 2N)/fwd below exact, i.e.
+    # 100·(F − 2N·T)/F for F forward FLOPs over T tokens. An int over an int is rounded once,
+    # correctly, as float(Fraction) is: the same floats without building Fractions.
+    per_token = forward // tokens if forward % tokens == 0 else forward / tokens
+    # positional, in field order: 10,000 rows make keyword passing show
+    return SweepRow(seq, families.get(p.WEIGHTS, 0), attn, families, forward, per_token,
+                    100 * attn / forward if forward else 0.0,
+                    100 * (forward - 2 * n * tokens) / forward,
+                    crossover_seq is not None and seq >= crossover_seq)
 
 
 def build_sweep_report(loaded: LoadedModel, spec_text: str, points: Optional[int], batch: int,
@@ -140,6 +150,7 @@ def build_sweep_report(loaded: LoadedModel, spec_text: str, points: Optional[int
     params, active = model_params(spec), model_params(spec, active=True)
     n = non_embedding(active)
     x = crossover(spec, attention)
+    counts = forward_families(spec, lengths, batch, attention, scan)
     return SweepReport(
         schema_version=SCHEMA_VERSION, command="sweep", model=model_info(loaded),
         settings=SweepSettings(spec_text, points, batch, attention, scan, len(lengths),
@@ -149,5 +160,6 @@ def build_sweep_report(loaded: LoadedModel, spec_text: str, points: Optional[int
             "6ND under = (exact − 6ND) / exact with exact = 3 x forward per output token"],
         crossover=SweepCrossover(x.seq, None if x.exact is None else str(x.exact),
                                  None if x.value is None else x.value / spec.d_model, x.reason),
-        rows=[sweep_row(spec, seq, batch, attention, n, x.seq, scan) for seq in lengths],
+        # every stack reads `seq` tokens a sequence (target length = source length)
+        rows=[_row(seq, fam, batch * seq, n, x.seq) for seq, fam in zip(lengths, counts)],
         warnings=context_warning(loaded.name, "--seq", lengths[-1], spec.max_seq_len))
