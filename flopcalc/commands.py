@@ -838,18 +838,8 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
         compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
     if pareto:
         return _pareto(loaded, common, load_opts, count or dp * ways, pp)
-    report = build_serve_report(
-        loaded, hw=hw, max_model_len=max_model_len, tp=tp, pp=pp, dp=dp, ep=ep,
-        gpu_memory_utilization=F(gpu_memory_utilization), block_size=block_size,
-        kv_dtype=kv_dtype, max_num_batched_tokens=max_num_batched_tokens,
-        max_num_seqs=max_num_seqs, async_scheduling=async_scheduling,
-        prefix_caching=prefix_caching, hybrid_kv_cache_manager=hybrid_kv_cache_manager,
-        mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
-        gdn_prefill_backend=gdn_prefill_backend, kv_memory=memories, kv_blocks=kv_blocks,
-        weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
-        draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
-        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source,
-        attention=attention, load=load_opts)
+    report = build_serve_report(loaded, tp=tp, dp=dp, ep=ep, attention=attention,
+                                load=load_opts, **common)
     if ssm_from is None and mamba_ssm_cache_dtype == "auto" and \
             report.settings.mamba_cache_mode is not None:
         report.warnings.append(

@@ -79,3 +79,20 @@ def test_step_reports_the_schedules_bubble(cli):
     one, zb = cli(*base).json(), cli(*base, "--schedule", "zero-bubble").json()
     assert zb["time"]["step_seconds"]["estimate"] < one["time"]["step_seconds"]["estimate"]
     assert zb["layout"]["schedule"] == "zero-bubble"
+
+
+def test_plans_fast_memory_follows_the_schedule():
+    # plan's FastMemory remembers activations by what they read: the schedule's micro-batches
+    # in flight among them (p + (p - 1)/v interleaved), as counting.memory counts them
+    import flopcalc
+    from flopcalc.counting.plans import memory_bytes, memory_bytes_slow
+
+    spec = flopcalc.load("llama-3.1-8b").spec
+    seen = set()
+    for vp, schedule in ((1, "1f1b"), (2, "1f1b"), (4, "1f1b"), (1, "dualpipe"),
+                         (1, "dualpipev")):
+        setup = Setup(seq=4096, batch=1, pp=4, vp=vp, schedule=schedule, flash=True)
+        fast = memory_bytes(spec, setup)
+        assert fast == memory_bytes_slow(spec, setup)
+        seen.add(fast)
+    assert len(seen) == 5

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 from math import ceil
-from typing import Optional
+from typing import Any, Optional
 
 from ..kinds.base import EXPERT, LAST, SPREAD
 from ..models.spec import ModelSpec
@@ -68,10 +68,7 @@ class FastMemory:
         key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp, setup.extended,
                setup.schedule, setup.zero, setup.bytes_per_param, setup.offload_optimizer,
                setup.fp8, setup.zero3_buffer)
-        found = self._states.get(key)
-        if found is None:
-            found = self._states[key] = self._state(setup)
-        return found
+        return _remembered(self._states, key, lambda: self._state(setup))
 
     def _state(self, setup: Setup) -> int:
         if setup.stage_copies != 1:  # DualPipe's two stages a device: counting.memory's sums
@@ -115,12 +112,9 @@ class FastMemory:
         not change them, so a plan's search reuses them across those (keyed by what they
         read: the Keeping fields, cp, pp and fp8)."""
         key = (setup.seq, setup.cp, setup.batch, setup.tp, setup.sequence_parallel,
-               setup.recompute, setup.dropout, setup.flash, setup.pp, setup.extended,
-               setup.fp8, setup.lora_rank)
-        found = self._saved.get(key)
-        if found is None:
-            found = self._saved[key] = self._activations(setup)
-        return found
+               setup.recompute, setup.dropout, setup.flash, setup.pp, setup.vp, setup.schedule,
+               setup.extended, setup.fp8, setup.lora_rank)
+        return _remembered(self._saved, key, lambda: self._activations(setup))
 
     def _activations(self, setup: Setup) -> int:
         spec = self.spec
@@ -155,3 +149,11 @@ class FastMemory:
         if self._valid[key]:
             return None
         return self.state(setup) + self.activations(setup)
+
+
+def _remembered(store: dict, key: tuple, work: Any) -> int:
+    """work() once per key of `store`."""
+    found = store.get(key)
+    if found is None:
+        found = store[key] = work()
+    return found

@@ -286,11 +286,7 @@ def _exaone_moe(c: Config) -> Raw:
         kinds = ["window" if (i + 1) % every else "full" for i in range(n)]
         if "window" in kinds:
             raw.update(layer_types=shortest_period(kinds), sliding_window=window)
-    first = c("first_k_dense_replace", 1, int)
-    kinds = c.texts("mlp_layer_types", ["dense" if i < first else "sparse" for i in range(n)])
-    if len(kinds) != n or set(kinds) - {"dense", "sparse"}:
-        raise FlopcalcError(f"{c.label}: mlp_layer_types must list 'dense' or 'sparse' for each "
-                            f"of the {n} layers")
+    kinds = mlp_layer_kinds(c, n)
     if "sparse" in kinds:
         raw["moe"] = {"experts": c("num_experts", 64), "top_k": c("num_experts_per_tok", 8),
                       "d_ff": c("moe_intermediate_size", 1024),
@@ -381,3 +377,14 @@ ALIASES: dict[str, dict[str, str]] = {
                       "intermediate_size": "ffn_hidden_size",
                       "moe_intermediate_size": "expert_ffn_hidden_size"},
 }
+
+
+def mlp_layer_kinds(c: Config, n: int) -> list[str]:
+    """Each layer's feed-forward, "dense" or "sparse", from `mlp_layer_types` (absent: the
+    first `first_k_dense_replace` dense, default 1), checked against the layer count."""
+    first = c("first_k_dense_replace", 1, int)
+    kinds = c.texts("mlp_layer_types", ["dense" if i < first else "sparse" for i in range(n)])
+    if len(kinds) != n or set(kinds) - {"dense", "sparse"}:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types must list 'dense' or 'sparse' for each "
+                            f"of the {n} layers")
+    return kinds

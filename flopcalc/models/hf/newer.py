@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...errors import FlopcalcError
 from .common import Config, Raw, bias, rotary_decoder
-from .moe_zoo import _glm4_moe
+from .moe_zoo import _glm4_moe, mlp_layer_kinds
 
 
 def _minicpm5_moe(c: Config) -> Raw:
@@ -29,11 +29,7 @@ def _minicpm5_moe(c: Config) -> Raw:
     attn = c("attention_bias", False)
     raw = {**rotary_decoder(c), **bias(attn, attn), "attention_gate": True}
     n = c("num_hidden_layers", kind=int)
-    first = c("first_k_dense_replace", 1, int)
-    kinds = c.texts("mlp_layer_types", ["dense" if i < first else "sparse" for i in range(n)])
-    if len(kinds) != n or set(kinds) - {"dense", "sparse"}:
-        raise FlopcalcError(f"{c.label}: mlp_layer_types must list 'dense' or 'sparse' for each "
-                            f"of the {n} layers")
+    kinds = mlp_layer_kinds(c, n)
     if "sparse" in kinds:
         raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
                       "d_ff": c("moe_intermediate_size"),
