@@ -336,7 +336,11 @@ def _memory(model: str, *, seq, batch, dp, tp, pp, ep, etp, vp, schedule, zero, 
                                 "--count with --tp and --pp alone to derive --dp")
         dp = count // model_ways
     loaded = load(model, set)
-    setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep, etp=etp,
+    from .counting.memory import default_etp
+
+    _dense_etp(loaded.spec, etp)
+    setup = setup_for(loaded.spec, seq, batch=batch, dp=dp, tp=tp, pp=pp, ep=ep,
+                      etp=etp or (default_etp(tp, ep) if _routed(loaded.spec) else 1),
                       vp=vp, schedule=schedule, zero=zero,
                       recompute=recompute, sequence_parallel=sequence_parallel,
                       dropout=dropout, flash=flash, precision=precision, optimizer=optimizer,
@@ -348,14 +352,27 @@ def _memory(model: str, *, seq, batch, dp, tp, pp, ep, etp, vp, schedule, zero, 
     return build_memory_report(loaded, setup, hw, curve)
 
 
+def _routed(spec: Any) -> bool:
+    """Whether some layer of `spec` has routed experts."""
+    return any(k.ep_units() for g in spec.groups() for _, k in g.layer.slots())
+
+
+def _dense_etp(spec: Any, etp: Optional[int]) -> None:
+    """--etp given for a model without routed experts: nothing to split."""
+    if etp is not None and not _routed(spec):
+        raise FlopcalcError("--etp applies to mixtures of experts; this model is dense")
+
+
 def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
             sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
-            tp_overlap, capacity_factor, count, etp=1, dispatcher="flex",
+            tp_overlap, capacity_factor, count, etp=None, dispatcher="flex",
             moe_overlap=False, schedule="1f1b") -> tuple[Any, int, list[str]]:
     """The Layout of `step` (with the unknowns: the options not given) from its options."""
+    from .counting.memory import default_etp
     from .counting.steptime import Layout
     from .reports.common import default_seq
 
+    _dense_etp(spec, etp)
     seq = seq or default_seq(spec)
     ways = tp * pp * cp
     if count is not None and count != dp * ways:
@@ -379,7 +396,9 @@ def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, reco
                  recompute=recompute or "none", sequence_parallel=sequence_parallel,
                  micro_batch=mb, global_batch=global_batch, dropout=dropout == "on",
                  flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
-                 capacity=capacity_factor or Fraction(1), etp=etp, dispatcher=dispatcher,
+                 capacity=capacity_factor or Fraction(1),
+                 etp=etp or (default_etp(tp, ep) if _routed(spec) else 1),
+                 dispatcher=dispatcher,
                  moe_overlap=moe_overlap, schedule=schedule)
     return lay, seq, unknown
 
@@ -405,7 +424,7 @@ def _microscaling(accelerator: str) -> bool:
 def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_parallel,
           micro_batch, global_batch, dropout, flash, precision, optimizer, accelerator, count,
           network, efficiency, dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens,
-          price, set, attention="causal", etp=1, dispatcher="flex",  # noqa: A002
+          price, set, attention="causal", etp=None, dispatcher="flex",  # noqa: A002
           moe_overlap=False, schedule="1f1b", fp8_recipe=None, lora_rank=0, qlora=False):
     from .counting.memory import check_setup
     from .counting.plans import setup_of, valid_vp
@@ -549,9 +568,12 @@ FP8_RECIPE = Option("fp8_recipe", "choice", "With --dtype fp8: how the matmuls a
                     "Engine's current scaling, the default), delayed, rowwise (torchao), "
                     "blockwise (DeepSeek-V3) or mxfp8 (Blackwell, CDNA 4).", None,
                     ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8"))
-ETP = _ways("etp", "Expert tensor-parallel devices: each routed expert split this many ways "
-            "(Megatron-Core's ETP; must divide --tp). Default 1, as Megatron-Bridge's and the "
-            "Megatron-MoE model zoo's recipes run.")
+# Not given: 1 with --ep > 1 (what Megatron-Bridge's and the Megatron-MoE model zoo's MoE
+# recipes set), --tp without expert parallelism (Megatron-Core's own default).
+ETP = Option("etp", "count", "Expert tensor-parallel devices: each routed expert split this many "
+             "ways (Megatron-Core's ETP; must divide --tp). Default: 1 with --ep > 1, as "
+             "published MoE recipes run; --tp without expert parallelism, as Megatron-Core.",
+             metavar="N")
 # flex by default: DeepEP (or its HybridEP) is what Megatron-Bridge's MoE recipes and the
 # Megatron-MoE model zoo run; Megatron-Core's own default is alltoall.
 DISPATCHER = Option("dispatcher", "choice", "How routed tokens reach their experts: flex "

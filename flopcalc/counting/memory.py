@@ -140,6 +140,13 @@ class Setup:
 # ------------------------------------------------------------------------------------ state
 
 
+def default_etp(tp: int, ep: int) -> int:
+    """Expert tensor parallelism when not given: 1 once experts are spread over ep > 1
+    devices (Megatron-Bridge's and the Megatron-MoE model zoo's recipes), else tp (Megatron-
+    Core's default: experts split like every other matrix)."""
+    return 1 if ep > 1 else tp
+
+
 def share(p: Part, setup: Setup) -> Fraction:
     """The fraction of a parameter tensor one device holds under tensor and expert
     parallelism, from its role."""
@@ -267,9 +274,8 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
     if setup.pp > layers:
         return f"--pp {setup.pp} is more than the {layers} layers; a stage needs a layer"
     experts = {k.ep_units() for k in kinds if k.ep_units()}
-    if (setup.ep > 1 or setup.etp > 1) and not experts:
-        return f"--{'ep' if setup.ep > 1 else 'etp'} applies to mixtures of experts; this model " \
-               "is dense"
+    if setup.ep > 1 and not experts:
+        return "--ep applies to mixtures of experts; this model is dense"
     if any(e % setup.ep for e in experts):
         return f"--ep {setup.ep} must divide the {min(experts)} routed experts"
     if setup.tp % setup.etp:

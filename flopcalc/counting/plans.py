@@ -37,7 +37,7 @@ from ..models.networks import (GENERIC, load_efficiency, load_efficiency_file,
 from ..models.spec import ModelSpec
 from ..tables import RECOMPUTE
 from .collectives import Net
-from .memory import Setup, activation_parts, check_setup, state_parts
+from .memory import Setup, activation_parts, check_setup, default_etp, state_parts
 from .memory_fast import FastMemory
 from .steptime import EFFICIENCY_END, ENDS, Layout, Machine, Profile, StepTime, step_time
 
@@ -309,7 +309,8 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                 zeros = (0, 1, 2, 3) if dp * cp > 1 else (0,)
                 for ep, zero in itertools.product(eps, zeros):
                     for mb in divisors(replica, 16):
-                        lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, zero=zero,
+                        lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
+                                     etp=default_etp(tp, ep) if experts else 1, zero=zero,
                                      sequence_parallel=tp > 1, micro_batch=mb,
                                      global_batch=global_batch, dropout=dropout, flash=flash,
                                      grad_fp32=grad_fp32, tp_overlap=tp_overlap)
