@@ -88,8 +88,9 @@ def flopcalc_tensors(cli, tmp_path, layer: Layer, config: Any) -> dict[str, int]
     saves (imported from config.json as a checkpoint's would be)."""
     path = tmp_path / "config.json"
     path.write_text(json.dumps(saved(config)))
+    kernel = () if "--flash" in layer.options else ("--no-flash",)  # eager PyTorch's
     r = cli("memory", str(path), "--seq", layer.seq, "--batch", layer.batch, *layer.options,
-            "-f", "json")
+            *kernel, "-f", "json")
     assert r.code == 0, r.err
     return r.json()["activations"]["layers"][0]["tensors"]
 
