@@ -53,3 +53,21 @@ def test_a_lora_step_is_faster_than_full_fine_tuning(cli):
 def test_qlora_needs_a_rank(cli):
     r = cli("step", "llama-3.1-8b", "--accelerator", "h100", "--global-batch", 8, "--qlora")
     assert r.code == 2 and "give --lora-rank R too" in r.err
+
+
+def test_a_rank_above_the_narrowest_matrix_is_one_line(cli):
+    # tiny.yaml's widest matrices are 8 -> 16 and 16 -> 8: min(n_in, n_out) is at most 8, so a
+    # rank above 8 adds nothing to any of them
+    for command in (["memory", TINY], ["step", TINY, "--accelerator", "h100",
+                                       "--global-batch", 8]):
+        r = cli(*command, "--lora-rank", "1e30")
+        assert r.code == 2 and r.err.count("\n") == 1, r.err
+        assert "is more than every adapted matrix's width (at most 8)" in r.err
+    assert cli("memory", TINY, "--lora-rank", 9).code == 2
+    assert cli("memory", TINY, "--lora-rank", 8).code == 0
+
+
+def test_virtual_stages_in_memory_need_stages_to_split(cli):
+    r = cli("memory", TINY, "--vp", 2)
+    assert r.code == 2 and "--vp needs --pp > 1" in r.err
+    assert cli("memory", TINY, "--pp", 2, "--vp", 2).code == 2  # 1 layer a stage

@@ -45,10 +45,11 @@ from fractions import Fraction
 from math import ceil
 from typing import Optional
 
-from ..kinds.base import EXPERT, LAST, REPLICATED, SPREAD, Part, ceil_fraction, merged
+from ..kinds.base import (COLUMN, EXPERT, LAST, REPLICATED, ROW, SPREAD, Part, ceil_fraction,
+                          merged)
 from ..models.spec import ModelSpec
 from ..tables import OPTIMIZERS, PRECISIONS
-from .layers import layer_activations
+from .layers import layer_activations, layer_params
 from .model import trained_params
 
 BYTES = "bytes"
@@ -263,6 +264,20 @@ def output_activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     return parts
 
 
+def vp_problem(vp: int, pp: int, layers: int) -> Optional[str]:
+    """Why `vp` virtual stages per device cannot split stages of `layers` layers over `pp`
+    stages (Megatron-Core's pipeline layout places layers unevenly, but every virtual stage
+    needs one), or None."""
+    if vp == 1:
+        return None
+    if pp == 1:
+        return "--vp needs --pp > 1 (interleaving splits each pipeline stage)"
+    if vp > layers:
+        return (f"--vp {vp} is more than the {layers} layers of a pipeline stage; a virtual "
+                "stage needs a layer")
+    return None
+
+
 def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
     """Why this parallel layout cannot hold the model, or None."""
     kinds = [kind for g in spec.groups() for _, kind in g.layer.slots()]
@@ -293,6 +308,15 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
     if setup.schedule == "dualpipe" and setup.pp % 2:
         return (f"--schedule dualpipe pairs the stages of two directions: --pp {setup.pp} must "
                 "be even (or use dualpipev)")
+    problem = vp_problem(setup.vp, setup.pp, stage_layers(spec, setup))
+    if problem:
+        return problem
+    if setup.lora_rank:
+        widths = [min(p.shape[-2:]) for g in spec.groups() for p in layer_params(g.layer, spec.d_model)
+                  if p.matmul and p.role in (COLUMN, ROW, EXPERT) and len(p.shape) >= 2]
+        if widths and setup.lora_rank > max(widths):
+            return (f"--lora-rank {setup.lora_rank} is more than every adapted matrix's width "
+                    f"(at most {max(widths)}): a rank above a matrix's width adds nothing")
     if setup.extended:
         from .memory_more import check_extended
 

@@ -37,7 +37,8 @@ from ..models.networks import (GENERIC, load_efficiency, load_efficiency_file,
 from ..models.spec import ModelSpec
 from ..tables import RECOMPUTE
 from .collectives import Net
-from .memory import Setup, activation_parts, check_setup, default_etp, state_parts
+from .memory import (Setup, activation_parts, check_setup, default_etp, state_parts,
+                     vp_problem)
 from .memory_fast import FastMemory
 from .steptime import EFFICIENCY_END, ENDS, Layout, Machine, Profile, StepTime, step_time
 
@@ -176,16 +177,12 @@ def valid_vp(prof: Profile, lay: Layout, vp: int) -> Optional[str]:
         if lay.schedule == "interleaved":
             return "--schedule interleaved needs --vp > 1 (virtual stages per device)"
         return None
-    if lay.pp == 1:
-        return "--vp needs --pp > 1 (interleaving splits each pipeline stage)"
-    if lay.schedule not in ("1f1b", "interleaved"):
+    if lay.schedule not in ("1f1b", "interleaved") and lay.pp > 1:
         return (f"--vp {vp} interleaves the 1F1B schedule; --schedule {lay.schedule} runs one "
                 "stage (DualPipeV two half-stages) per device: give --vp 1")
-    layers = stage_layers(prof, lay.pp)
-    if vp > layers:  # Megatron-Core's pipeline_model_parallel_layout places layers unevenly,
-        # but every virtual stage needs one
-        return (f"--vp {vp} is more than the {layers} layers of a pipeline stage; a virtual "
-                "stage needs a layer")
+    problem = vp_problem(vp, lay.pp, stage_layers(prof, lay.pp))
+    if problem:
+        return problem
     if lay.micro_batches % lay.pp:
         return (f"--vp > 1 (the interleaved schedule) needs the micro-batches per pipeline "
                 f"({lay.micro_batches}) to be a multiple of --pp {lay.pp}")
