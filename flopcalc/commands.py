@@ -920,7 +920,11 @@ def _pareto(loaded, common: dict, opts: Any, devices: int, pp: int) -> Any:
     moe = any(k.ep_units() for g in loaded.spec.groups("decoder") for _, k in g.layer.slots())
     points, layouts, skipped, first = [], [], [], None
     ways = devices // pp
-    for tp in [t for t in range(1, ways + 1) if ways % t == 0]:
+    from .counting.plans import divisors
+
+    # tensor parallelism splits heads: no model has 512 of them to split further, so the
+    # search is bounded whatever --count is
+    for tp in divisors(ways, 512):
         dp = ways // tp
         for ep in ([1, tp * dp] if moe and tp * dp > 1 else [1]):
             name = f"tp{tp} dp{dp}" + (f" ep{ep}" if ep > 1 else "")

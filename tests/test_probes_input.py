@@ -341,3 +341,13 @@ def test_llama4_empty_no_rope_layers_is_the_default(cli, tmp_path):
     assert empty.code == 0, empty.err
     full = cli("model", str(HF / "sparse" / "llama-4-scout.json"), "-f", "json").json()
     assert empty.json()["flops"]["forward"] == full["flops"]["forward"]
+
+
+def test_pareto_search_is_bounded_by_the_model_not_the_device_count(cli):
+    # tp divides the heads: the layouts tried are the divisors of --count up to 512, not every
+    # number up to it (10^12 of them once)
+    r = cli("serve", "llama-3.1-8b", "--accelerator", "h100", "--count", "1e12", "--prompt",
+            100, "--gen", 10, "--pareto", "-f", "json")
+    assert r.code == 0, r.err
+    assert {p["layout"].split()[0] for p in r.json()["pareto"]["points"]} <= {
+        "tp1", "tp2", "tp4", "tp8"}
