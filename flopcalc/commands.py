@@ -22,20 +22,20 @@ from .tables import DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, SCALED_FORMAT
 
 CONVENTIONS = ("full", "causal")
 SCANS = ("chunked", "recurrent")  # kinds.base.SCANS, kept here so the CLI starts light
-KINDS = ("length", "count", "bytes", "gen", "share", "amount", "choice", "number", "flag",
+TYPES = ("length", "count", "bytes", "gen", "share", "amount", "choice", "number", "flag",
          "text", "texts", "count_or")
 
 
 @dataclass(frozen=True)
 class Option:
-    """One option: its Python name (`tgt_seq` is `--tgt-seq`), the kind of value it takes, its
-    default and help. Kinds: `length` (k = 1024), `count` (K = 1,000), `bytes`, `gen` (a
+    """One option: its Python name (`tgt_seq` is `--tgt-seq`), the type of value it takes, its
+    default and help. Types: `length` (k = 1024), `count` (K = 1,000), `bytes`, `gen` (a
     length, or 0), `share` (0.4 or 40%), `amount` (a positive number, not necessarily whole),
     `choice` (one of `choices`), `number` (an integer choice), `flag`, `text`, `texts`
     (repeatable), `count_or` (a count or one of `choices`)."""
 
     name: str
-    kind: str
+    type: str
     help: str
     default: Any = None
     choices: tuple[str, ...] = ()
@@ -59,7 +59,7 @@ class Option:
             raise FlopcalcError(f"Invalid value for '{self.flag}': {message}") from None
 
     def _parse(self, value: Any) -> Any:
-        kind = self.kind
+        kind = self.type
         if kind in ("length", "count", "bytes", "gen"):
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise FlopcalcError(f"{value!r} is not a number")
@@ -369,7 +369,7 @@ def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, reco
             moe_overlap=False, schedule="1f1b") -> tuple[Any, int, list[str]]:
     """The Layout of `step` (with the unknowns: the options not given) from its options."""
     from .counting.memory import default_etp
-    from .counting.steptime import Layout
+    from .predict.steptime import Layout
     from .reports.common import default_seq
 
     _dense_etp(spec, etp)
@@ -404,7 +404,7 @@ def _layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, reco
 
 
 def _machine(accelerator, dtype, count, peak, network, efficiency):  # type: ignore
-    from .counting.plans import machine_for
+    from .predict.plans import machine_for
 
     if accelerator is None:
         raise FlopcalcError("this command needs --accelerator NAME (flopcalc accelerators "
@@ -427,8 +427,8 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
           price, set, attention="causal", etp=None, dispatcher="flex",  # noqa: A002
           moe_overlap=False, schedule="1f1b", fp8_recipe=None, lora_rank=0, qlora=False):
     from .counting.memory import check_setup
-    from .counting.plans import setup_of, valid_vp
-    from .counting.steptime import profile
+    from .predict.plans import setup_of, valid_vp
+    from .predict.steptime import profile
     from .reports.step import build_step_report
 
     loaded = load(model, set)
@@ -467,7 +467,7 @@ def _step(model: str, *, seq, tp, pp, vp, dp, cp, ep, zero, recompute, sequence_
                             "none: use tensorwise, delayed, rowwise or blockwise")
     warnings: tuple[str, ...] = ()
     if "recompute" in unknown:
-        from .counting.plans import least_recompute
+        from .predict.plans import least_recompute
         from dataclasses import replace
 
         least = least_recompute(spec, seq, lay, hw.memory_bytes, **mem)
@@ -531,7 +531,7 @@ def _ways(name: str, help_: str) -> Option:
     return Option(name, "count", help_, 1, metavar="N")
 
 
-# What training plans need in memory (counting.memory_more); `memory`, `step` and `plan`.
+# What training plans need in memory (counting.memory_techniques); `memory`, `step` and `plan`.
 CP = _ways("cp", "Context-parallel devices: each holds seq/cp tokens of every sequence (ring "
            "attention, a flash kernel per block).")
 LORA_RANK = Option("lora_rank", "gen", "LoRA adapters of rank R on every matrix of the layers: "
@@ -770,7 +770,7 @@ def _serve(model: str, *, accelerator, count, tp, pp, dp, ep, max_model_len,
                             "--gpu-memory-utilization, --block-size, --max-num-batched-tokens, "
                             "--max-num-seqs, --max-model-len, --kv-dtype)")
 
-    from .counting.latency import Network
+    from .predict.latency import Network
     from .numbers import parse_bytes
     from .reports.serve import SHAPE_FACTOR, Draft, build_serve_report
 
@@ -920,7 +920,7 @@ def _pareto(loaded, common: dict, opts: Any, devices: int, pp: int) -> Any:
     moe = any(k.ep_units() for g in loaded.spec.groups("decoder") for _, k in g.layer.slots())
     points, layouts, skipped, first = [], [], [], None
     ways = devices // pp
-    from .counting.plans import divisors
+    from .predict.plans import divisors
 
     # tensor parallelism splits heads: no model has 512 of them to split further, so the
     # search is bounded whatever --count is

@@ -4,7 +4,7 @@ tokens a device holds under sequence parallelism, the dispatchers, and which ran
 node, checked against Megatron-Core's own rank generator where it is installed.
 
 Figures are worked by hand in the comments from the formulas the docstrings of
-`counting/communication.py` and `counting/collectives.py` state (the papers' and NCCL's), not
+`predict/communication.py` and `predict/collectives.py` state (the papers' and NCCL's), not
 from the code. The model is test_hand_step.py's MoE: 4 layers, d 64, 4 experts, top-2, seq 32.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from flopcalc.counting import steptime as S
-from flopcalc.counting.collectives import Net, collective, dispatch
-from flopcalc.counting.communication import volumes
+from flopcalc.predict import steptime as S
+from flopcalc.predict.collectives import Net, collective, dispatch
+from flopcalc.predict.communication import volumes
 from flopcalc.models.registry import load_model
 
 from .test_hand_step import MOE

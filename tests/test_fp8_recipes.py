@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from flopcalc.counting import steptime as S
+from flopcalc.predict import steptime as S
 
 from .test_hand_steptime import MC, TINY, load
 

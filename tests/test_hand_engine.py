@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from flopcalc.counting import engine as E
+from flopcalc.engines import vllm as E
 from flopcalc.errors import FlopcalcError
 from flopcalc.kinds.base import EngineCache, EngineState
 

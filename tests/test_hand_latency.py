@@ -1,4 +1,4 @@
-"""The serving step's cost model (`counting/latency.py`) in small pieces, each worked by hand:
+"""The serving step's cost model (`predict/latency.py`) in small pieces, each worked by hand:
 bytes a collective sends per device (nccl-tests' bus-bandwidth factors), the raw-link bound
 inside and across a domain, a step's roofline and which side binds, each tensor's share of a
 device, and the collectives a forward waits for under tensor, expert and pipeline
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from flopcalc.commands import load
-from flopcalc.counting import latency as L
-from flopcalc.counting.engine import Engine
+from flopcalc.predict import latency as L
+from flopcalc.engines.vllm import Engine
 from flopcalc.kinds.base import COLUMN, EXPERT, REPLICATED, ROW, VOCAB, WEIGHTS, Part
 from flopcalc.models.networks import load_network
 

@@ -1,5 +1,5 @@
 """`flopcalc plan`'s search and the interval over unknown inputs, against an enumeration of the
-layout space written from the rules `counting/plans.py`'s docstring states: tensor-parallel
+layout space written from the rules `predict/plans.py`'s docstring states: tensor-parallel
 sizes dividing the heads within a domain, pipeline depths up to the layers, ZeRO 1-3 only with
 data parallelism, micro-batches dividing each replica's batch, virtual stages dividing each
 stage's layers with micro-batches a multiple of the stages.
@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import pytest
 
-from flopcalc.counting import plans as P
-from flopcalc.counting import steptime as S
+from flopcalc.predict import plans as P
+from flopcalc.predict import steptime as S
 from flopcalc.models.registry import load_model
 
 from .test_hand_step import MODEL

@@ -23,8 +23,8 @@ from fractions import Fraction
 import pytest
 
 import flopcalc
-from flopcalc.counting.roofline import decode_time
-from flopcalc.counting.serving import Segments, _cut, affine_segments
+from flopcalc.predict.roofline import decode_time
+from flopcalc.counting.inference import Segments, _cut, affine_segments
 from flopcalc.counting.traffic import weight_reads
 from flopcalc.kinds.masks import Mask
 
@@ -404,7 +404,7 @@ def test_too_many_flipping_decode_steps_are_refused_not_summed_one_by_one():
     # c = j .. j + 2·10⁶ + 2: wholly compute-bound only from j = 10⁶ + 1, never wholly
     # memory-bound, so j = 0 .. 10⁶ flip: 1,000,001 repeats, one more than the 10⁶ summed
     # term by term.
-    from flopcalc.counting.roofline import _repeated
+    from flopcalc.predict.roofline import _repeated
     from flopcalc.errors import FlopcalcError
 
     def compute(c):

@@ -21,9 +21,9 @@ from fractions import Fraction
 
 import pytest
 
-from flopcalc.counting.collectives import Net, collective, factor, ring
-from flopcalc.counting.communication import _b, volumes
-from flopcalc.counting.steptime import Layout, profile, step_time
+from flopcalc.predict.collectives import Net, collective, factor, ring
+from flopcalc.predict.communication import _b, volumes
+from flopcalc.predict.steptime import Layout, profile, step_time
 from flopcalc.models.networks import load_network
 from flopcalc.models.registry import load_model
 

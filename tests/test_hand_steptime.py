@@ -1,12 +1,12 @@
 """The step-time model's arithmetic, piece by piece, against figures worked by hand from the
-model `counting/steptime.py`'s docstring states (not from its code): one matmul's roofline
+model `predict/steptime.py`'s docstring states (not from its code): one matmul's roofline
 with wave quantisation, each tensor-parallel role's local shape, the head and cross-entropy,
 one layer's compute under each attention path and recompute mode, and the schedule (overlap,
 bubble, pipeline sends, data-parallel reductions under each ZeRO stage, the optimizer).
 
 The machine is made up so that every figure is easy to work: 10¹⁵ FLOP/s at an MAMF share of
 0.8, 100 SMs, 4·10¹² B/s of HBM, and one network domain of 64 devices (so that a collective is
-NCCL's single ring: base + steps·step latency + factor·S/B, `counting.collectives`).
+NCCL's single ring: base + steps·step latency + factor·S/B, `predict.collectives`).
 
 The model is tests/data/serve/tiny.yaml at 16 tokens: 2 layers, d 8, 2 heads and 1 KV head
 of 4, a plain MLP of 16, vocabulary 16, untied. Per layer: q, o 8·8 = 64 parameters, k, v 8·4
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from flopcalc.commands import load
-from flopcalc.counting import steptime as S
-from flopcalc.counting.collectives import Net
+from flopcalc.predict import steptime as S
+from flopcalc.predict.collectives import Net
 from flopcalc.kinds.base import ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, VOCAB, WEIGHTS, Part
 
 TINY = str(Path(__file__).parent / "data" / "serve" / "tiny.yaml")

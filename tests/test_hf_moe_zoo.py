@@ -1,4 +1,4 @@
-"""The importers of flopcalc/models/hf/moe_zoo.py: aliases read under either name, the layer
+"""The importers of flopcalc/models/hf/moe.py: aliases read under either name, the layer
 patterns their config classes derive, and what they refuse, in one line. (Their counts against
 transformers are in tests/sweep/cases_moe_zoo.py.)"""
 
@@ -10,7 +10,7 @@ import pytest
 
 import flopcalc
 from flopcalc.errors import FlopcalcError
-from flopcalc.models.hf import from_hf_dict, moe_zoo
+from flopcalc.models.hf import from_hf_dict, moe
 
 SMALL = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
              num_key_value_heads=2, vocab_size=64, max_position_embeddings=64)
@@ -119,13 +119,3 @@ def test_zero_expert_expectation_must_be_whole(tmp_path):
                                 "n_routed_experts": 4, "zero_expert_num": 1, "moe_topk": 3}))
     with pytest.raises(FlopcalcError, match="must be whole"):
         flopcalc.model(str(path))
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("model_type", sorted(moe_zoo.CONVERTERS))
-def test_attribute_map_is_read(model_type):
-    pytest.importorskip("transformers")
-    from transformers import CONFIG_MAPPING
-
-    declared = dict(getattr(CONFIG_MAPPING[model_type], "attribute_map", {}) or {})
-    assert declared.items() <= moe_zoo.ALIASES.get(model_type, {}).items(), declared

@@ -1,5 +1,5 @@
 """Wrappers, their nested text types, multi-token prediction and settings transformers accepts
-(flopcalc/models/hf/multimodal.py, gated_deltanet.py, moe_zoo.py, hybrid.py, sparse.py).
+(flopcalc/models/hf/multimodal.py, gated_deltanet.py, moe.py, hybrid.py, sparse.py).
 
 The fast tests hold hand-worked integers and transformers' own figures (measured on the meta
 device with transformers 5.24, quoted); the `torch` ones compare with transformers live

@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "flopcalc"
 # Lower ranks never import higher ones.
 RANK = {"errors": 0, "cachedir": 0, "writing": 0, "numbers": 0, "version": 0, "declare": 0,
         "tables": 0,
-        "kinds": 1, "models": 2, "counting": 3, "predict": 3.5, "reports": 4, "render": 5,
+        "kinds": 1, "models": 2, "counting": 3, "engines": 3.2, "predict": 3.5, "reports": 4, "render": 5,
         "commands": 6,
         "api": 6, "cli": 7, "__init__": 8, "__main__": 8}
 
@@ -78,7 +78,7 @@ def test_imports_point_down_the_flow():
 
 def test_the_layout_has_the_packages_the_readme_names():
     assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"} >= {
-        "kinds", "models", "counting", "reports", "render", "cli"}
+        "kinds", "models", "counting", "engines", "predict", "reports", "render", "cli"}
 
 
 def test_the_graph_sees_deferred_imports():
@@ -94,7 +94,7 @@ def test_the_graph_sees_deferred_imports():
 # reports, and formatting them into new names (`f"layers.{p.name}"`) is fine. `.name` of
 # things that are not parts is allowed where listed, by the exact source of the decision.
 NOT_PARTS = {
-    "engine.py": {"x.name in layers"},  # a vLLM layer spec's unique name: the stage holds it
+    "vllm.py": {"x.name in layers"},  # a vLLM layer spec's unique name: the stage holds it
     "plans.py": {'hw.name != "custom"'},  # the accelerator preset the user named
 }
 LOOKUPS = {"get", "pop", "setdefault", "index", "count"}
@@ -133,7 +133,8 @@ def name_decisions(source: str, allowed: frozenset[str] = frozenset()) -> list[s
 
 
 def test_counting_reads_no_part_name():
-    wrong = [f"{path.name} {hit}" for path in sorted((PACKAGE / "counting").glob("*.py"))
+    wrong = [f"{path.name} {hit}" for package in ("counting", "engines", "predict")
+             for path in sorted((PACKAGE / package).glob("*.py"))
              for hit in name_decisions(path.read_text(), frozenset(NOT_PARTS.get(path.name, ())))]
     assert not wrong, "decided by a part's name (declare a Part field instead):\n" + \
         "\n".join(wrong)
@@ -188,3 +189,32 @@ def test_cli_choice_lists_are_the_counting_tables():
 
     assert commands.CONVENTIONS == base.CONVENTIONS == typing.get_args(base.Convention)
     assert commands.SCANS == base.SCANS
+
+
+# ------------------------------------------------- package docstrings name what exists
+
+def _listed(package: Path) -> list[str]:
+    """The modules a package's docstring lists under "Modules:" (`- `name`: what it holds`)."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    assert "Modules:" in doc, f"{package.name}'s docstring lists no Modules:"
+    section = doc.split("Modules:", 1)[1]
+    return [line.split("`")[1] for line in section.splitlines() if line.startswith("- `")]
+
+
+DOCUMENTED = ("counting", "engines", "predict")
+
+
+def test_package_docstrings_list_exactly_their_modules():
+    for name in DOCUMENTED:
+        package = PACKAGE / name
+        listed = _listed(package)
+        present = sorted(p.stem for p in package.glob("*.py") if p.stem != "__init__")
+        present += sorted(p.name for p in package.iterdir()
+                          if p.is_dir() and (p / "__init__.py").exists())
+        assert sorted(listed) == sorted(present), (name, sorted(set(listed) ^ set(present)))
+        assert len(listed) == len(set(listed)), name
+
+
+def test_the_docstring_check_sees_a_stale_name(tmp_path):
+    (tmp_path / "__init__.py").write_text('"""P.\n\nModules:\n\n- `gone`: was here.\n"""\n')
+    assert _listed(tmp_path) == ["gone"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from flopcalc.counting import steptime as S
-from flopcalc.counting.communication import adapter_params, volumes
+from flopcalc.predict import steptime as S
+from flopcalc.predict.communication import adapter_params, volumes
 from flopcalc.reports.step import model_flops_per_sequence
 
 from .test_hand_steptime import TINY, load

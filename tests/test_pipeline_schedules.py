@@ -14,7 +14,7 @@ from fractions import Fraction
 import pytest
 
 from flopcalc.counting.memory import Setup
-from flopcalc.counting.steptime import pipeline_bubble
+from flopcalc.predict.steptime import pipeline_bubble
 
 # made-up stage times: F = 3, B = 6 (of which W = 3) seconds
 F, B, W = 3.0, 6.0, 3.0
@@ -85,7 +85,7 @@ def test_plans_fast_memory_follows_the_schedule():
     # plan's FastMemory remembers activations by what they read: the schedule's micro-batches
     # in flight among them (p + (p - 1)/v interleaved), as counting.memory counts them
     import flopcalc
-    from flopcalc.counting.plans import memory_bytes, memory_bytes_slow
+    from flopcalc.predict.plans import memory_bytes, memory_bytes_slow
 
     spec = flopcalc.load("llama-3.1-8b").spec
     seen = set()

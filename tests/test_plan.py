@@ -8,9 +8,9 @@ import itertools
 import pytest
 
 import flopcalc
-from flopcalc.counting.memory_fast import FastMemory
-from flopcalc.counting.plans import memory_bytes_slow, setup_of
-from flopcalc.counting.steptime import Layout
+from flopcalc.counting.memory_layouts import FastMemory
+from flopcalc.predict.plans import memory_bytes_slow, setup_of
+from flopcalc.predict.steptime import Layout
 
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "mixtral-8x7b", "gpt2", "gemma-3-27b"])

@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("simpy")
 
 from flopcalc import api  # noqa: E402
-from flopcalc.counting.engine import Engine  # noqa: E402
-from flopcalc.counting.latency import DeviceCosts, Layout, Network  # noqa: E402
+from flopcalc.engines.vllm import Engine  # noqa: E402
+from flopcalc.predict.latency import DeviceCosts, Layout, Network  # noqa: E402
 from flopcalc.errors import FlopcalcError  # noqa: E402
 from flopcalc.predict.engine_step import EngineOverhead, Efficiencies, StepModel  # noqa: E402
 from flopcalc.predict.scheduler import Workload, metrics, simulate, steady_state  # noqa: E402

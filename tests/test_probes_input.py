@@ -56,8 +56,8 @@ def test_draft_tokens_api_bound():
 def test_draft_steps_closed_form_equal_the_steps_one_by_one():
     """The k draft steps are summed in closed form; they must equal the k single steps
     (a sliding-window draft, tensor parallelism: the collectives repeat k times)."""
-    from flopcalc.counting.engine import Engine
-    from flopcalc.counting.latency import DeviceCosts, Layout
+    from flopcalc.engines.vllm import Engine
+    from flopcalc.predict.latency import DeviceCosts, Layout
 
     spec = flopcalc.load("gemma-3-1b").spec
     engine = Engine(max_model_len=4096, tp=1, pp=1, block_size=16, kv_dtype="auto",
@@ -74,8 +74,8 @@ def test_draft_steps_closed_form_equal_the_steps_one_by_one():
 
 
 def test_mtp_steps_closed_form_equal_the_steps_one_by_one():
-    from flopcalc.counting.engine import Engine
-    from flopcalc.counting.latency import DeviceCosts, Layout
+    from flopcalc.engines.vllm import Engine
+    from flopcalc.predict.latency import DeviceCosts, Layout
     from flopcalc.reports.serve import _mtp_step
 
     spec = flopcalc.load("deepseek-v3").spec
@@ -192,7 +192,7 @@ def test_usable_memory_bound_is_the_nominal_read_as_gib(cli, tmp_path):
 
 
 def test_plan_expert_sizes_come_from_the_experts():
-    from flopcalc.counting.plans import divisors, ep_sizes
+    from flopcalc.predict.plans import divisors, ep_sizes
 
     assert ep_sizes([], 10**12) == [1]  # dense: nothing to split, whatever dp is
     # gcd(4096, 256) = 256 = 2^8: its 9 divisors

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from flopcalc.commands import COMMANDS, load
-from flopcalc.counting import engine as E
+from flopcalc.engines import vllm as E
 
 DATA = Path(__file__).parent / "data" / "serve"
 GOLDEN = json.loads((DATA / "vllm_0_33.json").read_text())["cases"]

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flopcalc.counting.roofline import decode_time
+from flopcalc.predict.roofline import decode_time
 from flopcalc.models.accelerators import accelerator_names, load_accelerator
 from flopcalc.numbers import parse_share
 

@@ -206,7 +206,7 @@ def test_an_efficiency_file_without_the_devices_dtype_is_refused(cli, tmp_path):
 def test_a_device_without_memory_bandwidth_is_refused_naming_the_fix():
     # an accelerator file must give memory_bandwidth, but a custom device from --peak alone
     # (enough for `flopcalc train`) has none, and the step time's memory-bound work needs it
-    from flopcalc.counting.plans import machine_for
+    from flopcalc.predict.plans import machine_for
     from flopcalc.errors import FlopcalcError
     from flopcalc.models.accelerators import resolve_hardware
 
@@ -220,7 +220,7 @@ def test_a_device_without_memory_bandwidth_is_refused_naming_the_fix():
 def test_a_custom_fp8_device_runs_attention_at_its_own_peak():
     # an fp8 preset's attention runs at its bf16 peak; a custom device (--peak, --bandwidth)
     # has no table to look that up in, so its one peak serves both
-    from flopcalc.counting.plans import machine_for
+    from flopcalc.predict.plans import machine_for
     from flopcalc.models.accelerators import resolve_hardware
 
     hw = resolve_hardware(None, "fp8", 1, 2 * 10 ** 15, 3 * 10 ** 12)
@@ -235,7 +235,7 @@ def test_the_machine_cites_its_efficiency_file():
 
     import yaml
 
-    from flopcalc.counting.plans import machine_for
+    from flopcalc.predict.plans import machine_for
     from flopcalc.models.accelerators import resolve_hardware
 
     source = yaml.safe_load((Path(__file__).parent.parent / "presets" / "efficiency"
@@ -283,7 +283,7 @@ def test_the_step_reports_memory_as_flopcalc_memory_counts_it_with_dropout():
 def test_an_int8_device_runs_attention_at_its_bf16_peak(tmp_path):
     # A100 SXM: int8 624 TOPS, bf16 312 TFLOP/s; attention's softmax matmuls stay in 16 bits
     # (an efficiency file with an int8 share, which the shipped A100 file has not)
-    from flopcalc.counting.plans import machine_for
+    from flopcalc.predict.plans import machine_for
     from flopcalc.models.accelerators import resolve_hardware
 
     eff = tmp_path / "a100-int8.yaml"

@@ -111,7 +111,7 @@ def test_decode_matches_flop_counter_mode(cli, tmp_path, kv_heads, tied, batch):
 def test_every_step_matches(tmp_path):
     """Not just first, last and sum: step i of flopcalc is HF's forward i, for every i."""
     from flopcalc.kinds.base import total
-    from flopcalc.counting.serving import decode_parts
+    from flopcalc.counting.inference import decode_parts
     from flopcalc.models.registry import load_model
 
     prompt, gen = 11, 9

@@ -1,4 +1,4 @@
-"""transformers 5.25's new text-capable types that flopcalc imports (flopcalc/models/hf/newer.py
+"""transformers 5.25's new text-capable types that flopcalc imports (flopcalc/models/hf/moe.py and multimodal.py
 and the wrappers in multimodal.py), against transformers 5.25 itself: parameters at the default
 config and at variants against the model built on the meta device, forward FLOPs of a shrunk
 copy against FlopCounterMode (eager attention, eager experts), as the model-zoo sweep

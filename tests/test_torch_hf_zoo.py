@@ -1,5 +1,5 @@
 """Against transformers 5.24: every alias a config class declares (`attribute_map`) is read
-under both names (flopcalc/models/hf/aliases.py ALIASES), and the importer-bug fixtures of
+under both names (each importer module's ALIASES), and the importer-bug fixtures of
 tests/data/hf/zoo/ are what save_pretrained writes, counted as transformers builds them."""
 
 from __future__ import annotations
@@ -8,13 +8,14 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from flopcalc.models.hf import aliases, dense, dense2, encoders, moe  # noqa: E402
-from flopcalc.models.hf.aliases import ALIASES  # noqa: E402
+from flopcalc.models.hf import _aliases, aliases, dense, dense_layernorm, encoders, moe  # noqa: E402
+
+ALIASES = _aliases()
 
 pytestmark = pytest.mark.torch
 # The families whose converters read aliases through ALIASES (other modules read the names
 # their types' files use themselves).
-TYPES = sorted({t for m in (aliases, dense, dense2, encoders, moe) for t in m.CONVERTERS})
+TYPES = sorted({t for m in (aliases, dense, dense_layernorm, encoders, moe) for t in m.CONVERTERS})
 
 
 @pytest.mark.parametrize("model_type", TYPES)

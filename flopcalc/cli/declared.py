@@ -59,7 +59,7 @@ class Declared(click.ParamType):
 
     def __init__(self, option: Option):
         self.option = option
-        self.name = option.kind
+        self.name = option.type
 
     def convert(self, value: Any, param: Optional[click.Parameter],
                 ctx: Optional[click.Context]) -> Any:
@@ -78,16 +78,16 @@ def annotation(option: Option) -> Any:
     common: dict[str, Any] = dict(help=option.help)
     if option.metavar:
         common["metavar"] = option.metavar
-    if option.kind == "flag":
+    if option.type == "flag":
         if option.default is True:  # on unless turned off: --prefix-caching/--no-prefix-caching
             names = [f"{option.flag}/--no-{option.flag[2:]}"]
         return Annotated[bool, typer.Option(*names, **common)]
-    if option.kind == "texts":
+    if option.type == "texts":
         return Annotated[Optional[List[str]], typer.Option(*names, **common)]
-    if option.kind in ("choice", "number"):
+    if option.type in ("choice", "number"):
         return Annotated[str, typer.Option(*names, click_type=click.Choice(
             option.choices, case_sensitive=False), **common)]
-    if option.kind == "text":
+    if option.type == "text":
         return Annotated[Optional[str], typer.Option(*names, **common)]
     return Annotated[Optional[str], typer.Option(*names, click_type=Declared(option), **common)]
 
@@ -95,9 +95,9 @@ def annotation(option: Option) -> Any:
 def default(option: Option) -> Any:
     if option.required:
         return inspect.Parameter.empty
-    if option.kind == "texts":
+    if option.type == "texts":
         return None
-    if option.kind == "number":
+    if option.type == "number":
         return str(option.default)
     return option.default
 

@@ -72,7 +72,7 @@ class Setup:
     flash: bool = False
     precision: str = "mixed"
     optimizer: str = "adamw"
-    # What training plans need (counting.memory_more; every default keeps the figures above):
+    # What training plans need (counting.memory_techniques; every default keeps the figures above):
     cp: int = 1  # context-parallel devices: each holds seq/cp tokens of every sequence
     lora_rank: int = 0  # LoRA adapters of this rank on every matrix of the layers (0: none)
     qlora: bool = False  # the frozen base in 4-bit NF4 (Dettmers et al. 2023), with LoRA
@@ -190,7 +190,7 @@ def device_params_split(spec: ModelSpec, setup: Setup) -> tuple[Fraction, Fracti
 def state_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     """Bytes of weights, gradients and optimizer state one device holds."""
     if setup.extended:
-        from .memory_more import extended_state_parts
+        from .memory_techniques import extended_state_parts
 
         return extended_state_parts(spec, setup, share, stage_layers)
     dense, expert = device_params_split(spec, setup)
@@ -213,7 +213,7 @@ def activation_parts(spec: ModelSpec, setup: Setup) -> list[Part]:
     in flight (L layers' worth, or all layers with one stage), the embedding's dropout masks,
     and with one stage the final norm, LM head input and fp32 logits."""
     if setup.extended:
-        from .memory_more import extended_activation_parts
+        from .memory_techniques import extended_activation_parts
 
         return extended_activation_parts(spec, setup, activation_parts, stage_layers)
     s, b, t, d = setup.seq, setup.batch, setup.tp, spec.d_model
@@ -318,7 +318,7 @@ def check_setup(spec: ModelSpec, setup: Setup) -> Optional[str]:
             return (f"--lora-rank {setup.lora_rank} is more than every adapted matrix's width "
                     f"(at most {max(widths)}): a rank above a matrix's width adds nothing")
     if setup.extended:
-        from .memory_more import check_extended
+        from .memory_techniques import check_extended
 
         return check_extended(setup)
     return None

@@ -262,7 +262,7 @@ class EngineState:
 class EngineCache:
     """What one layer asks a paged serving engine to allocate, on one tensor-parallel rank of
     `tp`: vLLM 0.33's `KVCacheSpec` of the layer (`v1/kv_cache_interface.py`), which
-    `counting.engine` pages, groups and counts exactly as vLLM does. `kind` is one of
+    `engines.vllm` pages, groups and counts exactly as vLLM does. `kind` is one of
 
     - `full`, `sliding` (a window of `window` keys), `chunked` (blocks of `chunk`): softmax
       attention keeping K and V of `heads` KV heads on this rank (KV heads split by tensor

@@ -1,7 +1,7 @@
 """Networks and achievable throughput: the YAML schemas of `presets/networks/*.yaml` and
 `presets/efficiency/*.yaml`, finding and loading them.
 
-A network is two levels, as the collective model (`counting.collectives`) reads it: a fast
+A network is two levels, as the collective model (`predict.collectives`) reads it: a fast
 domain of `domain_size` devices (NVLink and NVSwitch, an Infinity Fabric mesh, a TPU slice's
 ICI) with `scale_up_bandwidth` bytes/s each way per device, and a scale-out network with
 `scale_out_bandwidth` bytes/s each way per device (its NIC). Each bandwidth has the share of it

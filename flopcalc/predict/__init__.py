@@ -1,4 +1,15 @@
-"""Predictions of a serving engine under load: the time of one engine step (`engine_step`),
-the scheduler that turns steps into what users see (`scheduler`), and the search over layouts
-(`pareto`). Estimates with cited constants and intervals, above the exact counts of
-`counting` and below the reports."""
+"""Predictions: times, throughputs and the searches over them, each an estimate with its model
+stated and its constants cited (an interval where the inputs are unknown), built on the exact
+counts of `counting` and the engines' arithmetic of `engines`; no I/O.
+
+Modules:
+
+- `collectives`: the time of one collective on a two-level network (NCCL's alpha-beta model).
+- `communication`: the collectives of one training step per parallel axis, and their bytes.
+- `steptime`: the time of one training step on a parallel layout.
+- `plans`: whether a layout fits, its step time over the unknowns, and the search (`plan`).
+- `roofline`: lower bounds on time, max(FLOPs / peak, bytes / bandwidth).
+- `latency`: what one serving step costs a device and how long it takes (TTFT, TPOT).
+- `engine_step`: one engine step under continuous batching with chunked prefill.
+- `scheduler`: the scheduler that turns steps into what users see, simulated or in closed form.
+"""

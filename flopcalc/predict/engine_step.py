@@ -5,14 +5,14 @@ A step runs `B` decoding sequences (one token each, at their contexts) and prefi
 over kernel families, each a roofline at the family's achievable efficiency:
 
 - weight GEMMs: FLOPs (the exact `weights`-family counts of `counting.model.decode_flops`, per
-  token, ÷ tp) against the weight bytes a device reads (`counting.latency.DeviceCosts`: each
+  token, ÷ tp) against the weight bytes a device reads (`predict.latency.DeviceCosts`: each
   tensor's share, and of a mixture of experts only the experts the step's tokens touch,
   `kinds.moe.reads`): max(FLOPs / (peak·matmul share), bytes / (bandwidth·memory share));
 - attention: decode reads each sequence's cached keys at its context (memory-bound), prefill
   computes the causal pairs of its chunk: max(FLOPs / (peak·attention share), cache bytes /
   (bandwidth·memory share));
 - collectives: tensor parallelism's all-reduces and expert parallelism's all-to-alls on the
-  network preset (NCCL's alpha-beta model, `counting.collectives`);
+  network preset (NCCL's alpha-beta model, `predict.collectives`);
 - the engine's overhead: a fixed time per step (scheduling, sampling, what CUDA graphs and
   overlap scheduling leave) and a launch gap per layer.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from ..counting.latency import DeviceCosts, Network, Step
+from .latency import DeviceCosts, Network, Step
 from ..counting.model import decode_flops
 from ..kinds.base import EXPERT
 from ..models.spec import ModelSpec

@@ -9,7 +9,7 @@ requests in arrival order, while fewer than `max_num_seqs` run and the cache hol
 request. A prefill that finishes in a step yields the request's first token at the step's end
 (its TTFT); its other gen − 1 tokens come one per step after. The cache holds
 `slots` requests of the workload's length (the engine's block arithmetic,
-`counting.engine.concurrency_at`): a request waits until one finishes (reserving a request's
+`engines.vllm.concurrency_at`): a request waits until one finishes (reserving a request's
 whole length on admission, as TensorRT-LLM's GUARANTEED_NO_EVICT policy does; vLLM allocates
 block by block and preempts, which gives the same schedule while nothing is preempted).
 

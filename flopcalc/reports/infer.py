@@ -1,8 +1,8 @@
 """The `infer` report: serving a decoder-only model: the prefill, the decode steps over the KV
 cache, the cache and the weights, and with an accelerator the roofline bounds on time.
 
-The arithmetic is in `counting.serving` (FLOPs), `counting.traffic` (bytes) and
-`counting.roofline` (time); this module assembles it. Byte counts that depend on how a mixture
+The arithmetic is in `counting.inference` (FLOPs), `counting.traffic` (bytes) and
+`predict.roofline` (time); this module assembles it. Byte counts that depend on how a mixture
 of experts routes are the expectation under uniform routing, rounded to whole bytes (and flagged
 `rounded`), with the least and most beside them.
 """
@@ -14,8 +14,8 @@ from fractions import Fraction
 from typing import Callable, ClassVar, Optional, Union
 
 from ..kinds import base as p
-from ..counting.roofline import Bound, bound, decode_time
-from ..counting.serving import DecodeSteps, affine_segments
+from ..predict.roofline import Bound, bound, decode_time
+from ..counting.inference import DecodeSteps, affine_segments
 from ..counting.traffic import (DTYPE_BITS, kv_bytes_per_token, kv_cache_parts,
                                 state_bytes_per_sequence, storage_bytes, weight_params,
                                 weight_reads)

@@ -96,7 +96,7 @@ class BatchPoint:
 class MemoryExtras:
     """The plan-related options in use (only in the JSON document when one is): context
     parallelism, LoRA/QLoRA, fp8, optimizer offload, ZeRO-3's gathered layer, an fp32
-    gradient buffer (see counting.memory_more)."""
+    gradient buffer (see counting.memory_techniques)."""
 
     cp: int
     devices: int  # dp x tp x pp x cp
@@ -235,7 +235,7 @@ def build_memory_report(loaded: LoadedModel, setup: Setup, hw: Optional[Hardware
     report.used = setup
     if setup.extended:
         from ..counting.memory import share, stage_layers
-        from ..counting.memory_more import adapter_params, host_bytes
+        from ..counting.memory_techniques import adapter_params, host_bytes
 
         devices *= setup.cp
         named = {x.name: x.value for x in state}
@@ -266,7 +266,7 @@ def build_memory_report(loaded: LoadedModel, setup: Setup, hw: Optional[Hardware
 
 
 def extended_conventions(setup: Setup) -> list[str]:
-    """The lines the plan-related options add (see counting.memory_more)."""
+    """The lines the plan-related options add (see counting.memory_techniques)."""
     lines = []
     if setup.cp > 1:
         lines.append(f"context parallelism {setup.cp}: each device holds seq/{setup.cp} tokens of "

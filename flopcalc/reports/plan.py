@@ -1,6 +1,6 @@
 """The `plan` report: every parallel layout of a model on N devices that fits in memory, ranked
 by the estimated step time, the best few with where their time goes, and why the best wins
-(`counting.plans` holds the search; `counting.steptime` the time model)."""
+(`predict.plans` holds the search; `predict.steptime` the time model)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..counting.plans import Candidate, Resolved, search
-from ..counting.steptime import profile
+from ..predict.plans import Candidate, Resolved, search
+from ..predict.steptime import profile
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
@@ -121,7 +121,7 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
     warnings = list(res.warnings) + context_warning(loaded.name, "--seq", seq,
                                                      spec.max_seq_len)
     if best and not flash:
-        from ..counting.plans import setup_of
+        from ..predict.plans import setup_of
 
         warnings += eager_hint(spec, setup_of(seq, best[0].layout, **mem))  # type: ignore
     if not best:

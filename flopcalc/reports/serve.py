@@ -1,6 +1,6 @@
 """The `serve` report: how many requests a serving engine fits, as vLLM 0.33.0 computes it (its
-paged KV-cache blocks and cache groups, `counting.engine`), what prefix caching and speculative
-decoding change, and, on an accelerator, the time a user sees (`counting.latency`).
+paged KV-cache blocks and cache groups, `engines.vllm`), what prefix caching and speculative
+decoding change, and, on an accelerator, the time a user sees (`predict.latency`).
 
 The memory left for the cache is given (`--kv-memory`, the engine's logged "Available KV cache
 memory", or `--kv-blocks`, its block count) or estimated: the fraction `gpu_memory_utilization`
@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
-from ..counting import engine as E
+from ..engines import vllm as E
 from .serve_sglang import SglangCapacity
-from ..counting.latency import Collective, DeviceCosts, Layout, Network, Speeds, Step, share
+from ..predict.latency import Collective, DeviceCosts, Layout, Network, Speeds, Step, share
 from ..counting.layers import layer_activations, layer_decode
 from ..counting.memory import Setup
 from ..counting.model import decode_flops, model_flops, model_params, workload
 from ..counting.storage import StorageRow, resolve_plan, storage_rows, stored, summary, total
 from ..models.quantization import Plan, plan_from_flags
-from ..counting.roofline import decode_time
-from ..counting.serving import affine_segments
+from ..predict.roofline import decode_time
+from ..counting.inference import affine_segments
 from ..errors import FlopcalcError
 from ..kinds import base as p
 from ..kinds.base import EXPERT, FIRST, LAST, SPREAD

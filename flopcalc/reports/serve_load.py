@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from ..counting import engine as E
-from ..counting.latency import DeviceCosts, Network
+from ..engines import vllm as E
+from ..predict.latency import DeviceCosts, Network
 from ..errors import FlopcalcError
 from ..models.spec import ModelSpec
 from ..predict.engine_step import ENGINES, Efficiencies, StepModel

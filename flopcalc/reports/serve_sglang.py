@@ -1,4 +1,4 @@
-"""`serve --engine sglang`: SGLang's token pool (`counting.sglang`) beside the serve report:
+"""`serve --engine sglang`: SGLang's token pool (`engines.sglang`) beside the serve report:
 the memory fraction it defaults to on the device, the bytes left for the pool after the weights,
 the bytes of one token across layers, `max_total_num_tokens` and its log line."""
 
@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
-from ..counting import engine as E
-from ..counting import sglang as S
+from ..engines import vllm as E
+from ..engines import sglang as S
 from ..errors import FlopcalcError
 
 SGLANG_ONLY = ("mem_fraction_static", "page_size", "chunked_prefill_size",

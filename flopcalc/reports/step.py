@@ -1,8 +1,8 @@
 """The `step` report: the time of one training step on a parallel layout, as an interval
 [every communication hidden, none hidden] with an estimate between (its overlap model stated),
 where the time goes, the communication of every axis, the pipeline bubble, MFU, tokens/s,
-days and cost for D tokens, and the memory per device (`counting.steptime`,
-`counting.communication`, `counting.plans` hold the arithmetic and its sources).
+days and cost for D tokens, and the memory per device (`predict.steptime`,
+`predict.communication`, `predict.plans` hold the arithmetic and its sources).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional
 
-from ..counting.communication import volumes
-from ..counting.plans import UNKNOWABLE, Outcome, Resolved, evaluate
-from ..counting.steptime import ADAPTED, SHAPE_FACTOR, Layout, StepTime, profile
+from ..predict.communication import volumes
+from ..predict.plans import UNKNOWABLE, Outcome, Resolved, evaluate
+from ..predict.steptime import ADAPTED, SHAPE_FACTOR, Layout, StepTime, profile
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
@@ -276,7 +276,7 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
         f"network {res.network}: a fast domain of {mc.net.domain} devices at "
         f"{mc.net.up / 1e9:,.0f} GB/s each way per device (achievable), "
         f"{mc.net.out / 1e9:,.0f} GB/s per device across domains; collectives as NCCL's "
-        "alpha-beta model (ring, hierarchical or tree, the fastest; counting.collectives)",
+        "alpha-beta model (ring, hierarchical or tree, the fastest; predict.collectives)",
         "interval: low = every communication hidden, best published efficiencies; high = none "
         "hidden, worst; estimate = typical efficiencies and Megatron-LM's / FSDP's overlap: "
         "TP exposed" + (" (hidden behind 1/4 of each layer's matmuls with --tp-overlap)"
@@ -349,7 +349,7 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
                              + (out.estimate.exposed["embedding"] if axis == "dp" else 0.0),
                              v.collectives) for axis, v in vols.items()}
     from ..counting import memory as cm
-    from ..counting.plans import setup_of
+    from ..predict.plans import setup_of
 
     setup = setup_of(seq, lay, **mem)
     state = {x.name.removeprefix("memory."): x.value for x in cm.state_parts(spec, setup)}

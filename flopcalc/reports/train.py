@@ -16,7 +16,7 @@ from typing import Optional
 from ..kinds import base as p
 from ..counting.model import (model_flops, model_params, mtp_flops, non_embedding,
                               output_tokens, workload)
-from ..counting.roofline import training_seconds
+from ..predict.roofline import training_seconds
 from ..counting.training import training_cost
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel

@@ -1,4 +1,4 @@
-"""Dense decoders of their own shape (flopcalc/models/hf/dense2.py): parallel blocks, LayerNorm
+"""Dense decoders of their own shape (flopcalc/models/hf/dense_layernorm.py): parallel blocks, LayerNorm
 models, ALiBi, parameter-free norms, learned positions with an offset, embedding projections."""
 
 from . import Case

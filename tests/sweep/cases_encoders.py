@@ -1,4 +1,4 @@
-"""Encoders and encoder-decoders (flopcalc/models/hf/encoders_zoo.py, seq2seq.py): RoBERTa and its
+"""Encoders and encoder-decoders (flopcalc/models/hf/encoders.py, seq2seq.py): RoBERTa and its
 copies, DistilBERT, ALBERT, ELECTRA, DeBERTa-v2, ModernBERT (masked-LM heads); mT5, UMT5, the
 BART family and Whisper (the class AutoModelForSeq2SeqLM / ForSpeechSeq2Seq builds)."""
 

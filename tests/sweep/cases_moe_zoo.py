@@ -1,4 +1,4 @@
-"""Mixtures of experts of their own shape (flopcalc/models/hf/moe_zoo.py): DeepSeek-V2 and
+"""Mixtures of experts of their own shape (flopcalc/models/hf/moe.py): DeepSeek-V2 and
 MiniCPM3 (latent attention), PhiMoE, DBRX, JetMoE, Granite MoE, GLM-4.5, ERNIE 4.5 MoE, Hunyuan
 MoE, MiniMax-M2, dots.llm1, LongCat-Flash.
 

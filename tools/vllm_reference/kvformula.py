@@ -1,6 +1,6 @@
 """vLLM 0.33.0 KV-cache sizing, re-derived in plain integer arithmetic (no vLLM, no torch).
 
-flopcalc's `serve` (flopcalc/counting/engine.py) implements the same arithmetic.  Every step
+flopcalc's `serve` (flopcalc/engines/vllm.py) implements the same arithmetic.  Every step
 cites the vLLM 0.33.0 source it mirrors (paths relative to site-packages/vllm/; line numbers of
 the 0.33.0 wheel).  Scope: the default
 `DefaultKVCacheConfigBuilder`, one engine (DP=1), PP=1, DCP=1, no HiSparse, no KV connector,

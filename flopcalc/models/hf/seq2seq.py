@@ -1,5 +1,5 @@
-"""Encoder-decoders beyond T5 (transformers 5.24, each counted as the class
-`AutoModelForSeq2SeqLM` builds): mT5 and UMT5, the BART family (BART, mBART, Marian, Pegasus)
+"""Encoder-decoders (transformers 5.24, each counted as the class
+`AutoModelForSeq2SeqLM` builds): T5, mT5 and UMT5, the BART family (BART, mBART, Marian, Pegasus)
 and Whisper. Each converter reads the keys its config and model classes read
 (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with their defaults;
 `ALIASES` are the config classes' `attribute_map`.
@@ -9,7 +9,30 @@ from __future__ import annotations
 
 from ...errors import FlopcalcError
 from .common import Config, Raw
-from .encoders import _t5
+
+def _t5(c: Config) -> Raw:
+    proj = str(c("feed_forward_proj", "relu"))
+    gated = proj.startswith("gated-")
+    act = proj.removeprefix("gated-")
+    return {
+        "architecture": "encoder-decoder",
+        "n_encoder_layers": c("num_layers"),
+        "n_layers": c("num_decoder_layers", c("num_layers")),
+        "d_model": c("d_model"),
+        "n_heads": c("num_heads"),
+        "head_dim": c("d_kv"),
+        "d_ff": c("d_ff"),
+        "mlp": "gated" if gated else "plain",
+        "activation": "relu" if act == "relu" else "gelu",
+        "bias": False,
+        "norm": "rmsnorm",
+        "positions": "relative",
+        "relative_buckets": c("relative_attention_num_buckets", 32),
+        "vocab_size": c("vocab_size"),
+        "tie_embeddings": bool(c("tie_word_embeddings", True)),
+        "share_encoder_embeddings": True,
+    }
+
 
 _T5_ALIASES = {"hidden_size": "d_model", "num_attention_heads": "num_heads",
                "num_hidden_layers": "num_layers", "head_dim": "d_kv"}
@@ -142,7 +165,7 @@ def _whisper(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"mt5": _mt5, "umt5": _umt5, "bart": _bart_family, "mbart": _bart_family,
+CONVERTERS = {"t5": _t5, "mt5": _mt5, "umt5": _umt5, "bart": _bart_family, "mbart": _bart_family,
               "marian": _bart_family, "pegasus": _bart_family, "whisper": _whisper}
 
 ALIASES = {"mt5": _T5_ALIASES, "umt5": _T5_ALIASES,

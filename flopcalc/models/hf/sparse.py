@@ -146,3 +146,11 @@ ALIASES = {"deepseek_v32": {"num_local_experts": "n_routed_experts",
                             "num_experts": "n_routed_experts"}}
 
 CONVERTERS = {"deepseek_v32": _deepseek_v32, "llama4_text": _llama4_text, "llama4": _llama4}
+
+_YAML = "; describe an approximation in a YAML file if one will do"
+# transformers 5.25
+REFUSED = {
+    "kolibri1_1": ("Kolibri 1.1's indexed attention (weightless pools of index_pool_size keys "
+                   "scored by index_num_heads heads, layers reading other layers' keys and "
+                   "values through kv_source_layers) is not a layer kind flopcalc has" + _YAML),
+}

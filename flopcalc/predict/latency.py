@@ -22,7 +22,7 @@ bound and an estimate.
   faster is possible when the collectives sit on the critical path, as tensor parallelism's
   do. Estimate: compute at `compute_efficiency` of the peak, memory at `memory_efficiency`
   of the bandwidth, each collective as NCCL's alpha-beta model times it on the preset
-  (`counting.collectives`: latency per step, the measured share of the links).
+  (`predict.collectives`: latency per step, the measured share of the links).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from ..kinds.base import EXPERT, REPLICATED, Part
 from ..models.spec import ModelSpec
 from ..models.networks import NetworkSpec
 from .collectives import Net, collective, p2p
-from .engine import Engine, state_bytes, token_bytes
-from .model import decode_flops
+from ..engines.vllm import Engine, state_bytes, token_bytes
+from ..counting.model import decode_flops
 
 ACTIVATION_BYTES = 2  # bf16 activations between devices
 
@@ -61,7 +61,7 @@ class Network:
         return c.count * c.sent / bw
 
     def estimate_s(self, c: "Collective") -> Fraction:
-        """NCCL's alpha-beta model on the preset (`counting.collectives`)."""
+        """NCCL's alpha-beta model on the preset (`predict.collectives`)."""
         if self.spec is None:
             return Fraction(0)
         net = Net.of(self.spec)
@@ -168,7 +168,7 @@ class DeviceCosts:
     def __init__(self, spec: ModelSpec, layout: Layout, engine: Engine, fmt: Any,
                  experts: Optional[str] = None):
         from ..models.quantization import Plan, plan_from_flags
-        from .storage import stored
+        from ..counting.storage import stored
 
         self.spec, self.layout, self.engine = spec, layout, engine
         plan = fmt if isinstance(fmt, Plan) else plan_from_flags(fmt, experts)

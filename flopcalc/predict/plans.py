@@ -37,9 +37,9 @@ from ..models.networks import (GENERIC, load_efficiency, load_efficiency_file,
 from ..models.spec import ModelSpec
 from ..tables import RECOMPUTE
 from .collectives import Net
-from .memory import (Setup, activation_parts, check_setup, default_etp, state_parts,
+from ..counting.memory import (Setup, activation_parts, check_setup, default_etp, state_parts,
                      vp_problem)
-from .memory_fast import FastMemory
+from ..counting.memory_layouts import FastMemory
 from .steptime import EFFICIENCY_END, ENDS, Layout, Machine, Profile, StepTime, step_time
 
 UNKNOWABLE = ("micro_batch", "vp", "recompute", "dropout")

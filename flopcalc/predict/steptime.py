@@ -43,7 +43,7 @@ Compute, per micro-batch and device (`StageCost`):
   master, m, v, gradient; write them and the 16-bit copy) and 8 per local gradient (norm and
   zeroing), memory-bound.
 
-Communication: `counting.communication` (bytes per axis) and `counting.collectives` (time).
+Communication: `predict.communication` (bytes per axis) and `predict.collectives` (time).
 
 Schedule: step = (m + (p−1)/v) · (t_f + t_b) + exposed communication + optimizer, with m
 micro-batches per pipeline, p stages and v virtual stages per device: the bubble is (p−1)/m of
@@ -84,9 +84,9 @@ ADAPTED = (COLUMN, ROW, EXPERT)  # the projections LoRA adapts (PEFT's all-linea
 from ..models.spec import ModelSpec
 from .collectives import Net, collective, dispatch, p2p
 from .communication import adapter_params, per_microbatch, stage_layers, stage_params
-from .layers import layer_activations, layer_flops, layer_params
-from .model import model_params
-from .workload import Workload
+from ..counting.layers import layer_activations, layer_flops, layer_params
+from ..counting.model import model_params
+from ..counting.workload import Workload
 
 ENDS = ("low", "estimate", "high")
 EFFICIENCY_END = {"low": "best", "estimate": "typical", "high": "worst"}
@@ -310,7 +310,7 @@ def profile(spec: ModelSpec, seq: int) -> Profile:
             sum(p.value for p in cau if p.kind == ATTENTION),
             tuple(heads), sum(p.value for p in fwd if p.kind == SCAN), tp_sub, kv, moe,
             split, whole, expert, g.layer))
-    from .model import head_flops, model_flops
+    from ..counting.model import head_flops, model_flops
 
     head = sum(p.value for p in head_flops(spec, full))
     everything = model_params(spec)
@@ -396,7 +396,7 @@ class Compute:
 @lru_cache(maxsize=4096)
 def _activation_bytes(layer: object, d: int, seq: int, batch: int, tp: int, sp: bool,
                       dropout: bool, flash: bool) -> int:
-    from .memory import Setup
+    from ..counting.memory import Setup
 
     k = Setup(seq=seq, batch=batch, tp=tp, sequence_parallel=sp, dropout=dropout, flash=flash)
     return sum(p.value for p in layer_activations(layer, d, k))  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from ..kinds.base import EXPERT, LAST, SPREAD
 from ..models.spec import ModelSpec
 from .layers import layer_activations
 from .memory import Setup, check_setup, output_activation_parts, share
-from .memory_more import is_matrix, largest_module
+from .memory_techniques import is_matrix, largest_module
 from .model import trained_params
 
 

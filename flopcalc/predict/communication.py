@@ -1,7 +1,7 @@
 """Communication of one training step, per parallel axis: the collectives each device takes
 part in and the bytes it sends, in NCCL's convention (a collective over an S-byte buffer on n
 ranks sends factor(n)·S per rank: 2(n−1)/n for all-reduce, (n−1)/n for reduce-scatter,
-all-gather and all-to-all; `counting.collectives`). Exact counts (Fractions, rounded up to whole
+all-gather and all-to-all; `predict.collectives`). Exact counts (Fractions, rounded up to whole
 bytes at the end); no efficiency enters here.
 
 Notation: b micro-batch (sequences), s sequence length, c context-parallel size, T = b·s/c
@@ -39,7 +39,7 @@ parameters one device holds (its stage, split by t and e), β 2 bytes per 16-bit
   routed copies, padded by the capacity factor. The expert group is e devices of the
   t·c·n of a stage (spaced by the expert tensor-parallel size t_e); with t_e > 1 the
   dispatched tokens are also all-gathered over the t_e ranks. The dispatcher (`alltoall`,
-  `allgather`, `flex`) decides how the bytes travel (`counting.collectives.dispatch`). The
+  `allgather`, `flex`) decides how the bytes travel (`predict.collectives.dispatch`). The
   routed experts' gradients reduce over the t·c·n/(e·t_e) devices of the expert-data-parallel
   group.
 """

@@ -1,0 +1,9 @@
+"""Serving engines' own arithmetic, transcribed from their source and checked against it: what
+each allocates at start-up and how it pages the cache. Pure arithmetic on ints and Fractions;
+the engines themselves are not needed (the tests run them where they install).
+
+Modules:
+
+- `vllm`: vLLM's paged KV-cache blocks, cache groups and maximum concurrency.
+- `sglang`: SGLang's token pool (`max_total_num_tokens`).
+"""
