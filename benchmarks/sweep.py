@@ -4,7 +4,7 @@ dependencies' import.
     python benchmarks/sweep.py [--runs 5] [--presets a,b] [--attention full,causal]
                                [--scan chunked,recurrent] [--flopcalc CMD]
 
-For each preset, attention convention and scan: `flopcalc sweep PRESET --seq 1..1M --points
+For each preset, attention convention and scan: `flopcalc sweep PRESET --seqs 1..1M --points
 10000 --format json > /dev/null`, interleaved run by run with the baseline `python -c "import
 typer, yaml; from pydantic import BaseModel"`; prints the median wall and CPU time (user +
 system: steadier on a shared machine) of each, the slowest, and how many are over the goal of
@@ -38,7 +38,7 @@ def main() -> None:
         for attention in args.attention.split(","):
             for scan in args.scan.split(","):
                 cases[f"{preset} {attention} {scan}"] = [
-                    *exe, "sweep", preset, "--seq", "1..1M", "--points", str(args.points),
+                    *exe, "sweep", preset, "--seqs", "1..1M", "--points", str(args.points),
                     "--attention", attention, "--scan", scan, "--format", "json"]
     med = interleaved(cases, args.runs)
     width = max(map(len, med))

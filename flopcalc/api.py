@@ -8,8 +8,10 @@
     ...                             --format json`)
     True
 
-Each function takes the command line's options as keyword arguments, by their long names
-(`tgt_seq` for `--tgt-seq`, `set=[...]` for `--set`), declared once in `flopcalc.commands`.
+One function per command of the registry (`flopcalc.commands`) that builds a report from options:
+each takes the command line's options as keyword arguments, by their long names (`tgt_seq` for
+`--tgt-seq`, `set=[...]` for `--set`; an option's aliases work too, `kv_dtype` for
+`kv_cache_dtype`).
 Numbers may be given as ints or in the command line's syntax (`seq="32k"`, `tokens="15T"`,
 `mfu="40%"`). Every bad input raises `flopcalc.FlopcalcError` with the message the command line
 prints. The command line itself builds its reports through these functions.
@@ -28,11 +30,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from . import commands
-from .commands import CHECKABLE, COMMANDS
+from .commands import COMMANDS, api_names, checkable
 from .errors import FlopcalcError, suggest
 
-__all__ = ["model", "sweep", "compare", "conventions", "attention", "infer", "train", "memory",
-           "mfu", "step", "plan", "serve", "load", "check"]
+__all__ = [*api_names(), "load", "check"]
 
 
 def _function(name: str) -> Callable[..., Any]:
@@ -61,18 +62,7 @@ def load(model: str, set: Optional[Sequence[str]] = None) -> Any:  # noqa: A002
     return commands.load(model, set)
 
 
-model = _function("model")
-sweep = _function("sweep")
-compare = _function("compare")
-conventions = _function("conventions")
-attention = _function("attention")
-infer = _function("infer")
-train = _function("train")
-memory = _function("memory")
-mfu = _function("mfu")
-step = _function("step")
-plan = _function("plan")
-serve = _function("serve")
+globals().update({name: _function(name) for name in api_names()})
 
 
 # ------------------------------------------------------------------------------------- check
@@ -86,8 +76,8 @@ FILE_OPTIONS = ("accelerator", "network", "efficiency", "draft")
 def check(*models: Any, command: str = "model", max: Optional[dict] = None,  # noqa: A002
           min: Optional[dict] = None, budget: Optional[str | Path] = None,  # noqa: A002
           **options: Any) -> Any:
-    """`flopcalc check`: the report of `command` (any of `CHECKABLE`) for MODEL (a list of
-    them for compare, none for attention) with `options`, its figures held against `max` and
+    """`flopcalc check`: the report of `command` (any of `commands.checkable()`) for MODEL (a list
+    of them for compare, none for attention) with `options`, its figures held against `max` and
     `min` (dotted keys of that command's JSON, as `flopcalc.reports.check` reads them, to
     limits: `{"params.total": "180B"}`); or, with `budget`, every check of a budget file. The
     CheckReport's `passed` is False when a limit does not hold (the command line then exits 1);
@@ -105,12 +95,13 @@ def check(*models: Any, command: str = "model", max: Optional[dict] = None,  # n
 
 def _command(name: Any) -> Any:
     """The checkable command `name`, or an error naming the ones there are."""
-    if isinstance(name, str) and name in CHECKABLE:
+    gated = checkable()
+    if isinstance(name, str) and name in gated:
         return COMMANDS[name]
-    hint = suggest(name, CHECKABLE) if isinstance(name, str) else ""
+    hint = suggest(name, gated) if isinstance(name, str) else ""
     shown = repr(name) if isinstance(name, str) and len(name) < 64 else "that"
     raise FlopcalcError(f"command {shown} cannot be checked;{hint or ''} commands with "
-                        f"figures to check: {', '.join(CHECKABLE)}")
+                        f"figures to check: {', '.join(gated)}")
 
 
 def _gate(models: Sequence[Any], name: Any, options: dict[str, Any],
@@ -162,7 +153,7 @@ def _entry(entry: Any, path: Path) -> tuple[tuple, str, dict[str, Any], dict[str
             raise FlopcalcError(f"{command.name} takes models: a list of presets or paths "
                                 "(relative to the budget), e.g. models: [gpt3, llama-3.1-8b]")
         models = ([relative(m) for m in many],)
-    names = {o.name for o in command.options}
+    names = {a for o in command.options for a in (o.name, *o.aliases)}
     for key in entry:
         if key not in names:
             first = {"one": "model, ", "many": "models, ", "none": ""}[command.models]

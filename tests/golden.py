@@ -74,8 +74,8 @@ def runs(name: str) -> dict[str, Any]:
         "model_elementwise": flopcalc.model(name, attention="causal", seq="3k",
                                             elementwise=True),
         "conventions": flopcalc.conventions(name),
-        "sweep_full": flopcalc.sweep(name, seq="1k..64k"),
-        "sweep_causal": flopcalc.sweep(name, seq="100..70k", points=9, attention="causal"),
+        "sweep_full": flopcalc.sweep(name, seqs="1k..64k"),
+        "sweep_causal": flopcalc.sweep(name, seqs="100..70k", points=9, attention="causal"),
         "memory_plain": flopcalc.memory(name, seq="2k", accelerator="h100"),
         "memory_split": split_memory(name),
     }

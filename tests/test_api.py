@@ -12,7 +12,7 @@ CASES = [
      lambda: flopcalc.model("llama-3.1-8b", seq=4096, attention="causal")),
     ("model", ["t5-base", "--seq", "512", "--tgt-seq", "128", "--elementwise"],
      lambda: flopcalc.model("t5-base", seq="512", tgt_seq=128, elementwise=True)),
-    ("sweep", ["gpt3", "--seq", "1k..64k"], lambda: flopcalc.sweep("gpt3", seq="1k..64k")),
+    ("sweep", ["gpt3", "--seqs", "1k..64k"], lambda: flopcalc.sweep("gpt3", seqs="1k..64k")),
     ("compare", ["gpt3", "mixtral-8x7b", "--seq", "8k"],
      lambda: flopcalc.compare(["gpt3", "mixtral-8x7b"], seq="8k")),
     ("conventions", ["llama-3.1-8b", "--seq", "8k", "--recompute", "full"],

@@ -102,7 +102,7 @@ def test_model_keeps_full_and_prints_causal_beside(cli):
 
 
 def test_sweep_and_compare_keep_full_where_infer_does_not(cli):
-    assert run(cli, "sweep", "gpt2", "--seq", "1k")["settings"]["attention"] == "full"
+    assert run(cli, "sweep", "gpt2", "--seqs", "1k")["settings"]["attention"] == "full"
     assert run(cli, "compare", "gpt2", "gpt3")["settings"]["attention"] == "full"
     assert run(cli, "infer", "gpt2", "--prompt", "1k", "--gen", 1)["settings"][
         "attention"] == "causal"

@@ -46,7 +46,7 @@ CASES = [
      [("max", "exact_total=1240"), ("min", "exact_total=1240")],
      [("max", "exact_total=1239"), ("min", "exact_total=1241")]),
     # GPT-3 at 2,048: 96 layers · 4·s²·d = 96 · 4 · 2,048² · 12,288 = 19,791,209,299,968.
-    ("sweep", ["gpt3", "--command", "sweep", "--seq", "1k,2k"],
+    ("sweep", ["gpt3", "--command", "sweep", "--seqs", "1k,2k"],
      [("max", "rows.2048.attention=19791209299968"), ("min", "crossover.seq=72k")],
      [("max", "rows.2048.attention=19791209299967"), ("min", "crossover.seq=73k")]),
     ("compare", ["gpt3", "gpt2", "--command", "compare"],  # the papers' counts (SPEC §2)
@@ -106,8 +106,10 @@ CASES = [
 
 
 def test_every_command_of_the_table_has_a_gate_here():
-    """A command added to the table is checkable at once; this list must then grow too."""
-    assert set(CHECKABLE) == set(COMMANDS) == {case[0] for case in CASES}
+    """A command added to the registry with a report of figures is checkable at once; this
+    list must then grow too. The others (show, schema, check and the listings) are not."""
+    assert set(CHECKABLE) == {case[0] for case in CASES}
+    assert set(COMMANDS) - set(CHECKABLE) == {"list", "show", "schema", "check", "accelerators"}
 
 
 def _limits(pairs):

@@ -161,7 +161,7 @@ def test_python_dash_m_runs_the_same_cli():
 
 
 @pytest.mark.parametrize("command", [
-    ["model"], ["sweep", "--seq", "1k"], ["compare", "gpt2"], ["conventions"],
+    ["model"], ["sweep", "--seqs", "1k"], ["compare", "gpt2"], ["conventions"],
     ["infer", "--prompt", "8", "--gen", "2"],
     ["train", "--accelerator", "h100-sxm", "--mfu", "0.4"]])
 def test_brackets_in_titles_and_paths_print_as_themselves(cli, tmp_path, command):

@@ -129,7 +129,7 @@ def test_target_length_on_a_one_stack_model_is_refused(cli, model):
 
 @pytest.mark.parametrize("seq", ["1..1M --points 10001", ",".join(["7"] * 10_001)])
 def test_sweeps_are_bounded_to_ten_thousand_lengths(cli, seq):
-    r = cli("sweep", "gpt2", "--seq", *seq.split(" "))
+    r = cli("sweep", "gpt2", "--seqs", *seq.split(" "))
     assert r.code == 2 and r.out == "" and "10,000" in r.err and r.err.count("\n") == 1
 
 

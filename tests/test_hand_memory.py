@@ -52,7 +52,7 @@ def test_korthikanti_tensors_with_tensor_parallelism(cli, tmp_path, sp):
     # t = 2, dropout on, no FlashAttention. Whole without sequence parallelism (w = 1),
     # halved with it (w = 1/2): the norm inputs, attention input, MLP input and the two masks.
     w = 2 if sp else 1
-    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout",
+    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout", "on",
             *(["--sequence-parallel"] if sp else []))
     expected = {
         "norm_inputs": 2 * 2 * 64 // w,  # 2 LayerNorms × 2sbh
@@ -77,7 +77,7 @@ def test_korthikanti_tensors_with_tensor_parallelism(cli, tmp_path, sp):
 @pytest.mark.parametrize("sp, expected", [(False, 128), (True, 64)])
 def test_full_recompute_keeps_the_layer_input(cli, tmp_path, sp, expected):
     # Table 2: full recomputation keeps sbh(2) = 128; sequence parallelism splits it t = 2 ways.
-    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout", "--recompute", "full",
+    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout", "on", "--recompute", "full",
             *(["--sequence-parallel"] if sp else []))
     assert tensors(d) == {"layer_input": expected}
 
@@ -86,7 +86,7 @@ def test_selective_recompute_without_norms(cli, tmp_path):
     # No norms, t = 1, dropout: selective recomputation drops the three s² tensors; what is left
     # is Table 2's sbh(10 + 24) = 2,176 less the two norm inputs 4sbh = 256: 1,920.
     d = doc(cli, tmp_path, DENSE.format(L=1) + "norm: none\nfinal_norm: false\n", *SB,
-            "--dropout", "--recompute", "selective")
+            "--dropout", "on", "--recompute", "selective")
     assert tensors(d) == {
         "norm_inputs": 0, "attn.input": 128,
         "attn.qk": 2 * 8 * 16,  # 256
@@ -104,7 +104,7 @@ def test_one_stage_with_sequence_parallelism(cli, tmp_path):
     # §4.3 with p = 1, t = 2 and sequence parallelism: the layer (1,248, as above), the
     # embedding's dropout mask sbhp/t = 32, the final norm's input 2sbh/t = 64, the LM head's
     # input 2sbh/t = 64 and the fp32 logits 4sbV/t = 4·8·10/2 = 160.
-    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout", "--sequence-parallel")
+    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout", "on", "--sequence-parallel")
     layer = {f"layers.{k}": v for k, v in tensors(d).items()}
     assert sum(layer.values()) == 1248
     assert d["activations"]["components"] == {
@@ -118,7 +118,7 @@ def test_one_stage_without_sequence_parallelism_keeps_the_output_inputs_whole(cl
     # hidden state, like the layers' norms (the 10sbh of Table 2's tensor-parallel row):
     # 2sbh = 128 each; the embedding's mask sbh = 64; the logits are split by vocabulary:
     # 4sbV/t = 160. (§4.3's 2sbh/t assumes sequence parallelism.)
-    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout")
+    d = doc(cli, tmp_path, DENSE.format(L=1), *SB, "--tp", 2, "--dropout", "on")
     c = d["activations"]["components"]
     assert (c["embedding.dropout_mask"], c["output.final_norm_input"],
             c["output.lm_head_input"], c["output.logits_fp32"]) == (64, 128, 128, 160)
@@ -128,7 +128,7 @@ def test_first_pipeline_stage(cli, tmp_path):
     # L = 3, p = 2, t = 2, dropout, FlashAttention: the first stage holds ⌈3/2⌉ = 2 layers with
     # p = 2 micro-batches in flight: 4 layers' worth; the embedding's dropout mask sbhp = 128
     # (whole: no sequence parallelism); no output tensors (they are on the last stage).
-    d = doc(cli, tmp_path, DENSE.format(L=3), *SB, "--tp", 2, "--pp", 2, "--dropout", "--flash")
+    d = doc(cli, tmp_path, DENSE.format(L=3), *SB, "--tp", 2, "--pp", 2, "--dropout", "on", "--flash")
     one = {
         "norm_inputs": 256, "attn.input": 128, "attn.qk": 128,
         "attn.logsumexp": 4 * 2 * 8 // 2,  # 4 bytes × a·sb rows / t = 32
@@ -210,7 +210,7 @@ def test_cross_attention_tensors(cli, tmp_path):
     # its softmax tensors, of its a = 2 heads, like self-attention's: 2as²b/t = 2·2·16·2/2 =
     # 64, the mask as²b/t = 32 and the dropout output 64.
     dec = tensors(doc(cli, tmp_path, ENC_DEC, *SB, "--tp", 2, "--sequence-parallel",
-                      "--dropout"), 1)
+                      "--dropout", "on"), 1)
     assert dec["cross_attn.input"] == 64
     assert (dec["cross_attn.qk"], dec["cross_attn.v"]) == (128, 64)
     for attention in ("attn", "cross_attn"):
@@ -223,7 +223,7 @@ def test_cross_attention_keeps_its_output_projection_input(cli, tmp_path):
     # self-attention (§4.1): its output projection keeps its input 2sb·d_o/t = 64 and, with
     # dropout, its output's mask sbh/t = 32.
     dec = tensors(doc(cli, tmp_path, ENC_DEC, *SB, "--tp", 2, "--sequence-parallel",
-                      "--dropout"), 1)
+                      "--dropout", "on"), 1)
     assert dec == {
         "norm_inputs": 3 * 2 * 64 // 2,  # 3 RMSNorms (self, cross, MLP) × 2sbh/t = 192
         "attn.input": 64, "attn.qk": 128,

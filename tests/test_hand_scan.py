@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 import flopcalc
-from flopcalc.commands import SCANS as DECLARED_SCANS
+from flopcalc.commands.options import SCANS as DECLARED_SCANS
 from flopcalc.kinds.base import SCANS
 
 from .conftest import run
@@ -226,7 +226,7 @@ def test_csv_says_which_scan(cli, tmp_path):
     import io
 
     path = write(tmp_path, "lightning", LIGHTNING)
-    for command, args in (("model", ["--seq", "5"]), ("sweep", ["--seq", "5"]),
+    for command, args in (("model", ["--seq", "5"]), ("sweep", ["--seqs", "5"]),
                           ("compare", [path, "--seq", "5"])):
         for scan in ("chunked", "recurrent"):
             r = cli(command, path, *args, "--scan", scan, "--format", "csv")
@@ -234,7 +234,7 @@ def test_csv_says_which_scan(cli, tmp_path):
             rows = list(csv.DictReader(io.StringIO(r.out)))
             assert rows and {row["scan"] for row in rows} == {scan}, command
     # the recurrent forward, 1,320 at seq 5 (below), in its own column
-    r = cli("sweep", path, "--seq", "5", "--scan", "recurrent", "--format", "csv")
+    r = cli("sweep", path, "--seqs", "5", "--scan", "recurrent", "--format", "csv")
     assert next(csv.DictReader(io.StringIO(r.out)))["forward_flops"] == "1320"
 
 
@@ -242,7 +242,7 @@ def test_every_forward_command_takes_scan(cli, tmp_path):
     path = write(tmp_path, "lightning", LIGHTNING)
     # sweep rows, the compare summary, the infer prefill and train's exact follow the model's
     # recurrent count: forward 1,320 at seq 5.
-    rows = run(cli, "sweep", path, "--seq", "5", "--scan", "recurrent")["rows"]
+    rows = run(cli, "sweep", path, "--seqs", "5", "--scan", "recurrent")["rows"]
     assert (rows[0]["forward"], rows[0]["families"]["scan"]) == (1320, 200)
     doc = run(cli, "compare", path, path, "--seq", 5, "--scan", "recurrent")
     assert doc["settings"]["scan"] == "recurrent"
@@ -322,7 +322,7 @@ def test_the_api(cli, tmp_path):
     assert (r.settings.scan, r.flops.forward, r.flops.families["scan"]) == ("recurrent", 2184, 320)
     assert r.to_dict() == run(cli, "model", path, "--seq", 5, "--scan", "recurrent")
     assert flopcalc.model(path, seq=5).flops.forward == 3016  # the default: chunked
-    assert flopcalc.sweep(path, seq="5", scan="RECURRENT").rows[0].forward == 2184
+    assert flopcalc.sweep(path, seqs="5", scan="RECURRENT").rows[0].forward == 2184
 
 
 def test_no_chunked_scan_changes_nothing_and_says_so(cli, tmp_path):

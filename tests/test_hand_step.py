@@ -195,7 +195,7 @@ def test_bubble_fraction(tmp_path, p, v, m):
     path = tmp_path / "hand.yaml"
     path.write_text(MODEL.replace("n_layers: 4", "n_layers: 8"))
     prof = profile(load_model(str(path)).spec, 32)
-    from flopcalc.commands import _machine
+    from flopcalc.commands.common import machine as _machine
 
     _, res = _machine("h100", "bf16", p, None, None, None)
     lay = Layout(tp=1, pp=p, vp=v, dp=1, micro_batch=1, global_batch=m)

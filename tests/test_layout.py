@@ -180,11 +180,11 @@ def test_part_checks_only_what_updated_keeps():
 
 
 def test_cli_choice_lists_are_the_counting_tables():
-    """commands.py restates two choice lists so the CLI starts without the counting code; they
+    """commands/options.py restates two choice lists so the CLI starts without the counting code; they
     must be the tables the counting code defines (`Convention`, `SCANS`)."""
     import typing
 
-    from flopcalc import commands
+    from flopcalc.commands import options as commands
     from flopcalc.kinds import base
 
     assert commands.CONVENTIONS == base.CONVENTIONS == typing.get_args(base.Convention)

@@ -61,7 +61,7 @@ SBH = 2048 * 12288
     (["--tp", 8, "--recompute", "full"], 2),  # sbh(2)
 ])
 def test_korthikanti_table_2(cli, args, factor):
-    doc = memory(cli, "gpt3", "--seq", 2048, "--dropout", "--no-flash", *args)  # the paper's
+    doc = memory(cli, "gpt3", "--seq", 2048, "--dropout", "on", "--no-flash", *args)  # the paper's
     # eager attention
     assert doc["activations"]["per_layer"] == int(SBH * factor)
 

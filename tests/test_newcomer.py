@@ -23,7 +23,7 @@ TABLE_COMMANDS = [
     ["model", "gemma-3-27b", "--seq", "32k", "--attention", "causal"],
     ["model", "t5-base", "--seq", "512", "--tgt-seq", "128", "--elementwise"],
     ["list"],
-    ["sweep", "gpt3", "--seq", "1k..1M"],
+    ["sweep", "gpt3", "--seqs", "1k..1M"],
     ["compare", "gpt3", "llama-3.1-70b", "--seq", "8k"],
     ["compare", "gpt3", "llama-3.1-70b", "mixtral-8x7b", "deepseek-v3", "--seq", "8k"],
     ["conventions", "llama-3.1-8b", "--seq", "8k"],
@@ -67,7 +67,7 @@ def test_piped_without_columns_keeps_every_number_exact(cli, monkeypatch):
 
 
 @pytest.mark.parametrize("args", [
-    ["model", "gpt2"], ["sweep", "gpt2", "--seq", "1k,2k"], ["infer", "gpt2", "--prompt", "64",
+    ["model", "gpt2"], ["sweep", "gpt2", "--seqs", "1k,2k"], ["infer", "gpt2", "--prompt", "64",
                                                              "--gen", "8"],
     ["train", "gpt2", "--accelerator", "h100", "--mfu", "0.4"],
     ["memory", "gpt2"], ["compare", "gpt2", "gpt3"], ["conventions", "gpt2"],

@@ -15,7 +15,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # command line, model names the picture must show, axis labels it must carry
 RUNS = {
-    "sweep": (["sweep", "gpt3", "--seq", "1k..1M"], ["gpt3"],
+    "sweep": (["sweep", "gpt3", "--seqs", "1k..1M"], ["gpt3"],
               ["sequence length (tokens)", "FLOPs", "attention share of forward FLOPs (%)"]),
     "compare": (["compare", "gpt2", "llama-3.1-8b", "--seq", "2k"], ["gpt2", "llama-3.1-8b"],
                 ["FLOPs (forward pass)", "FLOPs (training)"]),

@@ -114,7 +114,7 @@ def test_one_function_writes_every_file():
 
 # ------------------------------------------------------------------------------- --plot
 
-SWEEP = ("sweep", "gpt2", "--seq", "1k..2k")
+SWEEP = ("sweep", "gpt2", "--seqs", "1k..2k")
 
 
 def test_plot_refuses_a_read_only_file_and_a_link(cli, tmp_path, mpl):
@@ -187,7 +187,7 @@ def test_a_title_with_dollars_draws(cli, tmp_path, mpl):
     # matplotlib reads text between two $ as mathtext; '$\frac{$' made the run exit 3
     path = tmp_path / "m.yaml"
     path.write_text(yaml.safe_dump(preset(title="a $\\frac{$ b")))
-    assert cli("sweep", path, "--seq", "1k..2k", "--plot", tmp_path / "p.svg").code == 0
+    assert cli("sweep", path, "--seqs", "1k..2k", "--plot", tmp_path / "p.svg").code == 0
 
 
 # ---------------------------------------------------------------------- escape sequences
@@ -202,7 +202,7 @@ def test_no_control_character_reaches_the_terminal(cli, tmp_path, monkeypatch):
     raw.update(title=f"GPU {HOSTILE}", notes=f"notes {HOSTILE}")
     device.write_text(yaml.safe_dump(raw))
     m, acc = str(model), ["--accelerator", str(device)]
-    runs = [["model", m], ["show", m], ["sweep", m, "--seq", "1k..2k"], ["compare", m, "gpt2"],
+    runs = [["model", m], ["show", m], ["sweep", m, "--seqs", "1k..2k"], ["compare", m, "gpt2"],
             ["conventions", m], ["infer", m, "--prompt", "512", "--gen", "64", *acc],
             ["train", m, *acc, "--count", "8", "--mfu", "0.4"], ["memory", m, *acc],
             ["serve", m, *acc], ["mfu", m, *acc, "--tokens-per-second", "1000"],

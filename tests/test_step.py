@@ -208,12 +208,13 @@ def test_a_device_without_memory_bandwidth_is_refused_naming_the_fix():
     # (enough for `flopcalc train`) has none, and the step time's memory-bound work needs it
     from flopcalc.predict.plans import machine_for
     from flopcalc.errors import FlopcalcError
-    from flopcalc.models.accelerators import resolve_hardware
+    from flopcalc.models.hardware import resolve
 
-    hw = resolve_hardware(None, "bf16", 1, 10 ** 15, None, need_bandwidth=False)
-    assert hw is not None and hw.bandwidth is None
+    found = resolve(None, "bf16", 1, 10 ** 15, None, need_bandwidth=False, timed=True,
+                    network="dgx-h100")
+    assert found.hw is not None and found.hw.bandwidth is None
     with pytest.raises(FlopcalcError) as e:
-        machine_for(hw, "dgx-h100", None)
+        machine_for(found)
     assert str(e.value) == "the step time needs the memory bandwidth: give --accelerator"
 
 
@@ -221,11 +222,11 @@ def test_a_custom_fp8_device_runs_attention_at_its_own_peak():
     # an fp8 preset's attention runs at its bf16 peak; a custom device (--peak, --bandwidth)
     # has no table to look that up in, so its one peak serves both
     from flopcalc.predict.plans import machine_for
-    from flopcalc.models.accelerators import resolve_hardware
+    from flopcalc.models.hardware import resolve
 
-    hw = resolve_hardware(None, "fp8", 1, 2 * 10 ** 15, 3 * 10 ** 12)
-    assert hw is not None and hw.name == "custom"
-    m = machine_for(hw, "dgx-h100", None).machine
+    found = resolve(None, "fp8", 1, 2 * 10 ** 15, 3 * 10 ** 12, timed=True, network="dgx-h100")
+    assert found.hw is not None and found.hw.name == "custom"
+    m = machine_for(found).machine
     assert m.attention_peak == m.matmul_peak == 2e15 and m.matmul_bytes == 1
 
 
@@ -236,11 +237,11 @@ def test_the_machine_cites_its_efficiency_file():
     import yaml
 
     from flopcalc.predict.plans import machine_for
-    from flopcalc.models.accelerators import resolve_hardware
+    from flopcalc.models.hardware import resolve
 
     source = yaml.safe_load((Path(__file__).parent.parent / "presets" / "efficiency"
                              / "h200.yaml").read_text())["source"]
-    r = machine_for(resolve_hardware("h200", "bf16", 1), None, None)
+    r = machine_for(resolve("h200", "bf16", 1, timed=True))
     assert r.efficiency == "h200" and r.efficiency_source == source
 
 
@@ -284,10 +285,10 @@ def test_an_int8_device_runs_attention_at_its_bf16_peak(tmp_path):
     # A100 SXM: int8 624 TOPS, bf16 312 TFLOP/s; attention's softmax matmuls stay in 16 bits
     # (an efficiency file with an int8 share, which the shipped A100 file has not)
     from flopcalc.predict.plans import machine_for
-    from flopcalc.models.accelerators import resolve_hardware
+    from flopcalc.models.hardware import resolve
 
     eff = tmp_path / "a100-int8.yaml"
     eff.write_text((ROOT / "presets" / "efficiency" / "a100-sxm-80gb.yaml").read_text().replace(
         "matmul: {bf16: 86.9%, fp16: 86.9%}", "matmul: {bf16: 86.9%, int8: 86.9%}"))
-    m = machine_for(resolve_hardware("a100-sxm-80gb", "int8", 1), None, str(eff)).machine
+    m = machine_for(resolve("a100-sxm-80gb", "int8", 1, timed=True, efficiency=str(eff))).machine
     assert (m.matmul_peak, m.attention_peak, m.matmul_bytes) == (624e12, 312e12, 1)

@@ -17,8 +17,8 @@ PLAN = ["plan", "llama-3.1-405b", "--accelerator", "h100", "--count", "16384", "
 # petabytes of activations), and the ones whose layout was hard to fit.
 COMMANDS = [
     ["model", "gpt3", "--seq", "1M"],
-    ["sweep", "gpt3", "--seq", "1k..1M"],
-    ["sweep", "llama-3.1-405b", "--seq", "16..1M"],
+    ["sweep", "gpt3", "--seqs", "1k..1M"],
+    ["sweep", "llama-3.1-405b", "--seqs", "16..1M"],
     ["compare", "gpt3", "llama-3.1-70b", "mixtral-8x7b", "--seq", "8k"],
     ["conventions", "llama-3.1-405b", "--seq", "1M"],
     ["attention", "--n", "1M", "--d-k", "128", "--d-v", "128", "--heads", "128"],
@@ -102,7 +102,7 @@ def sweep_columns(out: str) -> tuple[list[str], list[list[str]]]:
 
 
 def test_sweep_has_one_unit_per_column(cli, monkeypatch):
-    out = table(cli, monkeypatch, ["sweep", "gpt3", "--seq", "1k..1M"], 100)
+    out = table(cli, monkeypatch, ["sweep", "gpt3", "--seqs", "1k..1M"], 100)
     units, rows = sweep_columns(out)
     assert units[1:4] == ["PFLOPs", "PFLOPs", "PFLOPs"]  # weights, attention, forward
     for row in rows:
@@ -117,7 +117,7 @@ def test_sweep_has_one_unit_per_column(cli, monkeypatch):
 def test_sweep_units_follow_each_column(cli, monkeypatch):
     # DeepSeek-V3 to 128k: weights 2·N_active·s grow to ~9.6e15 (TFLOPs keep 4 digits: 9,601),
     # attention to ~8.6e16 (PFLOPs).
-    out = table(cli, monkeypatch, ["sweep", "deepseek-v3", "--seq", "1k..128k"], 80)
+    out = table(cli, monkeypatch, ["sweep", "deepseek-v3", "--seqs", "1k..128k"], 80)
     units, rows = sweep_columns(out)
     assert units[1:4] == ["TFLOPs", "PFLOPs", "PFLOPs"]
     assert "TFLOPs = 1e12 FLOPs, PFLOPs = 1e15 FLOPs" in " ".join(out.split())
@@ -159,7 +159,7 @@ def test_compact_note_when_the_first_table_has_a_caption(cli, monkeypatch):
 def test_sweep_records_keep_a_unit_with_its_column(cli, monkeypatch):
     # At 60 columns the sweep is one record per length; a field is 'forward TFLOPs 362.5', never
     # cut between the column's name and its unit.
-    out = table(cli, monkeypatch, ["sweep", "gpt3", "--seq", "1k..8k"], 60)
+    out = table(cli, monkeypatch, ["sweep", "gpt3", "--seqs", "1k..8k"], 60)
     assert "forward TFLOPs 362.5" in " ".join(out.split())
     for line in out.split("How this was counted")[0].splitlines():
         assert not re.match(r"\s*[kMGTPE]?FLOPs \d", line), line

@@ -71,7 +71,7 @@ def test_saved_tensors_of_a_block(cli, tmp_path):
     saved = saved_bytes(model, x)
     path = tmp_path / "block.yaml"
     path.write_text(BLOCK)
-    doc = cli("memory", str(path), "--seq", S, "--batch", B, "--dropout", "--no-flash",
+    doc = cli("memory", str(path), "--seq", S, "--batch", B, "--dropout", "on", "--no-flash",
               "-f", "json").json()  # the eager softmax this block keeps
     ours = doc["activations"]["per_layer"]
     # Korthikanti's sbh(34 + 5as/h): 34·24·3·64 + 5·4·24²·3 = 156,672 + 34,560 = 191,232.

@@ -139,11 +139,11 @@ def test_causal_crossover_and_elementwise(cli, toy):
 
 
 def test_sweep_and_compare(cli, toy):
-    rows = run(cli, "sweep", toy, "--seq", "8,16")["rows"]
+    rows = run(cli, "sweep", toy, "--seqs", "8,16")["rows"]
     # s = 16: 484·16 + 16·256 = 11,840; scan 2·16·2 = 64.
     assert [(r["seq"], r["forward"], r["families"]["scan"]) for r in rows] == [
         (8, 4896, 32), (16, 11840, 64)]
-    header, first, _ = cli("sweep", toy, "--seq", "8,16", "-f", "csv").out.splitlines()
+    header, first, _ = cli("sweep", toy, "--seqs", "8,16", "-f", "csv").out.splitlines()
     assert dict(zip(header.split(","), first.split(",")))["scan_flops"] == "32"
     models = run(cli, "compare", toy, "gpt2", "--seq", 8)["models"]
     assert models[0]["flops_families"]["scan"] == 32 and "scan" not in models[1][
@@ -201,7 +201,7 @@ def test_train_memory_conventions_check(cli, toy):
 def test_plot(cli, toy, tmp_path):
     pytest.importorskip("matplotlib")
     path = tmp_path / "sweep.svg"
-    r = cli("sweep", toy, "--seq", "8,16,32", "--plot", path)
+    r = cli("sweep", toy, "--seqs", "8,16,32", "--plot", path)
     assert r.code == 0 and "state/scan (recurrent core)" in path.read_text()
     path = tmp_path / "infer.svg"
     assert cli("infer", toy, "--prompt", 5, "--gen", 3, "--plot", path).code == 0

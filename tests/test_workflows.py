@@ -168,7 +168,7 @@ def test_bad_seq_specs(spec, points):
 def test_sweep_undercount_by_hand(cli):
     # GPT-3 at 2,048: forward per token 358,791,143,424 (test_presets), 2N = 347,923,070,976;
     # 6ND is (fwd − 2N)/fwd below exact = 10,868,072,448 / 358,791,143,424.
-    (row,) = cli("sweep", "gpt3", "--seq", "2048", "-f", "json").json()["rows"]
+    (row,) = cli("sweep", "gpt3", "--seqs", "2048", "-f", "json").json()["rows"]
     assert row["six_nd_undercount_pct"] == pytest.approx(100 * 10_868_072_448 / 358_791_143_424,
                                                          rel=1e-12)
     assert row["attention_share_pct"] == pytest.approx(
@@ -176,7 +176,7 @@ def test_sweep_undercount_by_hand(cli):
 
 
 def test_sweep_rows_equal_model_and_mark_crossover(cli):
-    doc = cli("sweep", "gpt3", "--seq", "2k,73728,100k", "-f", "json").json()
+    doc = cli("sweep", "gpt3", "--seqs", "2k,73728,100k", "-f", "json").json()
     assert doc["crossover"]["seq"] == 73_728
     rows = {r["seq"]: r for r in doc["rows"]}
     single = cli("model", "gpt3", "--seq", "2048", "-f", "json").json()["flops"]
@@ -186,12 +186,12 @@ def test_sweep_rows_equal_model_and_mark_crossover(cli):
 
 
 def test_sweep_table_shows_crossover_and_bars(cli):
-    out = cli("sweep", "gpt2", "--seq", "1k..64k").out
+    out = cli("sweep", "gpt2", "--seqs", "1k..64k").out
     assert "s* 4,608" in out and "crossover (6d)" in out and "█" in out
 
 
 def test_sweep_csv_rows(cli):
-    rows = list(csv.DictReader(io.StringIO(cli("sweep", "gpt2", "--seq", "1..1M", "--points",
+    rows = list(csv.DictReader(io.StringIO(cli("sweep", "gpt2", "--seqs", "1..1M", "--points",
                                                "50", "-f", "csv").out)))
     assert 1 < len(rows) <= 50 and int(rows[-1]["seq"]) == 2**20
 

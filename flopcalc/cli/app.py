@@ -1,7 +1,8 @@
 """The `flopcalc` command: the Typer app, its commands, and the console-script entry point.
 
-The commands with declared options (`flopcalc.commands`) are made by `declared`; `check` is in
-`budget`, the others in `core`. This module only registers them, so the modules import
+Every command is in the registry (`flopcalc.commands`): those made from their options by
+`declared`, the others (`show`, `schema`, `check`, the listings) by the function of `core` or
+`budget` their registry entry names. This module only registers them, so the modules import
 downwards (options → runtime → commands → app) and never back. Only the CLI prints or exits.
 """
 
@@ -16,8 +17,9 @@ import click
 import typer
 from typer.core import TyperGroup
 
+from ..commands import COMMANDS
 from ..version import __version__
-from . import core, declared
+from . import declared
 from .options import DebugOpt, OneLine
 
 
@@ -47,9 +49,6 @@ def _one_line() -> Iterator[None]:
 HELP = ("Exact parameter and FLOP counts for transformer models. MODEL is a preset name "
         "(flopcalc list), a YAML file, a Hugging Face config.json (or its directory), or - for "
         "stdin.")
-NAMES = ("model", "list", "show", "schema", "sweep", "compare", "check", "conventions",
-         "attention", "infer", "train", "memory", "serve", "mfu", "step", "plan",
-         "accelerators")
 
 
 def _version(value: bool) -> None:
@@ -67,25 +66,30 @@ def _root(
 
 
 def _function(name: str) -> Any:
-    if name == "check":  # its module is imported only when a run checks a budget
-        from . import budget
+    """The Typer function of command `name`: made from its options, or the one its registry
+    entry names (its module imported only when that command runs: `check`'s is `budget`)."""
+    command = COMMANDS[name]
+    if command.cli is None:
+        return declared.make(name)
+    import importlib
 
-        return budget.check_command
-    special = {"list": core.list_, "show": core.show, "schema": core.schema,
-               "accelerators": core.accelerators}
-    return special[name] if name in special else declared.make(name)
+    module, function = command.cli
+    return getattr(importlib.import_module(f"{__package__}.{module}"), function)
 
 
-def build(names: tuple[str, ...] = NAMES) -> typer.Typer:
+def build(names: tuple[str, ...] = ()) -> typer.Typer:
     """The app with these commands (all of them, or just the one a run invokes: Click builds
     every registered command's parameters at start-up, which the others would only cost)."""
     built = typer.Typer(cls=_Commands, no_args_is_help=True, pretty_exceptions_enable=False,
                         suggest_commands=False,  # Click suggests already: say it once
                         rich_markup_mode=None, help=HELP)
     built.callback()(_root)
-    for name in names:
+    for name in names or tuple(COMMANDS):
         function = _function(name)
-        built.command(name, context_settings=getattr(function, "context_settings", None),
+        special = COMMANDS[name].cli is not None  # its help: the registry's, then its own
+        built.command(name, help=COMMANDS[name].help + getattr(function, "help_more", "")
+                      if special else None,
+                      context_settings=getattr(function, "context_settings", None),
                       options_metavar=getattr(function, "options_metavar", "[OPTIONS]"))(
             function)
     return built
@@ -111,7 +115,7 @@ def _invoked(argv: List[str]) -> Optional[str]:
         if arg == "--":
             return None
         if not arg.startswith("-"):
-            return arg if arg in NAMES else None
+            return arg if arg in COMMANDS else None
     return None
 
 

@@ -1,8 +1,8 @@
 """`check`: hold a command's figures against limits, and fail (exit 1) when one does not hold.
 
 `flopcalc check [MODEL] [--command C] [C's options] --max KEY=VALUE --min KEY=VALUE` checks the
-report of any command with figures (`commands.CHECKABLE`: every declared command; `model` by
-default); a budget file checks any mix of them. What is not check's own option (MODEL, or the
+report of any command with figures (`commands.checkable()`: every command that builds a
+report from options; `model` by default); a budget file checks any mix of them. What is not check's own option (MODEL, or the
 MODELs of compare, and C's options) is read by C's own parser, made from its declarations in
 `flopcalc.commands` as `flopcalc C` is, so check takes exactly what C takes, and a budget entry
 and a Python call (`flopcalc.api.check`) go through the same parsers.
@@ -17,7 +17,7 @@ from typing import Annotated, Any, List, Optional
 import click
 import typer
 
-from ..commands import CHECKABLE, COMMANDS
+from ..commands import COMMANDS, checkable
 from ..errors import BudgetExceeded, FlopcalcError, suggest
 from .options import DebugOpt, Format, FormatOpt, OneLine
 from .runtime import emit, handles_errors
@@ -29,7 +29,7 @@ name an end (time.step_seconds.estimate) to compare that one. A share (mfu, hfu,
 0.4 or 40%.
 
 A budget file is YAML: a list of checks, each a model (models: [A, B] for compare), the command
-whose report is checked (model, the default, or any of: """ + ", ".join(CHECKABLE[1:]) + """),
+whose report is checked (model, the default, or any of: """ + ", ".join(checkable()[1:]) + """),
 that command's options by their long names (seq: 8k, tokens: 300B, kv_dtype: fp8, accelerator:
 h100, set: [n_layers=48]) and at least one of max and min, mappings of report keys (dotted, as
 in that command's --format json) to limits. Paths (models, accelerator, network, efficiency,
@@ -84,8 +84,8 @@ def _command_options(name: str, args: list[str]) -> tuple[list[Any], dict[str, A
         ctx = parser.make_context(f"flopcalc {name}", list(args))
     except click.NoSuchOption as exc:
         flag = exc.option_name
-        owners = [c for c in CHECKABLE if any(flag in (o.flag, "--no-" + o.flag[2:])
-                                              for o in COMMANDS[c].options)]
+        owners = [c for c in checkable() if any(flag in (f, "--no-" + f[2:])
+                                                for o in COMMANDS[c].options for f in o.flags)]
         hint = (f" it is an option of {', '.join(owners)}: give --command with the command "
                 "it belongs to" if owners else suggest(flag, [*OWN, *(exc.possibilities or ())])
                 or f" flopcalc {name} --help lists them")
@@ -136,7 +136,7 @@ def _check_command() -> Any:
     kw = inspect.Parameter.KEYWORD_ONLY
     params = [
         inspect.Parameter("command", kw, default="model", annotation=Annotated[str, typer.Option(
-            "--command", click_type=click.Choice(CHECKABLE), help="The command whose report "
+            "--command", click_type=click.Choice(checkable()), help="The command whose report "
             "is checked; MODEL and its options as flopcalc COMMAND --help lists them.")]),
         inspect.Parameter("max_", kw, default=None, annotation=Annotated[Optional[List[str]], typer.Option(
             "--max", metavar="KEY=VALUE", help="An upper limit on a numeric key of the report "
@@ -156,10 +156,21 @@ def _check_command() -> Any:
     run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run.__name__ = "check"
     run.__doc__ = inspect.cleandoc(check.__doc__ or "") + "\n\n" + BUDGET_HELP
-    return handles_errors(run)
+    command = handles_errors(run)
+    # what `flopcalc check --help` adds to the registry's one-paragraph help
+    command.help_more = "\n\n" + inspect.cleandoc(check.__doc__ or "").split("\n\n", 1)[1] \
+        + "\n\n" + BUDGET_HELP
+    return command
 
 
-check_command = _check_command()
-# MODEL(s) and the checked command's options reach `check` unparsed, for that command's parser.
-check_command.context_settings = {"ignore_unknown_options": True, "allow_extra_args": True}
-check_command.options_metavar = "[MODEL...] [OPTIONS]"
+def __getattr__(name: str) -> Any:
+    """`check_command`, made when the app is built, so --command offers every checkable
+    command the registry has then (one registered by a plug-in included)."""
+    if name != "check_command":
+        raise AttributeError(name)
+    command = _check_command()
+    # MODEL(s) and the checked command's options reach `check` unparsed, for that command's
+    # parser.
+    command.context_settings = {"ignore_unknown_options": True, "allow_extra_args": True}
+    command.options_metavar = "[MODEL...] [OPTIONS]"
+    return command

@@ -9,8 +9,10 @@ import typer
 from .options import DebugOpt, Format, FormatOpt, ModelArg, SetOpt
 from .runtime import emit, handles_errors, write
 
-SCHEMAS = ("model", "sweep", "compare", "check", "conventions", "attention", "infer", "train",
-           "memory", "mfu", "step", "plan", "list", "accelerators")
+from ..commands import COMMANDS
+
+# The commands with a JSON report, in the registry's order.
+SCHEMAS = tuple(name for name in COMMANDS if COMMANDS[name].report is not None)
 
 
 @handles_errors
@@ -25,7 +27,7 @@ def list_(fmt: FormatOpt = Format.table, debug: DebugOpt = False) -> None:
 @handles_errors
 def show(model: ModelArg, set_: SetOpt = None, debug: DebugOpt = False) -> None:
     """Print the resolved config as YAML; the output is itself a valid preset."""
-    from ..commands import load
+    from ..commands.common import load
     from ..models.validation import validate_model
     from ..render.data import to_yaml
     from ..reports.listing import config_data
@@ -44,7 +46,7 @@ def schema(
     from ..render.data import to_json
     from ..reports.schema import json_schema
 
-    write(to_json(json_schema(command)) + "\n")
+    write(to_json(json_schema(command, {n: COMMANDS[n].report for n in SCHEMAS})) + "\n")
 
 
 @handles_errors

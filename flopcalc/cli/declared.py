@@ -1,5 +1,6 @@
-"""Typer commands made from the declarations in `flopcalc.commands`: each option's flag,
-metavar, help, default and parser come from there, so a command's options are written once.
+"""Typer commands made from the registry in `flopcalc.commands`: each option's flags, metavar,
+help, default and parser come from there, and each report's renderers, so a command is written
+once.
 
 A value is parsed while Click reads the command line (`Declared`), so a bad one is a usage
 error naming the option (exit 2) before anything runs; the same parser then sees the parsed
@@ -21,24 +22,6 @@ from .options import (BriefOpt, DebugOpt, Format, FormatOpt, ModelArg, OptionErr
                       plot_option)
 from .runtime import check_brief, check_plot_target, emit, handles_errors
 
-# How each declared command's report is shown: the render module and its csv, tables, brief
-# and plot functions (imported when the command runs, so start-up stays light).
-RENDERERS: dict[str, tuple[str, str, Optional[str], Optional[str], Optional[str]]] = {
-    "model": ("model", "model_csv", "model_tables", "model_brief", None),
-    "sweep": ("workflows", "sweep_csv", "sweep_tables", None, "plot_sweep"),
-    "compare": ("workflows", "compare_csv", "compare_tables", None, "plot_compare"),
-    "conventions": ("conventions", "conventions_csv", "conventions_tables", None, None),
-    "attention": ("conventions", "attention_csv", "attention_tables", None, None),
-    "infer": ("serving", "infer_csv", "infer_tables", "infer_brief", "plot_infer"),
-    "train": ("serving", "train_csv", "train_tables", "train_brief", None),
-    "memory": ("memory", "memory_csv", "memory_tables", None, "plot_memory"),
-    "mfu": ("plans", "mfu_csv", "mfu_tables", "mfu_brief", None),
-    "step": ("plans", "step_csv", "step_tables", "step_brief", None),
-    "plan": ("plans", "plan_csv", "plan_tables", None, None),
-    "serve": ("serve", "serve_csv", "serve_tables", "serve_brief", "plot_serve"),
-}
-
-
 _RENDER = f"{__package__.rsplit('.', 1)[0]}.render"
 
 
@@ -48,8 +31,11 @@ def renderer(module: str, name: Optional[str]) -> Any:
     if name is None:
         return None
 
+    # a module of flopcalc.render, or (a command defined outside flopcalc) a dotted module path
+    path = module if "." in module else f"{_RENDER}.{module}"
+
     def render(*args: Any) -> Any:
-        return getattr(importlib.import_module(f"{_RENDER}.{module}"), name)(*args)
+        return getattr(importlib.import_module(path), name)(*args)
 
     return render
 
@@ -74,13 +60,13 @@ class Declared(click.ParamType):
 
 def annotation(option: Option) -> Any:
     """The Typer annotation of an option."""
-    names = [option.flag] + (["-f"] if option.name == "format" else [])
-    common: dict[str, Any] = dict(help=option.help)
+    names = list(option.flags) + (["-f"] if option.name == "format" else [])
+    common: dict[str, Any] = dict(help=help_text(option))
     if option.metavar:
         common["metavar"] = option.metavar
     if option.type == "flag":
         if option.default is True:  # on unless turned off: --prefix-caching/--no-prefix-caching
-            names = [f"{option.flag}/--no-{option.flag[2:]}"]
+            names = [f"{flag}/--no-{flag[2:]}" for flag in option.flags]
         return Annotated[bool, typer.Option(*names, **common)]
     if option.type == "texts":
         return Annotated[Optional[List[str]], typer.Option(*names, **common)]
@@ -90,6 +76,15 @@ def annotation(option: Option) -> Any:
     if option.type == "text":
         return Annotated[Optional[str], typer.Option(*names, **common)]
     return Annotated[Optional[str], typer.Option(*names, click_type=Declared(option), **common)]
+
+
+def help_text(option: Option) -> str:
+    """An option's help, with why this command's default differs from the option's own."""
+    if not option.why:
+        return option.help
+    shown = ("required" if option.required else "unknown when not given"
+             if option.default is None else f"default {option.default}")
+    return f"{option.help} Here: {shown}: {option.why}."
 
 
 def default(option: Option) -> Any:
@@ -137,11 +132,11 @@ def make(name: str) -> Callable[..., None]:
         if plot is not None and "curve" in command.internal:
             kw["curve"] = True
         report = command(*models, **{k: v for k, v in kw.items() if v is not None})
-        module, csv, tables, brief_lines, draw = RENDERERS[name]
-        if plot is not None and draw is not None:
-            getattr(importlib.import_module(f"{_RENDER}.plot"), draw)(report, plot)
-        emit(fmt, report, renderer(module, csv), renderer(module, tables),
-             renderer(module, brief_lines) if brief else None)
+        shown = command.render
+        if plot is not None and shown.plot is not None:
+            getattr(importlib.import_module(f"{_RENDER}.plot"), shown.plot)(report, plot)
+        emit(fmt, report, renderer(shown.module, shown.csv), renderer(shown.module, shown.tables),
+             renderer(shown.module, shown.brief) if brief else None)
 
     run.__signature__ = inspect.Signature(parameters(command))  # type: ignore[attr-defined]
     run.__name__ = name

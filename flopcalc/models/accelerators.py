@@ -4,12 +4,12 @@ resolving one (with `--peak` / `--bandwidth` / `--count`) into the `Hardware` a 
 Every figure is a dense (no 2:4 sparsity) vendor peak, per device, as an exact integer:
 FLOP/s per dtype and bytes/s of memory bandwidth; sizes use the number syntax of the command line
 (`memory_bytes: 80GB`, `peak_flops: {bf16: 989.5T}`, `8e10`). Each preset cites its datasheet.
-Short names pick a preset: `h100` is the H100 SXM (`ALIASES`).
+Short names pick a preset: each file lists its own (`aliases: [h100]` in h100-sxm.yaml).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -21,9 +21,6 @@ from ..tables import COMPUTE_DTYPES
 from .files import read_mapping, user_path
 
 
-# Short names people type, and the preset each means.
-ALIASES = {"h100": "h100-sxm", "a100": "a100-sxm-80gb", "a100-80gb": "a100-sxm-80gb",
-           "a100-40gb": "a100-pcie-40gb", "mi300": "mi300x", "v5p": "tpu-v5p"}
 
 
 Dtype = Literal[COMPUTE_DTYPES]  # type: ignore[valid-type]
@@ -49,6 +46,8 @@ class AcceleratorSpec:
     # The network preset this device usually comes built into (`presets/networks/`), which
     # commands that time a run use when --network is not given.
     system: Optional[str] = None
+    # Short names people type for this preset (`h100` for h100-sxm).
+    aliases: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.peak_flops:
@@ -134,12 +133,19 @@ def load_accelerator(ref: str) -> LoadedAccelerator:
         raw, name, origin = read_mapping(path, "accelerator file"), path.stem, str(path)
         label = origin
     else:
+        from .registry import preset_aliases
+
         names = accelerator_names()
-        name = ALIASES.get(ref.lower(), ref)
-        name = find_preset(name, names, "accelerator",
-                           f"available: {', '.join(names)}; short names: "
-                           + ", ".join(f"{k} = {v}" for k, v in ALIASES.items())
-                           + "; a YAML file path works too")
+        name = ref
+        if ref.lower() not in {n.lower() for n in names}:
+            aliases = preset_aliases(accelerators_dir())
+            name = aliases.get(ref.lower(), ref)
+            names_hint = (f"available: {', '.join(names)}; short names: "
+                          + ", ".join(f"{k} = {v}" for k, v in aliases.items())
+                          + "; a YAML file path works too")
+        else:
+            names_hint = ""
+        name = find_preset(name, names, "accelerator", names_hint)
         raw = read_mapping(accelerators_dir() / f"{name}.yaml", "accelerator file")
         origin, label = "preset", f"accelerators/{name}.yaml"
     return LoadedAccelerator(name, origin, validated(raw, label))

@@ -16,7 +16,7 @@ of streaming multiprocessors (for wave quantisation). Shares are written `80.3%`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
@@ -29,8 +29,6 @@ from .files import read_mapping, user_path
 
 Size = Annotated[int, Parsed(parse_bytes)]
 Dtype = Literal[COMPUTE_DTYPES]  # type: ignore[valid-type]
-ALIASES = {"dgx-h200": "dgx-h100", "hgx-h100": "dgx-h100", "hgx-b200": "dgx-b200",
-           "nvl72": "gb200-nvl72", "v5p": "tpu-v5p"}
 
 
 def share(text: str, where: str) -> Fraction:
@@ -56,6 +54,7 @@ class NetworkSpec:
     latency_scale_out_ns: Annotated[int, Min(0)]
     topology: Literal["switch", "mesh", "torus"] = "switch"
     notes: str = ""
+    aliases: list[str] = field(default_factory=list)  # short names that pick this preset
 
     def __post_init__(self) -> None:
         share(self.scale_up_efficiency, "scale_up_efficiency")
@@ -141,16 +140,18 @@ def _read(cls: type, raw: Any, label: str) -> Any:
 
 
 def load_network(ref: str) -> Loaded:
-    """A network preset (`dgx-h100`, `gb200-nvl72`; short names in ALIASES) or a YAML file in
-    the same schema."""
-    from .registry import find_preset, looks_like_path
+    """A network preset (`dgx-h100`, `gb200-nvl72`; short names in each file's `aliases`) or a
+    YAML file in the same schema."""
+    from .registry import find_preset, looks_like_path, preset_aliases
 
     if looks_like_path(ref):
         path = user_path(ref)
         return Loaded(path.stem, str(path),
                       _read(NetworkSpec, read_mapping(path, "network file"), str(path)))
     available = names("networks")
-    name = find_preset(ALIASES.get(ref.lower(), ref), available, "network",
+    if ref.lower() not in {n.lower() for n in available}:
+        ref = preset_aliases(_directory("networks")).get(ref.lower(), ref)
+    name = find_preset(ref, available, "network",
                        f"available: {', '.join(available)}; a YAML file path works too")
     raw = read_mapping(_directory("networks") / f"{name}.yaml", "network file")
     return Loaded(name, "preset", _read(NetworkSpec, raw, f"networks/{name}.yaml"))

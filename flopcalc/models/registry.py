@@ -47,6 +47,20 @@ def preset_names(directory: Optional[Path] = None) -> list[str]:
     return sorted(p.stem for p in (directory or presets_dir()).glob("*.yaml"))
 
 
+def preset_aliases(directory: Path) -> dict[str, str]:
+    """Short names → preset, from each preset file's `aliases: [a, b]` line (read as text: a
+    short name costs a run a glance at a dozen small files, not a dozen YAML parses)."""
+    found: dict[str, str] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("aliases:"):
+                listed = line.split(":", 1)[1].split("#", 1)[0].strip().strip("[]")
+                found.update({a.strip().lower(): path.stem for a in listed.split(",")
+                              if a.strip()})
+                break
+    return found
+
+
 def looks_like_path(ref: str) -> bool:
     """A reference that names a file rather than a preset."""
     return (ref == STDIN or "/" in ref or "\\" in ref or ref.startswith((".", "~"))

@@ -32,8 +32,7 @@ from typing import Iterable, Optional
 from ..errors import FlopcalcError
 from ..kinds import base as kb
 from ..models.accelerators import Hardware
-from ..models.networks import (GENERIC, load_efficiency, load_efficiency_file,
-                               load_network)
+from ..models.hardware import Platform
 from ..models.spec import ModelSpec
 from ..tables import RECOMPUTE
 from .collectives import Net
@@ -58,28 +57,12 @@ class Resolved:
     warnings: tuple[str, ...]
 
 
-def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str]) -> Resolved:
-    """The Machine for hardware `hw` on `network` (default: the accelerator's usual system)
-    with the efficiency file `efficiency` (default: the accelerator's preset)."""
-    warnings = []
-    if efficiency is not None:
-        eff = load_efficiency_file(efficiency)
-    else:
-        found = load_efficiency(hw.name)
-        if found is None:
-            warnings.append(f"no efficiency preset for '{hw.name}': the {GENERIC} shares are "
-                            "used (give --efficiency FILE for yours)")
-            found = load_efficiency(GENERIC)
-        eff = found
-    assert eff is not None
+def machine_for(platform: Platform) -> Resolved:
+    """The Machine of a timed platform (`models.hardware.resolve(..., timed=True)`): the
+    device's peaks and bandwidth, its network and its efficiency file's shares."""
+    hw, net, eff = platform.hw, platform.network, platform.efficiency
+    assert hw is not None and net is not None and eff is not None, "resolve(..., timed=True)"
     spec = eff.spec
-    if network is None:
-        network = hw.system  # the accelerator file's usual system
-        if network is None:
-            warnings.append(f"no default network for '{hw.name}': dgx-h100 is used (give "
-                            "--network NAME)")
-            network = "dgx-h100"
-    net = load_network(network)
     dtype = hw.dtype
     share = spec.matmul_share(dtype)
     if share is None:
@@ -99,7 +82,7 @@ def machine_for(hw: Hardware, network: Optional[str], efficiency: Optional[str])
         memory_share={e: spec.memory.at(EFFICIENCY_END[e]) for e in ENDS},
         net=Net.of(net.spec), matmul_bytes=1 if dtype in ("fp8", "int8") else 2)
     return Resolved(machine, net.name, net.spec.title, net.spec.source, eff.name,
-                    spec.source, tuple(warnings))
+                    spec.source, platform.warnings)
 
 
 # ---------------------------------------------------------------------------------- memory

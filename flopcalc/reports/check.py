@@ -1,5 +1,5 @@
 """The `check` report: numbers of a command's JSON report held against limits, for CI budget
-gates. Any command with a JSON report can be checked (`flopcalc.commands.CHECKABLE`). A limit
+gates. Any command with a JSON report can be checked (`flopcalc.commands.checkable()`). A limit
 names a numeric key of that report in dotted form (`params.total`, `training.exact`,
 `kv_cache.bytes`, `capacity.max_concurrency`, `time.step_seconds`, `mfu`, ...).
 

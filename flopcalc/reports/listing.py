@@ -100,7 +100,10 @@ class AcceleratorsReport(Report):
 
 
 def build_accelerators_report() -> AcceleratorsReport:
-    from ..models.accelerators import ALIASES, all_accelerators
+    from ..models.accelerators import all_accelerators
 
-    rows = [AcceleratorRow(name=a.name, **asdict(a.spec)) for a in all_accelerators()]
-    return AcceleratorsReport(SCHEMA_VERSION, "accelerators", rows, dict(ALIASES))
+    loaded = all_accelerators()
+    rows = [AcceleratorRow(name=a.name, **{k: v for k, v in asdict(a.spec).items()
+                                           if k != "aliases"}) for a in loaded]
+    aliases = {alias: a.name for a in loaded for alias in a.spec.aliases}
+    return AcceleratorsReport(SCHEMA_VERSION, "accelerators", rows, aliases)

@@ -8,28 +8,18 @@ from typing import Any
 
 from ..errors import FlopcalcError, suggest
 
-# command → (module in flopcalc.reports, report class)
-REPORTS = {
-    "model": ("model", "ModelReport"), "sweep": ("sweep", "SweepReport"),
-    "compare": ("compare", "CompareReport"), "check": ("check", "CheckReport"),
-    "conventions": ("conventions", "ConventionsReport"),
-    "attention": ("attention", "AttentionReport"), "infer": ("infer", "InferReport"),
-    "train": ("train", "TrainReport"), "memory": ("memory", "MemoryReport"),
-    "serve": ("serve", "ServeReport"),
-    "mfu": ("mfu", "MfuReport"), "step": ("step", "StepReport"), "plan": ("plan", "PlanReport"),
-    "list": ("listing", "ListReport"), "accelerators": ("listing", "AcceleratorsReport"),
-}
 
-
-def json_schema(command: str) -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of `flopcalc COMMAND --format json`."""
+def json_schema(command: str, reports: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of `flopcalc COMMAND --format json`; `reports` maps each
+    command with a JSON report to its report class (module of this package, class: the
+    registry's `Command.report`)."""
     from pydantic import TypeAdapter
 
-    if command not in REPORTS:
-        hint = suggest(command, REPORTS) or ""
+    if command not in reports:
+        hint = suggest(command, reports) or ""
         raise FlopcalcError(f"no JSON report for '{command}';{hint} commands with one: "
-                            f"{', '.join(REPORTS)}")
-    module, name = REPORTS[command]
+                            f"{', '.join(reports)}")
+    module, name = reports[command]
     cls = getattr(import_module(f"{__package__}.{module}"), name)
     schema = TypeAdapter(cls).json_schema(mode="serialization")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

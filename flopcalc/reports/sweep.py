@@ -29,20 +29,21 @@ def parse_seq_spec(spec: str, points: int | None = None) -> list[int]:
     N log-spaced integer lengths from A to B (duplicates removed). Sorted, unique."""
     if ".." in spec:
         lo_text, _, hi_text = spec.partition("..")
-        lo, hi = parse_length(lo_text, "--seq"), parse_length(hi_text, "--seq")
+        lo, hi = parse_length(lo_text, "--seqs"), parse_length(hi_text, "--seqs")
         if lo > hi:
-            raise FlopcalcError(f"--seq {spec}: the range runs backwards; write LOW..HIGH")
+            raise FlopcalcError(f"--seqs {spec}: the range runs backwards; write LOW..HIGH")
         if points is None:
             return _powers_of_two(lo, hi, spec)
         return _log_spaced(lo, hi, points)
     if points is not None:
-        raise FlopcalcError("--points goes with a range (--seq LOW..HIGH); drop it or give a range")
+        raise FlopcalcError("--points goes with a range (--seqs LOW..HIGH); drop it or give a "
+                            "range")
     parts = [part for part in spec.split(",") if part.strip()]
     if len(parts) > MAX_POINTS:
-        raise FlopcalcError(f"--seq: {len(parts):,} lengths; give at most {MAX_POINTS:,}")
-    lengths = sorted({parse_length(part, "--seq") for part in parts})
+        raise FlopcalcError(f"--seqs: {len(parts):,} lengths; give at most {MAX_POINTS:,}")
+    lengths = sorted({parse_length(part, "--seqs") for part in parts})
     if not lengths:
-        raise FlopcalcError(f"--seq '{spec}': no lengths; write e.g. 1k,2k,4k or 1k..1M")
+        raise FlopcalcError(f"--seqs '{spec}': no lengths; write e.g. 1k,2k,4k or 1k..1M")
     return lengths
 
 
@@ -54,7 +55,7 @@ def _powers_of_two(lo: int, hi: int, spec: str) -> list[int]:
         out.append(power)
         power <<= 1
     if not out:
-        raise FlopcalcError(f"--seq {spec}: no power of two in the range; widen it or add "
+        raise FlopcalcError(f"--seqs {spec}: no power of two in the range; widen it or add "
                             "--points N")
     return out
 
@@ -162,4 +163,4 @@ def build_sweep_report(loaded: LoadedModel, spec_text: str, points: Optional[int
                                  None if x.value is None else x.value / spec.d_model, x.reason),
         # every stack reads `seq` tokens a sequence (target length = source length)
         rows=[_row(seq, fam, batch * seq, n, x.seq) for seq, fam in zip(lengths, counts)],
-        warnings=context_warning(loaded.name, "--seq", lengths[-1], spec.max_seq_len))
+        warnings=context_warning(loaded.name, "--seqs", lengths[-1], spec.max_seq_len))

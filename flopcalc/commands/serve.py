@@ -1,0 +1,243 @@
+"""`flopcalc serve`: serving capacity as the engine computes it, the time a user sees, and
+throughput and latency under load."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ..errors import FlopcalcError
+from .base import Command, Render
+from .common import config_json, data_parallel, load, platform
+from .options import CAUSAL, OPTIONS, pick
+
+SGLANG = ("mem_fraction_static", "page_size", "chunked_prefill_size", "max_running_requests",
+          "context_length")
+# --kv-cache-dtype as SGLang names it (server_args.py: auto, fp8_e5m2, fp8_e4m3, bf16; fp8 is
+# vLLM's name for e4m3).
+SGLANG_KV = {"auto": "auto", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8_e4m3",
+             "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
+
+
+def _kv_dtypes(engine: str, kv_cache_dtype: str) -> tuple[str, str]:
+    """(vLLM's cache dtype, SGLang's) for --kv-cache-dtype; an engine that has no such cache
+    says so."""
+    if kv_cache_dtype == "int8":
+        raise FlopcalcError("--kv-cache-dtype int8: vLLM and SGLang keep no int8 KV cache; "
+                            "choose fp8 (or size an int8 cache with flopcalc infer)")
+    if engine == "sglang" and kv_cache_dtype not in SGLANG_KV:
+        raise FlopcalcError(f"--kv-cache-dtype {kv_cache_dtype} is not one of SGLang's: "
+                            + ", ".join(SGLANG_KV))
+    return kv_cache_dtype, SGLANG_KV.get(kv_cache_dtype, "auto")
+
+
+def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_utilization,
+        block_size, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, async_scheduling,
+        prefix_caching, hybrid_kv_cache_manager, mamba_cache_dtype, mamba_ssm_cache_dtype,
+        gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
+        draft, draft_tokens, acceptance, prompt, gen, batch, network, efficiency, compute_dtype,
+        compute_efficiency, memory_efficiency, peak, bandwidth, attention, engine, concurrency,
+        request_rate, requests, random_state, pareto, price, prefill_devices,
+        mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
+        context_length, set):  # noqa: A002
+    sglang_given = {k: v for k, v in dict(
+        mem_fraction_static=mem_fraction_static, page_size=page_size,
+        chunked_prefill_size=chunked_prefill_size, max_running_requests=max_running_requests,
+        context_length=context_length).items() if v is not None}
+    if engine != "sglang" and sglang_given:
+        flag = "--" + next(iter(sglang_given)).replace("_", "-")
+        raise FlopcalcError(f"{flag} is SGLang's option: add --engine sglang (vLLM's are "
+                            "--gpu-memory-utilization, --block-size, --max-num-batched-tokens, "
+                            "--max-num-seqs, --max-model-len, --kv-cache-dtype)")
+    kv_dtype, sglang_kv = _kv_dtypes(engine, kv_cache_dtype)
+
+    from ..numbers import parse_bytes
+    from ..predict.latency import Network
+    from ..reports.serve import SHAPE_FACTOR, Draft, build_serve_report
+
+    dp = data_parallel(count, dp, tp, pp)
+    loaded = load(model, set)
+    config = config_json(loaded.origin)
+    ssm_from = None  # the config.json keys vLLM's per-family defaults read
+    if mamba_ssm_cache_dtype == "auto" and config is not None:  # as vLLM: the config's word
+        from ..models.files import read_mapping
+
+        ssm_from = read_mapping(config, "config.json")
+    elif mamba_ssm_cache_dtype == "auto" and isinstance(loaded.raw.get("checkpoint"), dict):
+        from ..models.config import Checkpoint  # a preset: its published checkpoint's config
+
+        ssm_from = Checkpoint(**loaded.raw["checkpoint"]).as_config()
+    if ssm_from is not None:
+        from ..reports.serve import config_ssm_dtype
+
+        mamba_ssm_cache_dtype = config_ssm_dtype(ssm_from) or "auto"
+    found = platform(accelerator, compute_dtype, None, peak, bandwidth, network=network,
+                     efficiency=efficiency, timed=accelerator is not None or peak is not None)
+    hw = found.hw
+    memories = None
+    if kv_memory is not None:
+        memories = [parse_bytes(x.strip(), "--kv-memory") for x in str(kv_memory).split(",")]
+    net, eff_source, eff = Network("", None), "", None
+    ce, me = compute_efficiency, memory_efficiency
+    if hw is not None:
+        eff = found.efficiency
+        net = Network(found.network.name, found.network.spec)
+        share = eff.spec.matmul_share(compute_dtype)
+        if ce is None:
+            if share is None:
+                raise FlopcalcError(f"the efficiency file {eff.name} has no matmul share for "
+                                    f"{compute_dtype}; give --compute-efficiency")
+            ce = Fraction(share).limit_denominator(10**6) * SHAPE_FACTOR
+        if me is None:
+            me = Fraction(eff.spec.memory.at("typical")).limit_denominator(10**6)
+        eff_source = (f"efficiency/{eff.name}: matmul {share} of peak x {float(SHAPE_FACTOR):g} "
+                      "for real shapes, memory typical" if compute_efficiency is None else
+                      "--compute-efficiency")
+    spec_draft = None
+    if draft is not None:
+        if acceptance is None:
+            raise FlopcalcError("--draft needs --acceptance A: the probability that the target "
+                                "accepts a draft token (0.7 or 70%)")
+        if draft.lower() == "mtp":
+            spec_draft = Draft("mtp", "the model's MTP modules", None, draft_tokens, acceptance)
+        else:
+            from ..counting.storage import resolve_plan
+
+            d = load(draft, ())  # its weights as its checkpoint stores them, or the flags
+            spec_draft = Draft("draft", d.name, d.spec, draft_tokens, acceptance,
+                               resolve_plan(d, weights_dtype, experts_dtype))
+    elif acceptance is not None:
+        raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
+                            "(or --draft mtp) too")
+    load_opts = _load_options(hw, eff, compute_dtype, engine, concurrency, request_rate,
+                              requests, random_state, pareto, price)
+    if prefill_devices is not None:
+        if load_opts is None or pareto:
+            raise FlopcalcError("--prefill-devices splits a closed loop's devices: give "
+                                "--concurrency N too (not --pareto)")
+        load_opts.prefill_devices = prefill_devices
+    common = dict(
+        hw=hw, max_model_len=max_model_len, pp=pp,
+        gpu_memory_utilization=Fraction(gpu_memory_utilization), block_size=block_size,
+        kv_dtype=kv_dtype, max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs, async_scheduling=async_scheduling,
+        prefix_caching=prefix_caching, hybrid_kv_cache_manager=hybrid_kv_cache_manager,
+        mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
+        gdn_prefill_backend=gdn_prefill_backend, kv_memory=memories, kv_blocks=kv_blocks,
+        weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
+        draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
+        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
+    if pareto:
+        report = _pareto(loaded, common, load_opts, count or dp * tp * pp, pp)
+        report.warnings.extend(found.warnings)
+        return report
+    report = build_serve_report(loaded, tp=tp, dp=dp, ep=ep, attention=attention,
+                                load=load_opts, **common)
+    report.warnings.extend(found.warnings)
+    if ssm_from is None and mamba_ssm_cache_dtype == "auto" and \
+            report.settings.mamba_cache_mode is not None:
+        report.warnings.append(
+            "recurrent states sized in the model dtype (--mamba-ssm-cache-dtype auto); vLLM "
+            "takes some models' from their config.json (Nemotron-H: fp32, Qwen3.5: "
+            "mamba_ssm_dtype), which a model file does not carry: give the config.json or "
+            "--mamba-ssm-cache-dtype")
+    if engine == "sglang":
+        from ..reports.serve_sglang import sglang_capacity
+
+        report.sglang = sglang_capacity(
+            loaded.spec, hw, tp=tp, pp=pp, weights_bytes=max(report.weights.device_bytes),
+            kv_memory=memories, mem_fraction_static=mem_fraction_static, page_size=page_size,
+            chunked_prefill_size=chunked_prefill_size,
+            max_running_requests=max_running_requests, context_length=context_length,
+            kv_cache_dtype=sglang_kv)
+        report.conventions.append(
+            "sglang: SGLang's token pool as its 0.5 code sizes it (server_args.py "
+            "_handle_gpu_memory_settings; the model runner's profile_max_num_token and "
+            "init_memory_pool): max_total_num_tokens = int(free after weights − free before × "
+            "(1 − mem_fraction_static)) // bytes per token, in whole pages; recurrent states "
+            "first (handle_max_mamba_cache); the rest of the report is vLLM's")
+    return report
+
+
+def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, random_state,
+                  pareto, price) -> Any:
+    """What `serve` under load takes (None: capacity and idle latency only)."""
+    if concurrency is None and request_rate is None and not pareto:
+        if price is not None:
+            raise FlopcalcError("--price prices tokens under load: give --concurrency N, "
+                                "--request-rate R or --pareto too")
+        return None
+    from ..predict.engine_step import efficiencies
+    from ..reports.serve_load import LoadOptions
+
+    if hw is None or eff is None:
+        raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
+                            "device: give --accelerator NAME")
+    return LoadOptions(engine, concurrency, float(request_rate) if request_rate is not None
+                       else None, requests or 0, random_state,
+                       efficiencies(eff.spec, dtype, eff.name),
+                       attention_peak=hw.bf16_peak_flops or hw.peak_flops,
+                       price=float(price) if price is not None else None)
+def _pareto(loaded, common: dict, opts: Any, devices: int, pp: int) -> Any:
+    """Every layout of `devices` devices (tp x dp, and for a mixture of experts ep over all
+    of them), each at concurrencies 1, 2, 4, ... : the front of tokens/s per device against
+    tokens/s per user."""
+    from ..reports.serve import build_serve_report
+    from ..reports.serve_load import front
+
+    if devices % pp:
+        raise FlopcalcError(f"--count {devices} must be a multiple of --pp {pp}")
+    moe = any(k.ep_units() for g in loaded.spec.groups("decoder") for _, k in g.layer.slots())
+    points, layouts, skipped, first = [], [], [], None
+    ways = devices // pp
+    from ..predict.plans import divisors
+
+    # tensor parallelism splits heads: no model has 512 of them to split further, so the
+    # search is bounded whatever --count is
+    for tp in divisors(ways, 512):
+        dp = ways // tp
+        for ep in ([1, tp * dp] if moe and tp * dp > 1 else [1]):
+            name = f"tp{tp} dp{dp}" + (f" ep{ep}" if ep > 1 else "")
+            try:
+                r = build_serve_report(loaded, tp=tp, dp=dp, ep=ep, load=opts, pareto=True,
+                                       **common)
+            except FlopcalcError as exc:
+                skipped.append(f"{name}: {exc}")
+                continue
+            if not r.capacity.fits or not r.pareto.points:
+                skipped.append(f"{name}: the cache holds no request of this length")
+                continue
+            layouts.append(name)
+            points += r.pareto.points
+            first = first or r
+    if first is None:
+        raise FlopcalcError(f"no layout of {devices} devices holds this model and a request: "
+                            + "; ".join(skipped[:3]))
+    best = front(points)
+    first.pareto.devices, first.pareto.layouts, first.pareto.skipped = devices, layouts, skipped
+    first.pareto.points, first.pareto.searched = best, len(points)
+    first.pareto.model = ("steady state of a closed loop (predict.scheduler.steady_state) at "
+                          "concurrencies 1, 2, 4, ... up to what each layout's cache and "
+                          "max_num_seqs hold; estimates; a point is on the front when no other "
+                          "has more tokens/s per device at as many tokens/s per user")
+    first.timing = None
+    return first
+
+
+COMMAND = Command(
+    "serve", "Serving capacity as vLLM 0.33.0 computes it (paged KV blocks, cache groups, "
+    "hybrid state pages, max concurrency and the logged KV cache size), prefix caching, "
+    "speculative decoding, and with --prompt the time a user sees (TTFT, TPOT).",
+    (*pick("accelerator", "count", "tp", "pp", "dp", "ep", "max_model_len",
+           "gpu_memory_utilization", "block_size", "kv_cache_dtype", "max_num_batched_tokens",
+           "max_num_seqs", "async_scheduling", "prefix_caching", "hybrid_kv_cache_manager",
+           "mamba_cache_dtype", "mamba_ssm_cache_dtype", "gdn_prefill_backend", "kv_memory",
+           "kv_blocks", "weights_dtype", "experts_dtype", "shared_prefix", "draft",
+           "draft_tokens", "acceptance", "prompt", "gen", "batch", "network", "efficiency",
+           "compute_dtype", "compute_efficiency", "memory_efficiency", "peak", "bandwidth"),
+     OPTIONS["attention"].but(default="causal", why=CAUSAL),
+     *pick("engine", "concurrency", "request_rate", "requests", "random_state", "pareto",
+           "price", "prefill_devices", *SGLANG, "set")),
+    run, presentation=("format", "brief", "plot"), plotted="the Pareto front (with --pareto)",
+    report=("serve", "ServeReport"),
+    render=Render("serve", "serve_csv", "serve_tables", "serve_brief", "plot_serve"))

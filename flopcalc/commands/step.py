@@ -1,0 +1,122 @@
+"""`flopcalc step`: the time of one training step on a parallel layout."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any, Optional
+
+from ..errors import FlopcalcError
+from .base import Command, Render
+from .common import data_parallel, expert_tp, load, machine
+from .options import CAUSAL, OPTIONS, UNKNOWN, pick
+
+
+def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
+           sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
+           tp_overlap, capacity_factor, count, etp, dispatcher, moe_overlap,
+           schedule) -> tuple[Any, int, list[str]]:
+    """The Layout of `step` from its options, with the unknowns (the options not given)."""
+    from ..predict.steptime import Layout
+    from ..reports.common import default_seq
+
+    seq = seq or default_seq(spec)
+    dp = data_parallel(count, dp, tp, pp, cp)
+    if global_batch % dp:
+        raise FlopcalcError(f"--global-batch {global_batch:,} must be a multiple of the "
+                            f"{dp:,} data-parallel ranks (dp)")
+    unknown = [name for name, value in (("micro_batch", micro_batch), ("vp", vp),
+                                        ("recompute", recompute), ("dropout", dropout))
+               if value is None]
+    if vp is None and (pp == 1 or schedule not in ("1f1b", "interleaved")):
+        unknown.remove("vp")  # nothing to interleave
+    mb = micro_batch or 1
+    if (global_batch // dp) % mb:
+        raise FlopcalcError(f"--micro-batch {mb} must divide the {global_batch // dp:,} "
+                            "sequences each data-parallel rank takes per step")
+    lay = Layout(tp=tp, pp=pp, vp=vp or 1, dp=dp, cp=cp, ep=ep, zero=zero,
+                 recompute=recompute or "none", sequence_parallel=sequence_parallel,
+                 micro_batch=mb, global_batch=global_batch, dropout=dropout == "on",
+                 flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
+                 capacity=capacity_factor or Fraction(1), etp=expert_tp(spec, etp, tp, ep),
+                 dispatcher=dispatcher, moe_overlap=moe_overlap, schedule=schedule)
+    return lay, seq, unknown
+
+
+def _microscaling(accelerator: str) -> bool:
+    """Whether a device runs OCP microscaling formats: the generation that added fp4 tensor
+    cores (NVIDIA Blackwell, AMD CDNA 4) runs MXFP8 too, so its preset lists an fp4 peak."""
+    from ..models.accelerators import load_accelerator
+
+    return "fp4" in load_accelerator(accelerator).spec.peak_flops
+
+
+def run(model, *, seq, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_parallel,
+        micro_batch, global_batch, dropout, flash, schedule, fp8_recipe, lora_rank, qlora,
+        dispatcher, moe_overlap, precision, optimizer, accelerator, count, network, efficiency,
+        dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens, price, attention,
+        set):  # noqa: A002
+    from ..counting.memory import check_setup
+    from ..predict.plans import least_recompute, setup_of, valid_vp
+    from ..predict.steptime import profile
+    from ..reports.step import build_step_report
+
+    loaded = load(model, set)
+    spec = loaded.spec
+    lay, seq, unknown = layout(
+        spec, seq, tp=tp, pp=pp, vp=vp, dp=dp, cp=cp, ep=ep, zero=zero, recompute=recompute,
+        sequence_parallel=sequence_parallel, micro_batch=micro_batch, global_batch=global_batch,
+        dropout=dropout, flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
+        capacity_factor=capacity_factor, count=count, etp=etp, dispatcher=dispatcher,
+        moe_overlap=moe_overlap, schedule=schedule)
+    if fp8_recipe is not None and dtype != "fp8":
+        raise FlopcalcError(f"--fp8-recipe {fp8_recipe} scales fp8 matmuls: give --dtype fp8 too")
+    if dtype == "fp8":
+        lay = replace(lay, fp8_recipe=fp8_recipe or "tensorwise")
+    if qlora and not lora_rank:
+        raise FlopcalcError("--qlora trains LoRA adapters on a 4-bit base: give --lora-rank R "
+                            "too")
+    if lora_rank:
+        lay = replace(lay, lora_rank=lora_rank)
+    mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8", qlora=qlora)
+    problem = check_setup(spec, setup_of(seq, lay, **mem)) or valid_vp(profile(spec, seq), lay,
+                                                                        lay.vp)
+    if problem:
+        raise FlopcalcError(problem)
+    hw, res = machine(accelerator, dtype, lay.devices, peak, network, efficiency)
+    if lay.fp8_recipe == "mxfp8" and hw.name != "custom" and not _microscaling(hw.name):
+        raise FlopcalcError(f"--fp8-recipe mxfp8 needs a device with microscaling formats "
+                            f"(Blackwell, CDNA 4: its preset lists an fp4 peak); {hw.name} has "
+                            "none: use tensorwise, delayed, rowwise or blockwise")
+    warnings: tuple[str, ...] = ()
+    if "recompute" in unknown:
+        least = least_recompute(spec, seq, lay, hw.memory_bytes, **mem)
+        if least is not None and least != "none":
+            lay = replace(lay, recompute=least)
+            warnings = (f"--recompute not given: the estimate takes {least}, the least "
+                        "recomputation with which this layout fits",)
+    return build_step_report(loaded, hw, res, lay, seq, unknown, hw.memory_bytes, mem,
+                             tokens=tokens, price=price, extra_warnings=warnings,
+                             attention=attention)
+
+
+COMMAND = Command(
+    "step", "Time of one training step on a parallel layout: an interval (all communication "
+    "hidden, none hidden) and an estimate, where the time goes, communication per axis, the "
+    "bubble, MFU, tokens/s, days and cost for D tokens, and the memory per device.",
+    (*pick("seq", "tp", "pp"),
+     OPTIONS["vp"].but(default=None, why=UNKNOWN + " (1, and every value that fits)"),
+     *pick("dp", "cp", "ep", "etp", "zero"),
+     OPTIONS["recompute"].but(default=None, why=UNKNOWN + " (the least that fits)"),
+     OPTIONS["sequence_parallel"],
+     OPTIONS["micro_batch"].but(default=None, why=UNKNOWN + " (1, and every divisor that "
+                                "fits)"),
+     OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),
+     OPTIONS["dropout"].but(default=None, why=UNKNOWN + " (off, and both)"),
+     *pick("flash", "schedule", "fp8_recipe", "lora_rank", "qlora", "dispatcher",
+           "moe_overlap", "precision", "optimizer", "accelerator", "count", "network",
+           "efficiency", "dtype", "peak", "grad_fp32", "tp_overlap", "capacity_factor",
+           "tokens", "price"),
+     OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
+    run, presentation=("format", "brief"), report=("step", "StepReport"),
+    render=Render("plans", "step_csv", "step_tables", "step_brief"))
