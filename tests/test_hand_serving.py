@@ -1,7 +1,7 @@
 """Serving formulas a planted bug could slip past, each against an independent referee: keys
 counted by looping over the mask's definition, routings enumerated one by one, per-step
 roofline maxima summed step by step, hand-worked integers (the working is in the comments),
-and the README's own tables.
+and the docs' own tables.
 
 - Masks: Σ visible keys over decode positions, and the breakpoints where that count changes
   its affine form (a window's w, every multiple of a chunk size).
@@ -9,7 +9,7 @@ and the README's own tables.
   max(compute, memory) must be taken per affine piece, the compute/memory switch found exactly,
   and a tie counted as compute-bound (`Bound.binds`).
 - Mixture of experts: experts read per step at batch 1, small and huge, against every routing.
-- `flopcalc attention`: the formula column against the README's table.
+- `flopcalc attention`: the formula column against the table of its docs page.
 """
 
 from __future__ import annotations
@@ -337,9 +337,10 @@ def test_lookup_tables_are_read_by_the_row():
 # ------------------------------------------------------------------------ attention formulas
 
 def readme_attention_formulas() -> dict[str, str]:
-    """The term table of the README's `flopcalc attention` section: `term` → `formula`."""
-    section = (ROOT / "README.md").read_text().split("### `flopcalc attention")[1]
-    section = section.split("\n### ")[0]
+    """The term table of the `flopcalc attention` page (docs/commands/attention.md): `term` →
+    `formula`."""
+    section = (ROOT / "docs" / "commands" / "attention.md").read_text()
+    section = section.split("\n## Options")[0]
     row = re.compile(r"^\| `(\w+)` \([^|]*\) \| `([^`]+)` \|$", re.MULTILINE)
     return dict(row.findall(section))
 

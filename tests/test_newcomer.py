@@ -315,7 +315,8 @@ SEED = re.compile(r"seed(?!_oss)")  # ByteDance's Seed-OSS is a model type, not 
 
 
 def test_nothing_a_user_reads_says_seed(cli):
-    assert not SEED.search((ROOT / "README.md").read_text().lower())
+    for page in (ROOT / "README.md", *(ROOT / "docs").rglob("*.md")):
+        assert not SEED.search(page.read_text().lower()), page
     for args in (["attention", "--n", "8", "--d-k", "4", "--d-v", "4"],
                  ["model", str(ROOT / "examples" / "ideal-block-d4096.yaml")]):
         r = cli(*args)
