@@ -39,7 +39,7 @@ def infer(cli, *args) -> dict:
 
 def visible(mask: Mask, i: int) -> int:
     """Keys j = 1..i query i may see, counted from the mask's definition (module docstring of
-    kinds/masks.py, README `infer`)."""
+    kinds/masks.py, docs/commands/infer.md)."""
     def sees(j: int) -> bool:
         if mask.kind == "window":
             return 0 <= i - j < mask.size
@@ -260,7 +260,7 @@ def test_experts_read_by_hand_at_batch_1_and_3(cli, model):
     r1 = infer(cli, model(MOE), "--prompt", 5, "--gen", 2)["decode"]["routing"]
     assert (r1["least"], r1["expected"], r1["most"]) == (2, 2, 2)
     assert r1["weight_bytes_expected"] == 1984
-    # B = 3: E·(1 − (1 − k/E)^B) = 4·(1 − 1/8) = 3.5 experts (README), 608 + 672 = 1,280
+    # B = 3: E·(1 − (1 − k/E)^B) = 4·(1 − 1/8) = 3.5 experts (docs: infer), 608 + 672 = 1,280
     # params, 2,560 bytes; most min(4, 3·2) = 4: all 1,376 params, 2,752 bytes.
     r3 = infer(cli, model(MOE), "--prompt", 5, "--gen", 2, "--batch", 3)["decode"]["routing"]
     assert (r3["least"], r3["expected"], r3["most"]) == (2, 3.5, 4)
@@ -295,7 +295,7 @@ def moe_of(model, experts: int, top_k: int):
 
 
 def test_expected_experts_are_exact_up_to_65536_tokens(model):
-    # The README's E·(1 − (1 − k/E)^B) as an exact rational, for E = 8, k = 2.
+    # docs/commands/infer.md's E·(1 − (1 − k/E)^B) as an exact rational, for E = 8, k = 2.
     for tokens in (1, 2, 3, 65_536):
         r = moe_of(model, 8, 2).reads(8, tokens)
         assert r.expected == 8 * (1 - Fraction(3, 4) ** tokens) and r.exact is True
