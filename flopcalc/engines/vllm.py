@@ -248,7 +248,7 @@ def _layer_caches(layer: Any, tp: int) -> tuple[EngineCache, ...]:
         if not caches and (kept.per_token or kept.states):
             raise FlopcalcError(f"{kind.describe()} keeps a cache but does not say how a paged "
                                 "serving engine stores it (its kind needs engine_cache(): "
-                                "docs/layer-kinds.md, Adding a kind of layer)")
+                                "README, Adding a kind of layer)")
         out += caches
     return tuple(out)
 
