@@ -15,11 +15,6 @@ import pytest
 from .conftest import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-COMMANDS = ("model", "list", "show", "schema", "sweep", "compare", "check", "conventions",
-            "attention", "infer", "train", "memory", "serve", "mfu", "step", "plan",
-            "accelerators")
-
-
 def _tool():
     spec = importlib.util.spec_from_file_location("flopcalc_docs_tool", ROOT / "tools" / "docs.py")
     module = importlib.util.module_from_spec(spec)
@@ -29,6 +24,7 @@ def _tool():
 
 
 docs = _tool()
+COMMANDS = docs.command_names()  # as the CLI registers them: a new command needs a page
 
 
 def _regions():
@@ -51,9 +47,7 @@ def test_readme_has_its_samples_and_is_short():
 
 
 def test_every_command_has_exactly_one_page_with_its_option_table():
-    from flopcalc.cli import app
-
-    assert set(app.NAMES) == set(COMMANDS)  # a new command needs a page (and a row here)
+    assert len(COMMANDS) >= 17
     pages = {p.stem: p for p in (ROOT / "docs" / "commands").glob("*.md")}
     assert set(pages) == set(COMMANDS)
     for name, page in pages.items():

@@ -93,6 +93,15 @@ def click_command(name: str) -> Any:
     return group.commands[name]
 
 
+def command_names() -> list[str]:
+    """Every command of `flopcalc`, as the whole CLI registers them."""
+    import typer
+
+    from flopcalc.cli import app
+
+    return list(typer.main.get_command(app.app).commands)
+
+
 def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
