@@ -2,7 +2,7 @@
 step` inputs: each row's layout as the page gives it, flopcalc's defaults for what the page
 does not state, and the measured step time from its tokens/s per GPU.
 
-    python tests/bridge_runs.py            # the table for the README (estimate error per run)
+    python tests/bridge_runs.py            # docs/validation-training.md (estimate error per run)
 
 A row is predicted when its model has a preset (Nemotron 3 and DeepSeek-V4 do not) and its
 precision is stated (25.09's tables do not say). The measured step time is

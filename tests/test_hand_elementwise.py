@@ -1,13 +1,13 @@
 """`--elementwise` by hand: every element-wise formula on tiny models, against integers worked
 out in the comments (never from the code under test).
 
-Per-element costs are README "Element-wise costs (`--elementwise`)": LayerNorm 7 (6 without its
+Per-element costs are docs "Element-wise costs (`--elementwise`)": LayerNorm 7 (6 without its
 bias), RMSNorm 4 (QK-norms and MLA's latent norms too), 1 per output element of a biased
 projection, ReLU 1 / GELU 9 / SiLU 4 per hidden element plus 1 for a gated MLP's product,
 softmax 5 per score and per sink logit, routing (softmax over the E router logits 4 each, the k
 expert outputs scaled and summed 2·k·d, the shared output added d, Qwen2-MoE's sigmoid gate
 4 + d), residual add 1 per element per sublayer. Routed experts run on T·top_k tokens and
-shared experts on all T (README "Mixture of experts"). T = batch · seq throughout.
+shared experts on all T (docs/conventions.md "Mixture of experts"). T = batch · seq throughout.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def test_encoder_decoder_cross_attention_with_sinks_and_batch(cli, tmp_path):
         "decoder.cross_attn.elementwise.residual": 16,
         "decoder.mlp.elementwise.residual": 16,
         # Self q/k/v/o on 4 target tokens 4·16 = 64; cross q and o on the 4 target tokens
-        # 4·8 = 32, cross k and v on the 6 source tokens 6·8 = 48 (README: cross-attention
+        # 4·8 = 32, cross k and v on the 6 source tokens 6·8 = 48 (docs/conventions.md: cross-attn
         # keys and values come from the source).
         "decoder.attn.elementwise.bias": 64,
         "decoder.cross_attn.elementwise.bias": 32 + 48,
@@ -320,7 +320,7 @@ def test_encoder_decoder_cross_attention_with_sinks_and_batch(cli, tmp_path):
 
 def test_encoder_decoder_cross_attention_qk_norm(cli, tmp_path):
     # With qk_norm every attention has q_norm and k_norm (the params list
-    # decoder.cross_attn.q_norm.weight), and README counts QK-norms under --elementwise.
+    # decoder.cross_attn.q_norm.weight), and the docs count QK-norms under --elementwise.
     # RMSNorm 4 per element; 2 query heads of 2 (d_q = 4), 1 KV head (d_k = 2); s = 3, m = 2,
     # batch 2: 6 source and 4 target tokens.
     f = run(cli, tmp_path, ENC_DEC + "n_kv_heads: 1\nqk_norm: per_head\n", "--seq", 3,

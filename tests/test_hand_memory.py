@@ -2,7 +2,7 @@
 split, ZeRO, precision) and the activations, tensor by tensor, of tiny models, against
 integers worked out in the comments (never from the code under test).
 
-Conventions, from README "flopcalc memory" and the paper it follows, Korthikanti et al. 2022,
+Conventions, from docs/commands/memory.md and the paper it follows, Korthikanti et al. 2022,
 "Reducing Activation Recomputation in Large Transformer Models" (§4.1-4.3, Table 2): 16-bit
 tensors (2 bytes) and 1-byte dropout masks; per layer each norm's input 2sbh, the attention
 input 2sbh, Q and K 2sb(d_q + d_k), the softmax output 2as²b, its dropout mask as²b and dropout

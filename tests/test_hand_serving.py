@@ -1,7 +1,7 @@
 """Serving formulas a planted bug could slip past, each against an independent referee: keys
 counted by looping over the mask's definition, routings enumerated one by one, per-step
 roofline maxima summed step by step, hand-worked integers (the working is in the comments),
-and the README's own tables.
+and the docs' own tables.
 
 - Masks: Σ visible keys over decode positions, and the breakpoints where that count changes
   its affine form (a window's w, every multiple of a chunk size).
@@ -9,7 +9,7 @@ and the README's own tables.
   max(compute, memory) must be taken per affine piece, the compute/memory switch found exactly,
   and a tie counted as compute-bound (`Bound.binds`).
 - Mixture of experts: experts read per step at batch 1, small and huge, against every routing.
-- `flopcalc attention`: the formula column against the README's table.
+- `flopcalc attention`: the formula column against the table of its docs page.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def infer(cli, *args) -> dict:
 
 def visible(mask: Mask, i: int) -> int:
     """Keys j = 1..i query i may see, counted from the mask's definition (module docstring of
-    kinds/masks.py, README `infer`)."""
+    kinds/masks.py, docs/commands/infer.md)."""
     def sees(j: int) -> bool:
         if mask.kind == "window":
             return 0 <= i - j < mask.size
@@ -260,7 +260,7 @@ def test_experts_read_by_hand_at_batch_1_and_3(cli, model):
     r1 = infer(cli, model(MOE), "--prompt", 5, "--gen", 2)["decode"]["routing"]
     assert (r1["least"], r1["expected"], r1["most"]) == (2, 2, 2)
     assert r1["weight_bytes_expected"] == 1984
-    # B = 3: E·(1 − (1 − k/E)^B) = 4·(1 − 1/8) = 3.5 experts (README), 608 + 672 = 1,280
+    # B = 3: E·(1 − (1 − k/E)^B) = 4·(1 − 1/8) = 3.5 experts (docs: infer), 608 + 672 = 1,280
     # params, 2,560 bytes; most min(4, 3·2) = 4: all 1,376 params, 2,752 bytes.
     r3 = infer(cli, model(MOE), "--prompt", 5, "--gen", 2, "--batch", 3)["decode"]["routing"]
     assert (r3["least"], r3["expected"], r3["most"]) == (2, 3.5, 4)
@@ -295,7 +295,7 @@ def moe_of(model, experts: int, top_k: int):
 
 
 def test_expected_experts_are_exact_up_to_65536_tokens(model):
-    # The README's E·(1 − (1 − k/E)^B) as an exact rational, for E = 8, k = 2.
+    # docs/commands/infer.md's E·(1 − (1 − k/E)^B) as an exact rational, for E = 8, k = 2.
     for tokens in (1, 2, 3, 65_536):
         r = moe_of(model, 8, 2).reads(8, tokens)
         assert r.expected == 8 * (1 - Fraction(3, 4) ** tokens) and r.exact is True
@@ -337,9 +337,10 @@ def test_lookup_tables_are_read_by_the_row():
 # ------------------------------------------------------------------------ attention formulas
 
 def readme_attention_formulas() -> dict[str, str]:
-    """The term table of the README's `flopcalc attention` section: `term` → `formula`."""
-    section = (ROOT / "README.md").read_text().split("### `flopcalc attention")[1]
-    section = section.split("\n### ")[0]
+    """The term table of the `flopcalc attention` page (docs/commands/attention.md): `term` →
+    `formula`."""
+    section = (ROOT / "docs" / "commands" / "attention.md").read_text()
+    section = section.split("\n## Options")[0]
     row = re.compile(r"^\| `(\w+)` \([^|]*\) \| `([^`]+)` \|$", re.MULTILINE)
     return dict(row.findall(section))
 

@@ -1,5 +1,5 @@
 """The package's imports point one way: kinds → models → counting → reports → render → api →
-cli, with no cycle, imports inside functions included (README "Layout")."""
+cli, with no cycle, imports inside functions included (docs/layout.md)."""
 
 from __future__ import annotations
 

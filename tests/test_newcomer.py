@@ -1,6 +1,6 @@
 """What a new user's first hour and an audit turned up: tables that never split a number, CSVs
 that join, terminals without colour or Unicode, input typed the way people type it, hostile
-files, closed pipes, and the review's bugs (README: Output, Errors and exit codes)."""
+files, closed pipes, and the review's bugs (docs/output.md, docs/errors.md)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_the_issues_compare_at_80_columns(cli, monkeypatch):
 
 
 def test_piped_without_columns_keeps_every_number_exact(cli, monkeypatch):
-    # Tables round figures of 16 digits or more (README: Output); CSV keeps them exact.
+    # Tables round figures of 16 digits or more (docs/output.md); CSV keeps them exact.
     monkeypatch.delenv("COLUMNS", raising=False)
     out = cli("compare", "gpt3", "llama-3.1-70b", "--seq", "8k").out
     assert "3.131e23" in out and "174,604,259,328 (174.6B)" in out
@@ -315,7 +315,8 @@ SEED = re.compile(r"seed(?!_oss)")  # ByteDance's Seed-OSS is a model type, not 
 
 
 def test_nothing_a_user_reads_says_seed(cli):
-    assert not SEED.search((ROOT / "README.md").read_text().lower())
+    for page in (ROOT / "README.md", *(ROOT / "docs").rglob("*.md")):
+        assert not SEED.search(page.read_text().lower()), page
     for args in (["attention", "--n", "8", "--d-k", "4", "--d-v", "4"],
                  ["model", str(ROOT / "examples" / "ideal-block-d4096.yaml")]):
         r = cli(*args)

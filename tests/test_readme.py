@@ -1,5 +1,6 @@
-"""The README's examples run: every `$ flopcalc ...` line in a console block exits as stated
-(0 unless the line ends in `# exit N`), so the README cannot drift from the CLI."""
+"""The README's and the docs' examples run: every `$ flopcalc ...` line of README.md and
+docs/**/*.md exits as stated (0 unless the line ends in `# exit N`), so no page can drift from
+the CLI."""
 
 from __future__ import annotations
 
@@ -11,11 +12,17 @@ import pytest
 from .conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
-EXAMPLES = re.findall(r"^\$ flopcalc (.+)$", README, flags=re.M)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+EXAMPLES = [pytest.param(line, id=f"{page.relative_to(ROOT)}: {line}")
+            for page in PAGES
+            for line in re.findall(r"^\$ flopcalc (.+)$", page.read_text(), flags=re.M)]
+# the sweep's table of supported types lives on the page about Hugging Face import
+SWEEP_PAGE = ROOT / "docs" / "huggingface.md"
 
 
 def test_readme_has_examples():
-    assert len(EXAMPLES) >= 5
+    assert len(re.findall(r"^\$ flopcalc (.+)$", README, flags=re.M)) >= 5
+    assert len(EXAMPLES) >= 100  # the README's and every page's
 
 
 @pytest.mark.parametrize("line", EXAMPLES)
@@ -43,13 +50,13 @@ TRANSFORMERS_5_25_TYPES = {"param2moe", "minicpm5_moe", "llava_onevision1_5", "o
 
 
 def test_readme_sweep_table_is_every_supported_type_and_all_equal():
-    """The README's table of supported types is the sweep's output (tools/sweep.py
-    --write-readme): one row per sweep case, every supported type but the remote-code ones,
-    and no figure differing."""
+    """The docs' table of supported types (docs/huggingface.md) is the sweep's output
+    (tools/sweep.py --write-docs): one row per sweep case, every supported type but the
+    remote-code ones, and no figure differing."""
     from flopcalc.models import hf
     from tests import sweep
 
-    readme = (ROOT / "README.md").read_text()
+    readme = SWEEP_PAGE.read_text()
     body = readme.split("<!-- sweep table: start -->")[1].split("<!-- sweep table: end -->")[0]
     rows = [line for line in body.strip().splitlines()[2:] if line.startswith("| `")]
     types = [line.split("`")[1] for line in rows]

@@ -1,4 +1,4 @@
-"""How tables read (README: Output): no figure of more than 15 digits in a table (the exact one
+"""How tables read (docs/output.md): no figure of more than 15 digits in a table (the exact one
 stays in JSON and CSV), one unit per FLOP column of `sweep`, `plan` laid out as a table within
 80 and 100 columns, `compare` saying where each training D came from, and at 80 and 100
 columns no line past the width and no number cut across lines."""

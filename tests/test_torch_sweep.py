@@ -1,4 +1,4 @@
-"""The model-zoo sweep against transformers (README "Verified against PyTorch", `tests/sweep/`):
+"""The model-zoo sweep against transformers (docs/validation.md, `tests/sweep/`):
 for every supported model type, parameters at the default config and at its variants equal the
 model built on the meta device; forward FLOPs of a shrunk copy equal FlopCounterMode's."""
 

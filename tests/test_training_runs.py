@@ -1,6 +1,6 @@
 """`flopcalc step` against published training runs: the measured step time of every one of the
 19 reference runs (tests/data/training) lies inside the predicted interval; the estimate's error
-per run is in the README. `python tests/training_runs.py` prints the table."""
+per run is in docs/validation.md. `python tests/training_runs.py` prints the table."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_there_are_nineteen():
 
 
 def test_further_runs_are_evaluated():
-    # MosaicML, torchtitan and Llama 3: reported in the README with their errors (not all
+    # MosaicML, torchtitan and Llama 3: reported in docs/validation.md with their errors (not all
     # inside: torchtitan's op-level selective recomputation and eager mode are not modelled)
     got = evaluate(extra_runs())
     assert len(got) == 5 and sum(r["inside"] for r in got) >= 4

@@ -6,7 +6,7 @@ time, converted from the published figure with the FLOP formula its authors used
 leaves open is not given, so `step` treats it as unknown (the interval covers it): micro-batch,
 virtual stages, recomputation and dropout for Megatron-LM's H100 table.
 
-    python tests/training_runs.py          # the table for the README (estimate error per run)
+    python tests/training_runs.py          # docs/validation.md's table (estimate error per run)
 
 Sources: tests/data/training/SOURCES.md and the notes on each run below.
 """

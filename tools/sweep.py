@@ -1,6 +1,6 @@
 """Run the model-zoo sweep and print the table of supported Hugging Face model types.
 
-    python tools/sweep.py [--only TYPE ...] [--no-flops] [--write-readme]
+    python tools/sweep.py [--only TYPE ...] [--no-flops] [--write-docs]
 
 For every case in `tests/sweep/` (one per supported `model_type`): build transformers' default
 config, save it as a checkpoint would be saved, import it with flopcalc, and compare
@@ -8,7 +8,7 @@ parameters with the model built on the meta device, at the default and at each v
 forward FLOPs of the shrunk copy with FlopCounterMode (eager attention, eager experts) at each
 of the case's lengths, batch 1 and 2; and, for cases that ask, the cache bytes after a real
 `generate`. The same checks as `pytest -m torch tests/test_torch_sweep.py`, printed as a
-Markdown table; `--write-readme` puts the table into README.md between its markers. Needs
+Markdown table; `--write-docs` puts the table into docs/huggingface.md between its markers. Needs
 torch and transformers (test tools, never flopcalc dependencies). Exits 1 if any figure differs.
 """
 
@@ -91,11 +91,14 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(text: str) -> None:
-    path = ROOT / "README.md"
+DOCS = ROOT / "docs" / "huggingface.md"  # the page about Hugging Face import holds the table
+
+
+def write_docs(text: str) -> None:
+    path = DOCS
     readme = path.read_text()
     if START not in readme or END not in readme:
-        sys.exit(f"README.md has no {START} ... {END} markers")
+        sys.exit(f"{path.relative_to(ROOT)} has no {START} ... {END} markers")
     body = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: f"{START}\n{text}\n{END}",
                   readme, flags=re.S)
     tmp = path.with_suffix(".md.tmp")
@@ -108,7 +111,8 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=None, metavar="TYPE")
     parser.add_argument("--no-flops", action="store_true",
                         help="parameters only (meta device: seconds, not minutes)")
-    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--write-docs", "--write-readme", dest="write_docs", action="store_true",
+                        help="put the table into docs/huggingface.md (--write-readme: its old name)")
     args = parser.parse_args()
     cases = [c for c in sweep.cases() if args.only is None or c.model_type in args.only]
     rows = []
@@ -119,11 +123,11 @@ def main() -> int:
     text = table(rows)
     print(text)
     failed = [r["type"] for r in rows if False in (r["params"], r["flops"], r["cache"])]
-    if args.write_readme:
+    if args.write_docs:
         if failed or args.only is not None or args.no_flops:
-            print("not written: the README carries only a full, passing sweep", file=sys.stderr)
+            print("not written: the docs carry only a full, passing sweep", file=sys.stderr)
         else:
-            write_readme(text)
+            write_docs(text)
     if failed:
         print(f"differs: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

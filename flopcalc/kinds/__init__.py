@@ -4,7 +4,7 @@ of experts, ...) answering every question the tool asks of it through `base.Kind
 The public seam for a kind defined outside this package (a plug-in, a test's toy kind):
 subclass `Kind` as a frozen dataclass, declare its config block as a dataclass (see
 `flopcalc.declare`), and `register(Entry(layer_types=("name",), build=..., blocks=(("name",
-Config),)))`. README "Adding a kind of layer" walks through it.
+Config),)))`. docs/layer-kinds.md, "Adding a kind of layer", walks through it.
 """
 
 from .base import (ATTENTION, COLUMN, ELEMENTWISE, EXPERT, LAYERS, REPLICATED, ROW, SCAN, VOCAB,

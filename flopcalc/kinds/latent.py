@@ -24,6 +24,10 @@ from .registry import Entry
 
 @dataclass(frozen=True)
 class LatentAttention(Attention):
+    """Multi-head latent attention: queries through a rank-`q_rank` bottleneck (None: projected
+    directly), keys and values decompressed per head from a shared latent of `kv_rank` values,
+    one rotary key of `rope_dim` shared by every head."""
+
     q_rank: Optional[int] = None
     kv_rank: int = 0
     rope_dim: int = 0

@@ -25,6 +25,9 @@ ACTIVATION_PARAMS = {"xielu": ("alpha_p", "alpha_n")}
 
 @dataclass(frozen=True)
 class Mlp(Kind):
+    """The dense feed-forward sublayer, `d_ff` wide: plain (up, `activation`, down) or `gated`
+    (gate and up, their product, down: SwiGLU/GeGLU); `bias` on every matrix."""
+
     gated: bool
     d_ff: int
     activation: str

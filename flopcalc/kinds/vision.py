@@ -2,8 +2,8 @@
 into the text model, counted as a stack of their own (`vision.*` parts), with the image tokens
 they put into the text model's sequence.
 
-One declaration covers the towers of transformers 5.24's vision-language models (README
-"Multimodal models"; the converters in `models/hf/multimodal.py` fill it from a config.json):
+One declaration covers the towers of transformers 5.24's vision-language models
+(docs/multimodal.md; the converters in `models/hf/multimodal.py` fill it from a config.json):
 
 - the patch embedding: a convolution with kernel = stride = `patch` over `channels` (and
   `temporal_patch` frames: Qwen2-VL's Conv3d sees each image twice), FLOPs 2·N·(C·kt·p²)·d for N

@@ -1,5 +1,6 @@
 """The model file format: what a preset YAML, a `--set` override or an imported Hugging Face
-config.json must say before anything is counted (README "Your own model" documents each key).
+config.json must say before anything is counted (docs/models.md, "Your own model", documents
+each key).
 
 This is its one declaration (see `flopcalc.declare`): the fast reader and pydantic's both follow
 it. The blocks that belong to one kind of layer (`moe`, `latent_attention`, `mamba2`, ...) are
@@ -113,7 +114,7 @@ class BaseConfig:
 
     sliding_window: Optional[Positive] = None
     attention_chunk: Optional[Positive] = None
-    layer_types: Optional[list[str]] = None  # each layer's mixer (README: layer_types)
+    layer_types: Optional[list[str]] = None  # each layer's mixer (docs/models.md: layer_types)
     global_every: Optional[Positive] = None
     mtp_layers: Count = 0
 

@@ -15,7 +15,7 @@ names a module by whole dotted segments of its name, and everything inside it
 (`model.layers.0` is the whole first layer; `*` any text), `re:` a regular expression from the
 start of the name.
 
-Decisions where the formats' documentation is silent (README "Serving a published
+Decisions where the formats' documentation is silent (docs/commands/serve.md, "Serving a published
 checkpoint"): routers, norms, biases, the token table and the head stay in the checkpoint's
 dtype unless a method quantises the head (GPTQ's `lm_head: true`); a float32 checkpoint is
 served in bf16 (vLLM's `--dtype auto`); a pattern naming single projections (`q_proj`) is
