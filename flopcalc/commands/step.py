@@ -43,14 +43,6 @@ def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recom
     return lay, seq, unknown
 
 
-def _microscaling(accelerator: str) -> bool:
-    """Whether a device runs OCP microscaling formats: the generation that added fp4 tensor
-    cores (NVIDIA Blackwell, AMD CDNA 4) runs MXFP8 too, so its preset lists an fp4 peak."""
-    from ..models.accelerators import load_accelerator
-
-    return "fp4" in load_accelerator(accelerator).spec.peak_flops
-
-
 def run(model, *, seq, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_parallel,
         micro_batch, global_batch, dropout, flash, schedule, fp8_recipe, lora_rank, qlora,
         dispatcher, moe_overlap, precision, optimizer, accelerator, count, network, efficiency,
@@ -84,10 +76,13 @@ def run(model, *, seq, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_pa
     if problem:
         raise FlopcalcError(problem)
     hw, res = machine(accelerator, dtype, lay.devices, peak, network, efficiency)
-    if lay.fp8_recipe == "mxfp8" and hw.name != "custom" and not _microscaling(hw.name):
+    from ..models.accelerators import MICROSCALING
+
+    if lay.fp8_recipe == "mxfp8" and hw.name != "custom" and \
+            hw.architecture not in MICROSCALING:
         raise FlopcalcError(f"--fp8-recipe mxfp8 needs a device with microscaling formats "
-                            f"(Blackwell, CDNA 4: its preset lists an fp4 peak); {hw.name} has "
-                            "none: use tensorwise, delayed, rowwise or blockwise")
+                            f"({', '.join(MICROSCALING)}: its preset's architecture); {hw.name} "
+                            "has none: use tensorwise, delayed, rowwise or blockwise")
     warnings: tuple[str, ...] = ()
     if "recompute" in unknown:
         least = least_recompute(spec, seq, lay, hw.memory_bytes, **mem)

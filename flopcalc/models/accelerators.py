@@ -24,6 +24,12 @@ from .files import read_mapping, user_path
 
 
 Dtype = Literal[COMPUTE_DTYPES]  # type: ignore[valid-type]
+Architecture = Literal["ampere", "hopper", "blackwell", "cdna3", "cdna4", "tpu-v5p"]
+# The generations with OCP microscaling formats in their tensor cores (MXFP8, MXFP4: NVIDIA's
+# Blackwell architecture technical brief; AMD's CDNA 4 instruction set architecture guide).
+MICROSCALING = ("blackwell", "cdna4")
+# NVIDIA's SM90 and SM100 generations, which FlashInfer's Hopper and Blackwell kernels need.
+HOPPER_UP = ("hopper", "blackwell")
 Size = Annotated[int, Parsed(parse_bytes)]
 Rate = Annotated[int, Parsed(parse_count)]
 
@@ -48,6 +54,8 @@ class AcceleratorSpec:
     system: Optional[str] = None
     # Short names people type for this preset (`h100` for h100-sxm).
     aliases: list[str] = field(default_factory=list)
+    # The chip's generation, which says what its kernels can run (`MICROSCALING`, `HOPPER_UP`).
+    architecture: Optional[Architecture] = None
 
     def __post_init__(self) -> None:
         if not self.peak_flops:
@@ -97,6 +105,7 @@ class Hardware:
     reserve_bytes: int = 0  # --reserve, per device
     bf16_peak_flops: Optional[int] = None  # the device file's bf16 peak (attention kernels)
     system: Optional[str] = None  # the device file's usual network preset
+    architecture: Optional[str] = None  # the device file's generation
 
     @property
     def total_peak_flops(self) -> int:
@@ -232,7 +241,8 @@ def resolve_hardware(accelerator: Optional[str], dtype: str, count: int,
         memory_bytes=room, peak_overridden=peak is not None,
         bandwidth_overridden=bandwidth is not None, nominal_memory_bytes=spec.memory_bytes,
         usable_memory_bytes=usable, memory_basis=basis, memory_fraction=memory_fraction,
-        reserve_bytes=reserve, bf16_peak_flops=spec.peak_flops.get("bf16"), system=spec.system)
+        reserve_bytes=reserve, bf16_peak_flops=spec.peak_flops.get("bf16"), system=spec.system,
+        architecture=spec.architecture)
 
 
 def preset_row(loaded: LoadedAccelerator) -> dict[str, Any]:

@@ -104,6 +104,7 @@ def build_accelerators_report() -> AcceleratorsReport:
 
     loaded = all_accelerators()
     rows = [AcceleratorRow(name=a.name, **{k: v for k, v in asdict(a.spec).items()
-                                           if k != "aliases"}) for a in loaded]
+                                           if k not in ("aliases", "architecture")})
+            for a in loaded]
     aliases = {alias: a.name for a in loaded for alias in a.spec.aliases}
     return AcceleratorsReport(SCHEMA_VERSION, "accelerators", rows, aliases)
