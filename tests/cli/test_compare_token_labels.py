@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .conftest import run
+from tests.conftest import run
 
 
 def test_labels_in_json_and_table(cli):

@@ -166,7 +166,7 @@ def test_python_dash_m_runs_the_same_cli():
     ["train", "--accelerator", "h100-sxm", "--mfu", "0.4"]])
 def test_brackets_in_titles_and_paths_print_as_themselves(cli, tmp_path, command):
     """Tables print user text (titles, file names) literally: rich markup is off."""
-    from .conftest import ROOT
+    from tests.conftest import ROOT
 
     path = tmp_path / "odd[b].yaml"
     text = (ROOT / "presets" / "gpt2.yaml").read_text()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 GOOD = (ROOT / "presets" / "gpt2.yaml").read_text()
 

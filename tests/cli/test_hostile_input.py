@@ -12,7 +12,7 @@ import pytest
 import flopcalc
 from flopcalc.errors import FlopcalcError
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def one_line_error(r) -> str:
@@ -161,7 +161,7 @@ def test_input_quoted_in_one_short_line(parse):
 
 # ---------------------------------------------------------------------------- accelerators
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _accelerator(tmp_path, usable: str) -> str:

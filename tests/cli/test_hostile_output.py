@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 # Every control character but newline and tab, C1 included (\x9b is a one-byte CSI), and the
 # bidirectional overrides: none may reach a terminal raw.

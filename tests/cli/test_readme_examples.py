@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
 EXAMPLES = re.findall(r"^\$ flopcalc (.+)$", README, flags=re.M)
@@ -37,8 +37,8 @@ def test_readme_setup_commands_are_what_ci_runs():
 # Types flopcalc reads that transformers 5.24 has no class for, so the sweep cannot build them:
 # Kimi K2's checkpoints (remote code: DeepSeek-V3's classes under model_type kimi_k2).
 REMOTE_CODE_TYPES = {"kimi_k2"}
-# Types transformers 5.25 added: checked against 5.25 in tests/test_torch_hf_new_types.py, not in
-# the 5.24 sweep.
+# Types transformers 5.25 added: checked against 5.25 in
+# tests/pytorch/test_transformers_5_25_types.py, not in the 5.24 sweep.
 TRANSFORMERS_5_25_TYPES = {"param2moe", "minicpm5_moe", "llava_onevision1_5", "ovis2_5"}
 
 

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 TABLE_COMMANDS = [
     ["model", "gpt3", "--seq", "32768"],

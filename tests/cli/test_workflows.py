@@ -13,7 +13,7 @@ from flopcalc.errors import FlopcalcError
 from flopcalc.numbers import parse_count, parse_length
 from flopcalc.reports.sweep import parse_seq_spec
 
-from .conftest import DATA
+from tests.conftest import DATA
 
 
 @pytest.mark.parametrize("text, value", [
@@ -166,8 +166,8 @@ def test_bad_seq_specs(spec, points):
 
 
 def test_sweep_undercount_by_hand(cli):
-    # GPT-3 at 2,048: forward per token 358,791,143,424 (test_presets), 2N = 347,923,070,976;
-    # 6ND is (fwd − 2N)/fwd below exact = 10,868,072,448 / 358,791,143,424.
+    # GPT-3 at 2,048: forward per token 358,791,143,424 (presets/test_published_figures),
+    # 2N = 347,923,070,976; 6ND is (fwd − 2N)/fwd below exact = 10,868,072,448 / 358,791,143,424.
     (row,) = cli("sweep", "gpt3", "--seq", "2048", "-f", "json").json()["rows"]
     assert row["six_nd_undercount_pct"] == pytest.approx(100 * 10_868_072_448 / 358_791_143_424,
                                                          rel=1e-12)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run
+from tests.conftest import run
 
 # gpt-oss (OpenAI 2025, "gpt-oss-120b & gpt-oss-20b Model Card", Table 1: 5.13B and 3.61B
 # active), by hand from the presets' dimensions: d 2,880, 64 query heads and 8 KV heads of 64

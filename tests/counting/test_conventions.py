@@ -12,8 +12,8 @@ import pytest
 
 ROWS = ["six_nd", "six_nd_total", "kaplan", "palm", "megatron", "chinchilla", "exact_full",
         "exact_causal"]
-# Every row in order: the codebases' own formulas (tests/test_conventions_codebases.py) sit
-# between the papers' and the exact rows.
+# Every row in order: the codebases' own formulas (test_conventions_codebases.py, beside this
+# file) sit between the papers' and the exact rows.
 ALL_ROWS = ROWS[:6] + ["megatron_lm", "megatron_lm_hybrid", "maxtext"] + ROWS[6:]
 
 # Known dimensions (SPEC §2; presets/gpt3.yaml, presets/llama-3.1-8b.yaml).

@@ -13,7 +13,7 @@ from flopcalc.counting.workload import Workload
 from flopcalc.kinds.base import WEIGHTS
 from flopcalc.models.registry import load_model
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 PRESETS = sorted(p.stem for p in (ROOT / "presets").glob("*.yaml"))
 
@@ -99,7 +99,7 @@ def test_only_layer_matrices_are_quantised():
 
 
 def _zoo_configs() -> list[tuple[str, dict]]:
-    from .test_zoo import PARAMS
+    from tests.hf.test_recorded_model_types import PARAMS
 
     return [(label, entry["config"]) for label, entry in PARAMS]
 

@@ -1,8 +1,8 @@
 """The paged-cache engine's small rules, each on specs built by hand: vLLM's bisection for the
 longest length that fits, a shared prefix's blocks per group, pipeline partitions and the
-page of each kind of spec. The vLLM-recorded cases (`test_serve_vllm.py`) hit these rules only
-at a few points; here each is checked against a brute-force definition or a hand-worked
-integer."""
+page of each kind of spec. The vLLM-recorded cases (`tests/engines/test_vllm_planning.py`) hit
+these rules only at a few points; here each is checked against a brute-force definition or a
+hand-worked integer."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from flopcalc.counting import quant
 from flopcalc.commands import load
 from flopcalc.errors import FlopcalcError
 
-DATA = Path(__file__).parent / "data" / "serve"
+DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 TINY, TINY_MTP = str(DATA / "tiny.yaml"), str(DATA / "tiny-mtp.yaml")
 
 

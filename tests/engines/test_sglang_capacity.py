@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import run
 
-CONFIGS = Path(__file__).parent / "data" / "serve" / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "serve" / "configs"
 LLAMA = CONFIGS / "llama-3.1-8b.json"  # 32 layers, 8 KV heads of 128, bf16, 131,072 context
 
 

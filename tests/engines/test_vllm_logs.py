@@ -14,7 +14,7 @@ from pathlib import Path
 
 from flopcalc.commands import COMMANDS
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 SERVE = DATA / "serve"
 GiB = 1 << 30
 

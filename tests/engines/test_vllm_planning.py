@@ -21,7 +21,7 @@ import pytest
 from flopcalc.commands import COMMANDS, load
 from flopcalc.engines import vllm as E
 
-DATA = Path(__file__).parent / "data" / "serve"
+DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 GOLDEN = json.loads((DATA / "vllm_0_33.json").read_text())["cases"]
 
 

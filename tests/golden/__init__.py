@@ -13,13 +13,15 @@ refactor changes none of it.
   offloading, `infer` with scaled weights;
 - `tests/data/golden/zoo/TYPE.json.gz` (gzipped), numbers and strings of `model` (and over
   two images), `conventions`, `memory`, `infer`, `step` and `serve` for the shrunk default
-  config of every model type of the sweep (`tests/data/zoo/`, as transformers saves it). Presets cover the kinds of the published models; these cover the kinds
-  only the zoo has (mixtures of attention heads, short convolutions, audio front ends, image
-  processors), whose parameters and FLOPs `tests/test_zoo.py` holds to PyTorch's and whose
-  layout, placements and wording only this file holds.
+  config of every model type of the sweep (`tests/data/zoo/`, as transformers saves it).
+  Presets cover the kinds of the published models; these cover the kinds only the zoo has
+  (mixtures of attention heads, short convolutions, audio front ends, image processors),
+  whose parameters and FLOPs `tests/hf/test_recorded_model_types.py` holds to PyTorch's and
+  whose layout, placements and wording only this file holds.
 
 A change that is meant to move a figure or a line rewrites the files with `python -m
-tests.golden` (or `python -m tests.golden NAME ...`) and says why in its commit.
+tests.golden` (or `python -m tests.golden NAME ...`) and says why in its commit; the test that
+compares is `tests/golden/test_snapshot.py`.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
-ZOO = Path(__file__).resolve().parent / "data" / "zoo"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+ZOO = Path(__file__).resolve().parents[1] / "data" / "zoo"
 
 
 def leaves(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -336,6 +338,3 @@ def main() -> None:
         write(GOLDEN / "zoo" / f"{model_type}.json.gz", record_zoo(model_type))
         print(model_type)
 
-
-if __name__ == "__main__":
-    main()

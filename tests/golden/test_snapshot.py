@@ -1,5 +1,5 @@
 """Every preset's figures are what they were before the last change meant to move them
-(`tests/golden.py` says what is recorded and how to rewrite it)."""
+(`tests/golden/__init__.py` says what is recorded and how to rewrite it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from flopcalc.models.registry import preset_names
 
-from .golden import (GOLDEN, read, record, record_text, record_workflows, record_zoo,
+from tests.golden import (GOLDEN, read, record, record_text, record_workflows, record_zoo,
                      zoo_types)
 
 

@@ -15,7 +15,7 @@ import pytest
 import flopcalc
 from flopcalc.models import hf
 
-DATA = Path(__file__).resolve().parent / "data" / "hf"
+DATA = Path(__file__).resolve().parents[1] / "data" / "hf"
 ZOO = DATA / "zoo"
 EXPECTED = json.loads((ZOO / "expected.json").read_text())["bugs"]
 

@@ -13,7 +13,7 @@ import pytest
 from flopcalc import api
 from flopcalc.errors import FlopcalcError
 
-DATA = Path(__file__).parent / "data" / "hf"
+DATA = Path(__file__).resolve().parents[1] / "data" / "hf"
 LOGS = Path("/work/shared/reference/checkpoint-logs.json")
 GIB = 2**30
 

@@ -1,7 +1,7 @@
 """flopcalc against numbers measured in PyTorch 2.13 and transformers 5.24, without torch: the
 `expected.json` files that tests/data/hf/small/generate.py and tests/data/hf/moe/small/
-generate.py wrote (tests/test_torch_layers.py and tests/test_torch_moe.py measure the same
-live where torch is installed). Parameters, forward FLOPs (eager attention, eager experts),
+generate.py wrote (tests/pytorch/test_layered_configs.py and tests/pytorch/test_moe.py measure
+the same live where torch is installed). Parameters, forward FLOPs (eager attention, eager experts),
 visible attention pairs per layer and decode keys per step."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from .conftest import DATA
+from tests.conftest import DATA
 
 DENSE = json.loads((DATA / "hf" / "small" / "expected.json").read_text())
 MOE = json.loads((DATA / "hf" / "moe" / "small" / "expected.json").read_text())
@@ -24,7 +24,7 @@ def report(cli, path, *args) -> dict:
 
 def vision_params(doc) -> int:
     """A multimodal config's tower and projector (`vision.*`), which the reference (the text
-    model, Gemma3ForCausalLM) does not hold; tests/test_hand_vision.py checks them."""
+    model, Gemma3ForCausalLM) does not hold; tests/kinds/test_vision.py checks them."""
     return sum(v for k, v in doc["params"]["components"].items() if k.startswith("vision."))
 
 

@@ -1,7 +1,7 @@
 """flopcalc against PyTorch's figures for every model type of the zoo, without torch: the
 configs and counts `tools/zoo_reference.py` recorded from transformers 5.24 and FlopCounterMode
-(`tests/data/zoo/`). The same comparisons as `tests/test_torch_sweep.py`, which makes them live;
-here they run in the fast suite (and under mutation testing) for every kind the zoo has."""
+(`tests/data/zoo/`). The same comparisons as `tests/pytorch/test_model_zoo.py`, which makes them
+live; here they run in the fast suite (and under mutation testing) for every kind the zoo has."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from . import sweep
+from tests import sweep
 
-ZOO = Path(__file__).resolve().parent / "data" / "zoo"
+ZOO = Path(__file__).resolve().parents[1] / "data" / "zoo"
 
 
 def _entries(section: str) -> list[tuple[str, dict]]:

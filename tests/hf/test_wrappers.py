@@ -14,8 +14,8 @@ import pytest
 
 import flopcalc
 
-from . import sweep
-from .sweep.cases_sparse import llama4_all_experts
+from tests import sweep
+from tests.sweep.cases_sparse import llama4_all_experts
 
 DATA = sweep.HERE.parent / "data"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run
+from tests.conftest import run
 
 BASE = """n_layers: 1
 d_model: 4

@@ -17,7 +17,7 @@ import pytest
 from flopcalc.kinds.base import Span, total
 from flopcalc.kinds.gated_deltanet import GatedDeltaNet
 
-from .conftest import DATA, run
+from tests.conftest import DATA, run
 
 GDN = """n_layers: 1
 d_model: 4

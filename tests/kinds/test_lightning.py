@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run
+from tests.conftest import run
 
 LIGHTNING = """n_layers: 1
 d_model: 4

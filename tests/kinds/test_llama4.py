@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from .conftest import run
+from tests.conftest import run
 
 LLAMA4 = """n_layers: 4
 d_model: 8
@@ -80,7 +80,7 @@ def test_switches_off(cli, tmp_path):
 
 
 def test_published_scout_reads_temperature_tuning_4_as_true(cli, tmp_path):
-    from .conftest import DATA
+    from tests.conftest import DATA
 
     text = json.loads((DATA / "hf" / "sparse" / "llama-4-scout.json").read_text())["text_config"]
     assert text["attn_temperature_tuning"] == 4
@@ -91,7 +91,7 @@ def test_published_scout_reads_temperature_tuning_4_as_true(cli, tmp_path):
     assert "llama4_nope" in r.out and "attention_chunk: 8192" in r.out
     assert "temperature_tuning: false" not in r.out  # true, the default
     p = run(cli, "model", str(path))["params"]
-    # transformers' Llama4ForCausalLM on the meta device (tests/test_torch_sparse.py).
+    # transformers' Llama4ForCausalLM on the meta device (tests/pytorch/test_sparse.py).
     assert (p["total"], p["active"]) == (107_769_861_120, 17_172_894_720)
 
 
@@ -107,7 +107,7 @@ def test_null_chunk_size_is_no_chunking(cli, tmp_path, wrapped):
     # transformers 5.24 `Llama4TextConfig`: layer_types "chunked_attention" only where the layer
     # has RoPE and attention_chunk_size is not None, so an explicit null makes every layer
     # global; the wrapper (text_config) reads the same.
-    from .conftest import DATA
+    from tests.conftest import DATA
 
     doc = json.loads((DATA / "hf" / "sparse" / "llama-4-scout.json").read_text())
     doc["text_config"]["attention_chunk_size"] = None

@@ -3,7 +3,7 @@ ReLU² and a latent mixture of experts (Nemotron-H), Zamba2's shared blocks, and
 multipliers; models small enough that every count is worked in the comment beside it.
 
 Every model has d 4, a vocabulary of 8 and, where it has one, the Mamba-2 mixer of
-tests/test_hand_mamba2.py: 2 heads of 2 (E = 4), a state of 2 in 1 group (G·N = 2), a conv of 3
+tests/kinds/test_mamba2.py: 2 heads of 2 (E = 4), a state of 2 in 1 group (G·N = 2), a conv of 3
 taps over E + 2GN = 8 channels, chunks of 4, in_proj width 2E + 2GN + H = 14. At 5 tokens it
 costs 1,968 FLOPs: in_proj 560, conv 336, the SSD 256 + 256 + 128 + 144 + 128, out_proj 160; a
 decode step 232 (in_proj 112, conv 48, state update 24, read-out 16, out_proj 32).
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run
+from tests.conftest import run
 
 MAMBA = "mamba2: {n_heads: 2, head_dim: 2, d_state: 2, d_conv: 3, chunk_size: 4"
 

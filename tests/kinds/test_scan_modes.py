@@ -16,7 +16,7 @@ import flopcalc
 from flopcalc.commands import SCANS as DECLARED_SCANS
 from flopcalc.kinds.base import SCANS
 
-from .conftest import run
+from tests.conftest import run
 
 HEAD = """n_layers: 1
 d_model: 4

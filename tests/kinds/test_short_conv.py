@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run
+from tests.conftest import run
 
 LFM2 = """n_layers: 2
 d_model: 4

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run
+from tests.conftest import run
 
 DSA = """n_layers: 1
 d_model: 8

@@ -19,7 +19,7 @@ from flopcalc.declare import Min
 from flopcalc.kinds import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache,
                             Entry, Kind, Part, Span, State, register, unregister)
 
-from .conftest import run
+from tests.conftest import run
 
 
 @dataclass(frozen=True)

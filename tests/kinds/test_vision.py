@@ -17,7 +17,7 @@ import pytest
 
 from flopcalc.kinds import image_processors as proc
 
-from .conftest import DATA, run
+from tests.conftest import DATA, run
 
 TOY = """n_layers: 2
 d_model: 64
@@ -299,7 +299,7 @@ def test_processor_rules(i, size):
 
 def test_preset_is_the_published_config(cli):
     """presets/gemma-3-27b-vision.yaml counts as google/gemma-3-27b-pt's config.json (whose
-    whole model is checked on the meta device in tests/test_torch_vision.py)."""
+    whole model is checked on the meta device in tests/pytorch/test_vision.py)."""
     for args in (("--seq", 100), ("--seq", 100, "--images", 2, "--attention", "causal")):
         a = run(cli, "model", "gemma-3-27b-vision", *args)
         b = run(cli, "model", str(DATA / "hf" / "gemma-3-27b.json"), *args)

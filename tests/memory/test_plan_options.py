@@ -1,9 +1,9 @@
 """`flopcalc memory` for what plans need, by hand: context parallelism, LoRA and QLoRA, fp8,
 optimizer offload, ZeRO-3's gathered layer and the fp32 gradient buffer. Every figure without
-these options is unchanged (tests/test_golden.py); here each is worked in the comments.
+these options is unchanged (tests/golden/test_snapshot.py); here each is worked in the comments.
 
-The tiny model of tests/test_hand_memory.py: seq s = 4, micro-batch b = 2, d = 8 (sbh = 64),
-two heads of 4, a GELU MLP of 32, LayerNorm, no biases, rotary, vocabulary 10, tied.
+The tiny model of tests/memory/test_memory_by_hand.py: seq s = 4, micro-batch b = 2, d = 8
+(sbh = 64), two heads of 4, a GELU MLP of 32, LayerNorm, no biases, rotary, vocabulary 10, tied.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "flopcalc"
+PACKAGE = Path(__file__).resolve().parents[2] / "flopcalc"
 # Lower ranks never import higher ones.
 RANK = {"errors": 0, "cachedir": 0, "writing": 0, "numbers": 0, "version": 0, "declare": 0,
         "tables": 0,

@@ -9,7 +9,7 @@ import pytest
 import flopcalc
 from flopcalc.commands import COMMANDS
 
-from .conftest import run
+from tests.conftest import run
 
 # Llama 3.1 8B: 32 layers of 32 heads of 128 (d_q = 4,096): 4·4,096·32 = 524,288 FLOPs for each
 # (query, key) pair over the layers. At 8,192 tokens full counts 8,192² pairs, causal

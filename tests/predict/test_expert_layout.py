@@ -5,7 +5,8 @@ node, checked against Megatron-Core's own rank generator where it is installed.
 
 Figures are worked by hand in the comments from the formulas the docstrings of
 `predict/communication.py` and `predict/collectives.py` state (the papers' and NCCL's), not
-from the code. The model is test_hand_step.py's MoE: 4 layers, d 64, 4 experts, top-2, seq 32.
+from the code. The model is tests/predict/test_communication.py's MoE: 4 layers, d 64, 4
+experts, top-2, seq 32.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from flopcalc.predict.collectives import Net, collective, dispatch
 from flopcalc.predict.communication import volumes
 from flopcalc.models.registry import load_model
 
-from .test_hand_step import MOE
+from tests.predict.test_communication import MOE
 
 NET = Net(domain=2, up=1e11, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6)
 

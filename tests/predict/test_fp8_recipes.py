@@ -11,7 +11,7 @@ import pytest
 
 from flopcalc.predict import steptime as S
 
-from .test_hand_steptime import MC, TINY, load
+from tests.predict.test_steptime import MC, TINY, load
 
 FP8 = replace(MC, matmul_bytes=1)
 BW = 4e12 * 0.8  # the estimate's memory share

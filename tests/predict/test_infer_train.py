@@ -16,7 +16,7 @@ from flopcalc.predict.roofline import decode_time
 from flopcalc.models.accelerators import accelerator_names, load_accelerator
 from flopcalc.numbers import parse_share
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 # A small GQA model whose counts are easy to write by hand: 3 layers, d 64, 8 heads of 8
 # (d_q 64), 2 KV heads (d_kv 16), gated MLP of 96, vocabulary 100, untied.
@@ -180,7 +180,7 @@ def test_llama_8b_kv_cache_at_131072_tokens(cli):
 
 def test_mistral_window_keeps_4096_tokens(cli):
     """The issue's figure: Mistral 7B v0.1 at 30k + 2k holds 32 × 4,096 × 4,096 B in bf16."""
-    from .conftest import DATA
+    from tests.conftest import DATA
 
     doc = infer(cli, DATA / "hf" / "mistral-7b-v0.1.json", "--prompt", "30k", "--gen", "2k")
     kv = doc["kv_cache"]
@@ -423,7 +423,7 @@ def test_gpt3_on_1024_h100_at_40_pct_mfu(cli):
     assert doc["days"]["six_nd"] == pytest.approx(float(six_nd / sustained / 86_400), rel=1e-12)
     assert round(doc["days"]["six_nd"], 2) == 8.94
     assert round(doc["accelerator_hours"]["six_nd"]) == 219_759
-    # Exact: 3 × 358,791,143,424 FLOPs per token (test_presets) × 3e11.
+    # Exact: 3 × 358,791,143,424 FLOPs per token (presets/test_published_figures) × 3e11.
     assert doc["training"]["exact"] == 3 * 358_791_143_424 * 300 * 10**9
     assert doc["training"]["passes"] == 3 and doc["cost"] is None
 

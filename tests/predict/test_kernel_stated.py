@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import flopcalc
 
-from .conftest import run
+from tests.conftest import run
 
 HINT = "activations assume the eager kernel"
 

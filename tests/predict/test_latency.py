@@ -17,7 +17,7 @@ from flopcalc.engines.vllm import Engine
 from flopcalc.kinds.base import COLUMN, EXPERT, REPLICATED, ROW, VOCAB, WEIGHTS, Part
 from flopcalc.models.networks import load_network
 
-DATA = Path(__file__).parent / "data" / "serve"
+DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 
 
 @pytest.mark.parametrize("kind, sent", [("allreduce", 150), ("alltoall", 75), ("p2p", 100)])

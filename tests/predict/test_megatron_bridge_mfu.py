@@ -15,7 +15,7 @@ import pytest
 
 from flopcalc.commands import COMMANDS
 
-from .bridge_runs import PRESETS, runs
+from tests.bridge_runs import PRESETS, runs
 
 # One row per model, sequence length and release: the throughput differs by run, the FLOPs per
 # token do not, so these cover every count the pages publish.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .bridge_runs import evaluate, runs
+from tests.bridge_runs import evaluate, runs
 
 ROWS = runs()
 
@@ -41,7 +41,7 @@ def test_most_measurements_fall_inside_the_interval(results):
 def test_the_model_zoos_layouts_are_accepted():
     # the Megatron-MoE model zoo's six Qwen3 layouts (ep 32 over dp 16, tp 4 with ep 8, FSDP,
     # pp 32 with vp 3) all run; their errors are in docs/validation-training.md
-    from .bridge_runs import zoo_runs
+    from tests.bridge_runs import zoo_runs
 
     rows = evaluate(zoo_runs())
     assert len(rows) == 6 and not [r for r in rows if "refused" in r]

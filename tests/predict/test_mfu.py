@@ -12,7 +12,7 @@ import pytest
 import flopcalc
 from flopcalc.counting.published import palm, shape_of, six_nd
 
-from .training_runs import REFERENCE, reference_runs
+from tests.training_runs import REFERENCE, reference_runs
 
 
 def rows(report):
@@ -102,7 +102,7 @@ def published():
 def test_published_mfu_reproduced(run, tmp_path):
     # From each run's measured step time: Narayanan et al.'s TFLOP/s under their eq. 3
     # (recomputation counted, V = 51,200) and Megatron-Core's under its r0.8.0 formula.
-    from .training_runs import model_ref
+    from tests.training_runs import model_ref
 
     case = published()[run.id]
     model = model_ref(run.model, tmp_path, run.id)

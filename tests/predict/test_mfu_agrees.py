@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import flopcalc
 
-from .conftest import run
+from tests.conftest import run
 
 H100 = 989.5e12  # dense bf16 FLOP/s of an H100 SXM (NVIDIA H100 datasheet)
 
@@ -83,9 +83,10 @@ def test_plan_step_and_mfu_agree(cli):
 
 def test_gpt3_causal_mfu_by_hand():
     # GPT-3 at 2,048: 358,791,143,424 forward FLOPs per token counting every pair (the
-    # preset's published figure, tests/test_presets.py); attention 4·d_q·L = 4·12,288·96 =
-    # 4,718,592 FLOPs per pair; a token sees 2,048 keys under full, (2,048 + 1)/2 on average
-    # causally: 4,718,592 × (2,048 − 1,024.5) = 4,829,478,912 fewer per token.
+    # preset's published figure, tests/presets/test_published_figures.py); attention
+    # 4·d_q·L = 4·12,288·96 = 4,718,592 FLOPs per pair; a token sees 2,048 keys under full,
+    # (2,048 + 1)/2 on average causally: 4,718,592 × (2,048 − 1,024.5) = 4,829,478,912 fewer
+    # per token.
     per_token = 358_791_143_424 - 4_829_478_912
     assert per_token == 353_961_664_512
     tps = 1_000_000

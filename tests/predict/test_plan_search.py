@@ -4,8 +4,8 @@ sizes dividing the heads within a domain, pipeline depths up to the layers, ZeRO
 data parallelism, micro-batches dividing each replica's batch, virtual stages dividing each
 stage's layers with micro-batches a multiple of the stages.
 
-The model is test_hand_step's: 4 layers, d 64, 4 heads (MHA), a plain MLP of 256, tied, at 32
-tokens; the machine test_hand_steptime's (one domain of 64)."""
+The model is test_communication's: 4 layers, d 64, 4 heads (MHA), a plain MLP of 256, tied, at
+32 tokens; the machine test_steptime's (one domain of 64)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from flopcalc.predict import plans as P
 from flopcalc.predict import steptime as S
 from flopcalc.models.registry import load_model
 
-from .test_hand_step import MODEL
-from .test_hand_steptime import MC
+from tests.predict.test_communication import MODEL
+from tests.predict.test_steptime import MC
 
 BIG = 10 ** 18  # every layout fits
 

@@ -28,7 +28,7 @@ from flopcalc.counting.inference import Segments, _cut, affine_segments
 from flopcalc.counting.traffic import weight_reads
 from flopcalc.kinds.masks import Mask
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 
 def infer(cli, *args) -> dict:

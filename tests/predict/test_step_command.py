@@ -7,7 +7,7 @@ import pytest
 
 import flopcalc
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 GPT3 = dict(tp=8, pp=8, count=1024, global_batch=1536, accelerator="h100", flash=True,
             sequence_parallel=True, zero=1, micro_batch=1, recompute="selective", vp=2,
@@ -238,7 +238,7 @@ def test_the_machine_cites_its_efficiency_file():
     from flopcalc.predict.plans import machine_for
     from flopcalc.models.accelerators import resolve_hardware
 
-    source = yaml.safe_load((Path(__file__).parent.parent / "presets" / "efficiency"
+    source = yaml.safe_load((Path(__file__).resolve().parents[2] / "presets" / "efficiency"
                              / "h200.yaml").read_text())["source"]
     r = machine_for(resolve_hardware("h200", "bf16", 1), None, None)
     assert r.efficiency == "h200" and r.efficiency_source == source

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .training_runs import evaluate, extra_runs, reference_runs
+from tests.training_runs import evaluate, extra_runs, reference_runs
 
 RUNS = reference_runs()
 

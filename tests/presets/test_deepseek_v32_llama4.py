@@ -1,12 +1,12 @@
 """The DeepSeek-V3.2 and Llama 4 presets: their totals (transformers' models built on the meta
-device from the published configs: tests/test_torch_sparse.py checks them there), and the
+device from the published configs: tests/pytorch/test_sparse.py checks them there), and the
 published configs import to the same figures as the presets."""
 
 from __future__ import annotations
 
 import pytest
 
-from .conftest import DATA, run
+from tests.conftest import DATA, run
 
 SPARSE = DATA / "hf" / "sparse"
 
@@ -32,7 +32,7 @@ def test_totals(cli, name):
 @pytest.mark.parametrize("attention", ["full", "causal"])
 def test_published_config_counts_as_the_preset(cli, name, attention):
     # Llama 4's files are the multimodal wrapper: its text_config is the preset, and its vision
-    # tower and projector (`vision.*`, tests/test_hand_vision.py) are counted besides.
+    # tower and projector (`vision.*`, tests/kinds/test_vision.py) are counted besides.
     path = SPARSE / f"{name}.json"
     for seq in (1000, 9000):
         ours = run(cli, "model", str(path), "--seq", seq, "--attention", attention)

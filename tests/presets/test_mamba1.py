@@ -1,5 +1,5 @@
 """The Mamba-1 presets: their totals (transformers' models on the meta device, measured in
-tests/test_torch_mamba1.py and recorded in tests/data/hf/mamba1/SOURCES.md), the published
+tests/pytorch/test_mamba1.py and recorded in tests/data/hf/mamba1/SOURCES.md), the published
 figures they reconcile with, and that the published config.json imports to the same model."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 import flopcalc
 
-from .conftest import DATA
+from tests.conftest import DATA
 
 TOTALS = {"jamba-1.5-mini": 51_570_323_328, "falcon-mamba-7b": 7_272_665_088}
 CONFIGS = {"jamba-1.5-mini": DATA / "hf" / "mamba1" / "jamba-1.5-mini.json",

@@ -1,13 +1,13 @@
 """The Mamba-2 presets and their published configs: each total is the model transformers builds
-on the meta device from the stored config.json (tests/test_torch_hybrid2.py builds them; the
-figures are written here so that this file runs without torch), and each preset counts what its
-config.json counts."""
+on the meta device from the stored config.json (tests/pytorch/test_mamba2_hybrids.py builds
+them; the figures are written here so that this file runs without torch), and each preset
+counts what its config.json counts."""
 
 from __future__ import annotations
 
 import pytest
 
-from .conftest import DATA
+from tests.conftest import DATA
 
 HYBRIDS = DATA / "hf" / "mamba2_hybrids"
 

@@ -7,7 +7,7 @@ import pytest
 
 from flopcalc.models.registry import load_model, preset_names
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 # SPEC §2 and the issues: the counts the tool must print (published weights, or transformers'
 # own modules on the meta device for the newer models).

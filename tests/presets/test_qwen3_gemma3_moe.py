@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DATA, run
+from tests.conftest import DATA, run
 
 HF = DATA / "hf"
 
 # Preset -> its published config.json. Files already in the tree for the transformers
-# cross-checks (tests/test_torch.py, test_torch_moe.py) are used where they are, not copied.
+# cross-checks (tests/pytorch/test_dense.py, tests/pytorch/test_moe.py) are used where they are,
+# not copied.
 CONFIGS = {
     "qwen3-0.6b": HF / "presets2" / "qwen3-0.6b.json",
     "qwen3-1.7b": HF / "presets2" / "qwen3-1.7b.json",
@@ -64,7 +65,7 @@ def meta_params(name: str) -> tuple[int, int]:
     """(total, active) of the transformers causal LM built from the published config on the
     meta device: Gemma3ForCausalLM over text_config for the gemma3 files, and the unused
     experts' weights (and gpt-oss's expert biases) taken off for active."""
-    from . import hfref, hfref_moe
+    from tests import hfref, hfref_moe
 
     raw = json.loads(CONFIGS[name].read_text())
     if raw["model_type"] == "kimi_k2":

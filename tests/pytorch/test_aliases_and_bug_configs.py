@@ -32,7 +32,7 @@ def _bugs():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent / "data" / "hf" / "zoo" / "generate.py"
+    path = Path(__file__).resolve().parents[1] / "data" / "hf" / "zoo" / "generate.py"
     spec = importlib.util.spec_from_file_location("zoo_generate", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

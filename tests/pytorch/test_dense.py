@@ -2,7 +2,7 @@
 for the presets built with HF transformers (GPT-2, Llama), a hand-written GPT module (heads
 narrower than d_model) and torch.nn.Transformer (transformer-base, source ≠ target length), and
 for every published config.json fixture (dense types; the mixtures of experts are in
-test_torch_moe.py).
+tests/pytorch/test_moe.py).
 
 Needs torch and transformers (`pip install -r tests/requirements-torch.txt`); skipped without
 them. Models are built on the meta device, so even 405B parameters cost no memory.
@@ -20,8 +20,8 @@ pytest.importorskip("transformers")
 from flopcalc.counting.model import tower_params  # noqa: E402
 from flopcalc.models.registry import load_model  # noqa: E402
 
-from . import hfref, torchref  # noqa: E402
-from .conftest import DATA  # noqa: E402
+from tests import hfref, torchref  # noqa: E402
+from tests.conftest import DATA  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 
 pytestmark = pytest.mark.torch
 
-PUBLISHED = Path(__file__).resolve().parent / "data" / "hf" / "exaone-4.0-32b.json"
+PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "hf" / "exaone-4.0-32b.json"
 SEQ, BATCH = 12, 2
 
 

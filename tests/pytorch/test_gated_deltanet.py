@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from .conftest import DATA  # noqa: E402
+from tests.conftest import DATA  # noqa: E402
 
 pytestmark = pytest.mark.torch
 CONFIG = DATA / "hf" / "gated_deltanet" / "qwen3-next-80b-a3b-instruct.json"

@@ -7,7 +7,7 @@ For each: parameters; FlopCounterMode forward FLOPs (eager attention) at a lengt
 multiple of the window and one shorter than it, batch 1 and 3; the (query, key) pairs the mask
 each attention call receives lets through, layer by layer, against `--attention causal`; and,
 for the windowed decoders, every decode step over the sliding-window cache. `expected.json`
-records the same numbers for runs without torch (tests/test_references.py); these tests redo
+records the same numbers for runs without torch (tests/hf/test_recorded_layers.py); these tests redo
 them live. The reference code is tests/hfref.py.
 """
 
@@ -20,8 +20,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from . import hfref  # noqa: E402
-from .conftest import DATA  # noqa: E402
+from tests import hfref  # noqa: E402
+from tests.conftest import DATA  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

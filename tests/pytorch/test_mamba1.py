@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 
 import flopcalc  # noqa: E402
 
-from .conftest import DATA  # noqa: E402
+from tests.conftest import DATA  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

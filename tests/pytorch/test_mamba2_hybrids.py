@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from .conftest import DATA  # noqa: E402
+from tests.conftest import DATA  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

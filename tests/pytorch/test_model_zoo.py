@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from . import sweep  # noqa: E402
+from tests import sweep  # noqa: E402
 
 pytestmark = pytest.mark.torch
 CASES = sweep.cases()

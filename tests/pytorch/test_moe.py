@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from . import hfref_moe  # noqa: E402
-from .conftest import DATA  # noqa: E402
+from tests import hfref_moe  # noqa: E402
+from tests.conftest import DATA  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

@@ -1,6 +1,6 @@
 """Saved activations of one layer of each new kind, against what autograd saves.
 
-tests/test_torch_memory.py checks the plain transformer block's training activations against
+tests/pytorch/test_memory.py checks the plain transformer block's training activations against
 the bytes `torch.autograd.graph.saved_tensors_hooks` sees for a block written op by op. This
 file does the same for one layer of each kind flopcalc added beyond attention (Mamba-1,
 Mamba-2, gated DeltaNet, Kimi delta attention, LFM2's short convolution, lightning attention,
@@ -57,7 +57,7 @@ pytest.importorskip("transformers")
 
 import torch.nn.functional as F  # noqa: E402
 
-from .sweep import config_of, saved  # noqa: E402
+from tests.sweep import config_of, saved  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -804,7 +804,7 @@ def test_gated_deltanet(cli, tmp_path):
     kernel = {"q, k": BF16 * sb * 2 * Kw, "q_rstd, k_rstd": FP32 * sb * 2 * H,
               "v": BF16 * sb * V, "g cumsum": FP32 * sb * HV, "beta": BF16 * sb * HV,
               "A": BF16 * sb * HV * 64}
-    assert fused.functions["test_torch_activations.py:chunk_gated_delta_rule.fn"] == \
+    assert fused.functions["test_saved_activations.py:chunk_gated_delta_rule.fn"] == \
         sum(kernel.values()) - kernel["beta"]  # β is saved first by the layer's sigmoid
     layer_bytes = {"input": BF16 * sb * d, "conv input": BF16 * sb * (2 * Kw + V),
                    "beta": BF16 * sb * HV, "softplus in/out": 2 * FP32 * sb * HV,
@@ -967,7 +967,7 @@ def test_kimi_delta_attention(cli, tmp_path):
                  "kda.o_input": BF16 * sb * HD}
     kernel = {"q, k, v": BF16 * sb * 3 * HD, "q_rstd, k_rstd": FP32 * sb * 2 * H,
               "g_input, g_cumsum": 2 * FP32 * sb * HD, "Aqk, Akk": BF16 * sb * 2 * H * 64}
-    assert fused.functions["test_torch_activations.py:chunk_kda.fn"] == sum(kernel.values())
+    assert fused.functions["test_saved_activations.py:chunk_kda.fn"] == sum(kernel.values())
     forget_gate = 3 * FP32 * sb * HD + sb * HD  # exp, log's input, softplus; the g > 20 mask
     assert fused.functions["modeling_kimi_linear.py:KimiLinearForgetGate.forward"] == \
         BF16 * sb * D + forget_gate  # and f_a's output
@@ -1288,7 +1288,7 @@ def test_gated_attention(cli, tmp_path):
     assert eager == {**common, "attn.softmax": BF16 * h * s * s * b}
     # (b) the kernels keep flopcalc's tensors, and the raw gate and the norms' 1/rms besides
     gate_half, norm_rstd = BF16 * sb * d_q, FP32 * sb * (h + h_kv)
-    assert fused.functions["test_torch_activations.py:flash_attention"] == \
+    assert fused.functions["test_saved_activations.py:flash_attention"] == \
         t["attn.qk"] + t["attn.v"] + t["attn.ungated_output"] + t["attn.logsumexp"]
     assert fused.activations == ours + gate_half + norm_rstd == 8_176
     assert fused.constant == 16  # rng_state

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from .sweep import Case, build, config_of, flopcalc_report, saved  # noqa: E402
-from .sweep.cases_encoders import CASES  # noqa: E402
+from tests.sweep import Case, build, config_of, flopcalc_report, saved  # noqa: E402
+from tests.sweep.cases_encoders import CASES  # noqa: E402
 
 pytestmark = pytest.mark.torch
 BY_TYPE = {c.model_type: c for c in CASES}

@@ -4,7 +4,7 @@ flopcalc's processor rules place the image (`kinds.image_processors`: the featur
 special tokens around them), and `flopcalc model CONFIG --seq TEXT --images N --image-size HxW`
 must equal the whole forward: the text model at text + image tokens plus every tower and
 projector. Two image sizes (or two trained sizes, where the processor resizes to it) per kind.
-The processors' rules themselves are checked in tests/test_hand_vision.py."""
+The processors' rules themselves are checked in tests/kinds/test_vision.py."""
 
 from __future__ import annotations
 
@@ -302,7 +302,7 @@ def test_the_saved_configs_reload_from_show(tmp_path):
 def test_published_wrappers_are_the_whole_model(name):
     """The published configs' whole models on the meta device (language model, tower and
     projector): Gemma3ForConditionalGeneration 27,432,406,640; Llama4ForConditionalGeneration."""
-    from .conftest import DATA
+    from tests.conftest import DATA
 
     path = DATA / "hf" / name
     raw = json.loads(path.read_text())

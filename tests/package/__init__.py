@@ -1,0 +1,1 @@
+"""The package's own structure: imports point one way (README "Layout")."""
