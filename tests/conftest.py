@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,3 +55,12 @@ def run(cli, *args: Any) -> Any:
     r = cli(*map(str, args), "-f", "json")
     assert r.code == 0, r.err
     return r.json()
+
+
+def run_process(*args: Any, env: dict[str, str] | None = None,
+                **extra: str) -> subprocess.CompletedProcess:
+    """`python -m flopcalc ARGS` in a fresh interpreter, as a shell user runs it (start-up,
+    streams, encodings, exit code): `env` replaces the environment, `extra` adds to it."""
+    environment = {**(os.environ if env is None else env), **extra}
+    return subprocess.run([sys.executable, "-m", "flopcalc", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, env=environment)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_process
 
 TABLE_COMMANDS = [
     ["model", "gpt3", "--seq", "32768"],
@@ -95,13 +95,8 @@ def test_two_model_csvs_concatenate(cli):
     assert set(forward) == {"512", "1024"}
 
 
-def run(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flopcalc", *args], capture_output=True,
-                          text=True, env={**os.environ, **env})
-
-
 def test_ascii_terminals_get_ascii():
-    r = run("model", "gpt2", "--seq", "64", PYTHONIOENCODING="ascii")
+    r = run_process("model", "gpt2", "--seq", "64", PYTHONIOENCODING="ascii")
     assert r.returncode == 0, r.stderr
     r.stdout.encode("ascii")
     assert "s^2" in r.stdout and "internal error" not in r.stderr
@@ -133,7 +128,7 @@ def test_colour_only_on_a_terminal_without_no_color():
     assert "\x1b[" in pty_output("model", "gpt2")
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     assert "\x1b[" not in pty_output("model", "gpt2", NO_COLOR="1", **env)
-    assert "\x1b[" not in run("model", "gpt2").stdout
+    assert "\x1b[" not in run_process("model", "gpt2").stdout
 
 
 def test_a_closed_pipe_is_not_an_error():

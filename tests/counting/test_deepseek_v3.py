@@ -11,20 +11,16 @@ experts (8 active) and 1 shared expert, each 2,048 wide and gated; vocabulary 12
 
 from __future__ import annotations
 
+from tests.conftest import run
+
 L, DENSE, MOE = 61, 3, 58
 D, H, Q_RANK, KV_RANK, ROPE, NOPE, V = 7168, 128, 1536, 512, 64, 128, 128
 QK = NOPE + ROPE  # 192
 FF, EXPERTS, TOP_K, EXPERT_FF, VOCAB = 18432, 256, 8, 2048, 129280
 
 
-def doc(cli, *args) -> dict:
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
-
-
 def test_parameters_by_family(cli):
-    c = doc(cli, "model", "deepseek-v3", "--seq", 16)["params"]["components"]
+    c = run(cli, "model", "deepseek-v3", "--seq", 16)["params"]["components"]
     expected = {
         "embed.tokens": VOCAB * D,  # 926,679,040
         "decoder.attn_norm.weight": L * D,
@@ -74,7 +70,7 @@ def _mlp_and_head(tokens: int) -> dict[str, int]:
 
 def test_forward_by_name_and_kind(cli):
     s = 4096
-    f = doc(cli, "model", "deepseek-v3", "--seq", s)["flops"]
+    f = run(cli, "model", "deepseek-v3", "--seq", s)["flops"]
     weights = {  # 2·T·in·out per matmul, T = s tokens
         "decoder.attn.q_a": 2 * s * D * Q_RANK * L,
         "decoder.attn.q_b": 2 * s * Q_RANK * H * QK * L,
@@ -96,7 +92,7 @@ def test_decode_over_the_latent_cache(cli):
     # layer. Absorbed decode: the query's no-RoPE part is mapped into the 512-wide latent
     # (q_absorb), scores run over latent + RoPE key (576), A·V over the latent, then v_up.
     t, keys = 10, sum(range(101, 111))
-    d = doc(cli, "infer", "deepseek-v3", "--prompt", 100, "--gen", t)["decode"]
+    d = run(cli, "infer", "deepseek-v3", "--prompt", 100, "--gen", t)["decode"]
     weights = {
         "decoder.attn.q_a": 2 * t * D * Q_RANK * L,
         "decoder.attn.q_b": 2 * t * Q_RANK * H * QK * L,

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import run
+
 BASE = "positions: rotary\nvocab_size: 4\n"
 
 
-def run(cli, tmp_path, yaml: str, *args) -> dict:
+def flops(cli, tmp_path, yaml: str, *args) -> dict:
     """`flops` of `model --elementwise` on a model file; checks forward = w + a + e."""
     path = tmp_path / "m.yaml"
     path.write_text(yaml + BASE)
-    r = cli("model", path, "--elementwise", "--format", "json", *map(str, args))
-    assert r.code == 0, r.err
-    flops = r.json()["flops"]
-    assert flops["forward"] == flops["weights"] + flops["attention"] + flops["elementwise"]
-    return flops
+    f = run(cli, "model", path, "--elementwise", *args)["flops"]
+    assert f["forward"] == f["weights"] + f["attention"] + f["elementwise"]
+    return f
 
 
 def elementwise(flops: dict) -> dict[str, int]:
@@ -50,7 +50,7 @@ MOE_ALL = ("n_layers: 1\nd_model: 4\nn_heads: 2\nd_ff: 8\nmlp: gated\nactivation
 def test_moe_with_shared_gated_expert_router_bias_and_batch(cli, tmp_path):
     # d 4, SwiGLU experts of width 3, top-2 of 4, one shared expert of width 5 behind a sigmoid
     # gate, biases on experts and router; batch 2 × seq 3: T = 6 tokens, T·k = 12 routed.
-    f = run(cli, tmp_path, MOE_ALL, "--seq", 3, "--batch", 2)
+    f = flops(cli, tmp_path, MOE_ALL, "--seq", 3, "--batch", 2)
     check(f, {
         # RMSNorm 4 per element over T·d = 24, before attention, before the MoE, at the end.
         "decoder.attn.elementwise.norm": 4 * 24,
@@ -76,8 +76,8 @@ def test_moe_with_shared_gated_expert_router_bias_and_batch(cli, tmp_path):
 def test_moe_plain_relu_without_bias_or_shared_experts(cli, tmp_path):
     # d 4, one head, ReLU experts of width 5, top-2 of 3, no biases, no shared experts, no
     # norms; T = 5, T·k = 10 routed. No bias component at all, no norm component.
-    f = run(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 1\nd_ff: 8\nactivation: relu\n"
-            "norm: none\nfinal_norm: false\nmoe: {experts: 3, top_k: 2, d_ff: 5}\n", "--seq", 5)
+    f = flops(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 1\nd_ff: 8\nactivation: relu\n"
+              "norm: none\nfinal_norm: false\nmoe: {experts: 3, top_k: 2, d_ff: 5}\n", "--seq", 5)
     check(f, {
         "decoder.attn.elementwise.residual": 20,  # T·d
         "decoder.mlp.elementwise.residual": 20,
@@ -91,10 +91,10 @@ def test_moe_two_fused_shared_experts_no_gate_after_a_dense_layer(cli, tmp_path)
     # 2 layers: layer 0 a dense GELU MLP of width 6, layer 1 a MoE (top-2 of 3 GELU experts of
     # width 2, two shared experts of width 3 fused into one of width 6, no gate); MLP biases,
     # no router bias, no norms. batch 3 × seq 2: T = 6, T·k = 12 routed, d = 4.
-    f = run(cli, tmp_path, "n_layers: 2\nd_model: 4\nn_heads: 2\nd_ff: 6\nactivation: gelu\n"
-            "bias: {mlp: true}\nnorm: none\nfinal_norm: false\n"
-            "moe: {experts: 3, top_k: 2, d_ff: 2, shared_experts: 2, shared_d_ff: 3,"
-            " first_dense: 1}\n", "--seq", 2, "--batch", 3)
+    f = flops(cli, tmp_path, "n_layers: 2\nd_model: 4\nn_heads: 2\nd_ff: 6\nactivation: gelu\n"
+              "bias: {mlp: true}\nnorm: none\nfinal_norm: false\n"
+              "moe: {experts: 3, top_k: 2, d_ff: 2, shared_experts: 2, shared_d_ff: 3,"
+              " first_dense: 1}\n", "--seq", 2, "--batch", 3)
     check(f, {
         "decoder.attn.elementwise.residual": 2 * 24,  # 2 layers × T·d
         "decoder.mlp.elementwise.residual": 2 * 24,
@@ -115,9 +115,9 @@ def test_moe_two_fused_shared_experts_no_gate_after_a_dense_layer(cli, tmp_path)
 def test_geglu_with_biases_layernorm_sandwich(cli, tmp_path):
     # d 4, 2 heads, GeGLU of width 3, biases everywhere, LayerNorm (7), sandwich norms (2 per
     # sublayer); batch 2 × seq 2: T = 4, T·d = 16.
-    f = run(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 2\nd_ff: 3\nmlp: gated\n"
-            "activation: gelu\nbias: true\nnorm: layernorm\nnorm_placement: sandwich\n",
-            "--seq", 2, "--batch", 2)
+    f = flops(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 2\nd_ff: 3\nmlp: gated\n"
+              "activation: gelu\nbias: true\nnorm: layernorm\nnorm_placement: sandwich\n",
+              "--seq", 2, "--batch", 2)
     check(f, {
         "decoder.attn.elementwise.norm": 2 * 7 * 16,
         "decoder.mlp.elementwise.norm": 2 * 7 * 16,
@@ -134,9 +134,9 @@ def test_geglu_with_biases_layernorm_sandwich(cli, tmp_path):
 def test_plain_relu_no_bias_post_layernorm_without_its_bias(cli, tmp_path):
     # d 4, 1 head, ReLU MLP of width 5, no biases, post-LN with gain only (6 per element), no
     # final norm; batch 3 × seq 2: T = 6, T·d = 24.
-    f = run(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 1\nd_ff: 5\nactivation: relu\n"
-            "norm: layernorm\nnorm_bias: false\nnorm_placement: post\nfinal_norm: false\n",
-            "--seq", 2, "--batch", 3)
+    f = flops(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 1\nd_ff: 5\nactivation: relu\n"
+              "norm: layernorm\nnorm_bias: false\nnorm_placement: post\nfinal_norm: false\n",
+              "--seq", 2, "--batch", 3)
     check(f, {
         "decoder.attn.elementwise.norm": 6 * 24,
         "decoder.mlp.elementwise.norm": 6 * 24,
@@ -152,8 +152,8 @@ def test_parallel_block_norms(cli, tmp_path, norms):
     # GPT-J style: attention and SiLU MLP (width 3) read one input; with one shared norm only
     # the attention sublayer has a norm (no mlp norm component, not even a zero); both
     # sublayers add their output to the residual. RMSNorm, d 4, T = 3, T·d = 12.
-    f = run(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 2\nd_ff: 3\nactivation: silu\n"
-            f"norm: rmsnorm\nparallel_block: true\nparallel_norms: {norms}\n", "--seq", 3)
+    f = flops(cli, tmp_path, "n_layers: 1\nd_model: 4\nn_heads: 2\nd_ff: 3\nactivation: silu\n"
+              f"norm: rmsnorm\nparallel_block: true\nparallel_norms: {norms}\n", "--seq", 3)
     expected = {
         "decoder.attn.elementwise.norm": 4 * 12,
         "decoder.final_norm.elementwise": 4 * 12,
@@ -182,7 +182,7 @@ GQA = ("n_layers: 1\nd_model: 8\nn_heads: 4\nn_kv_heads: 2\nhead_dim: 2\nd_ff: 4
     ("true", 54 + 24),
 ])
 def test_attention_biases_gqa(cli, tmp_path, bias, expected):
-    f = run(cli, tmp_path, GQA + f"v_head_dim: 3\nbias: {bias}\n", "--seq", 3)
+    f = flops(cli, tmp_path, GQA + f"v_head_dim: 3\nbias: {bias}\n", "--seq", 3)
     assert f["components"]["decoder.attn.elementwise.bias"] == expected
     assert ("decoder.mlp.elementwise.bias" in f["components"]) == (bias == "true")
 
@@ -200,7 +200,7 @@ def test_qk_norm(cli, tmp_path, norm, per_element, kind):
     # T·(d_q + d_k) = 6·(8 + 4) = 72 elements for batch 2 × seq 3 with GQA (4 q heads of 2,
     # 2 KV heads).
     yaml = GQA.replace("norm: none\n", f"norm: {norm}\n") + f"qk_norm: {kind}\n"
-    f = run(cli, tmp_path, yaml, "--seq", 3, "--batch", 2)
+    f = flops(cli, tmp_path, yaml, "--seq", 3, "--batch", 2)
     assert f["components"]["decoder.attn.elementwise.qk_norm"] == per_element * 72
     # The rest of the layer: norms 2·per·T·d, residuals 2·T·d, GELU 9·T·4, softmax
     # 5·2·4·3² (batch 2, 4 heads), no final norm.
@@ -209,7 +209,7 @@ def test_qk_norm(cli, tmp_path, norm, per_element, kind):
 
 
 def test_no_qk_norm_component_without_qk_norm(cli, tmp_path):
-    f = run(cli, tmp_path, GQA, "--seq", 3)
+    f = flops(cli, tmp_path, GQA, "--seq", 3)
     assert not any("qk_norm" in k for k in f["components"])
 
 
@@ -221,8 +221,8 @@ MLA = ("n_layers: 1\nd_model: 16\nn_heads: 2\nd_ff: 8\nnorm: rmsnorm\n"
 def test_latent_attention_biases_and_latent_norms(cli, tmp_path):
     # MLA, d 16, 2 heads, q rank 4, kv rank 6, rope 2; biases on q_a (4 wide), kv_a (6 + 2)
     # and o (16), as Hugging Face's attention_bias; batch 2 × seq 3: T = 6, T·d = 96.
-    f = run(cli, tmp_path, MLA % 4 + "bias: {qkv: true, attn_out: true}\n",
-            "--seq", 3, "--batch", 2)
+    f = flops(cli, tmp_path, MLA % 4 + "bias: {qkv: true, attn_out: true}\n",
+              "--seq", 3, "--batch", 2)
     check(f, {
         "decoder.attn.elementwise.bias": 6 * (4 + 8 + 16),  # 168
         # RMSNorms of the query latent (4) and the kv latent (6): 4·6·(4 + 6).
@@ -240,8 +240,8 @@ def test_latent_attention_biases_and_latent_norms(cli, tmp_path):
 def test_latent_attention_without_query_rank(cli, tmp_path):
     # q_lora_rank null: one direct query projection without bias or latent norm; biases on
     # kv_a (8) and o (16) only, T = 6: 6·24 = 144; only the kv latent's RMSNorm 4·6·6 = 144.
-    f = run(cli, tmp_path, MLA % "null" + "bias: {qkv: true, attn_out: true}\n",
-            "--seq", 3, "--batch", 2)
+    f = flops(cli, tmp_path, MLA % "null" + "bias: {qkv: true, attn_out: true}\n",
+              "--seq", 3, "--batch", 2)
     assert f["components"]["decoder.attn.elementwise.bias"] == 6 * (8 + 16)
     assert f["components"]["decoder.attn.elementwise.qk_norm"] == 4 * 6 * 6
 
@@ -249,7 +249,7 @@ def test_latent_attention_without_query_rank(cli, tmp_path):
 def test_latent_attention_with_qk_norm_and_no_bias(cli, tmp_path):
     # No biases: no attention bias component. QK-norm (RMSNorm) over the decompressed queries
     # and keys, 2 heads × (3 + 2) = 10 each: 4·6·(10 + 10) = 480, plus the latent norms 240.
-    f = run(cli, tmp_path, MLA % 4 + "qk_norm: per_head\n", "--seq", 3, "--batch", 2)
+    f = flops(cli, tmp_path, MLA % 4 + "qk_norm: per_head\n", "--seq", 3, "--batch", 2)
     assert f["components"]["decoder.attn.elementwise.qk_norm"] == 480 + 240
     assert not any(k.endswith("elementwise.bias") for k in f["components"])
 
@@ -266,10 +266,10 @@ def test_latent_attention_with_qk_norm_and_no_bias(cli, tmp_path):
 def test_softmax_with_sinks_window_and_batch(cli, tmp_path, attention, scores):
     # gpt-oss style: one sink logit per head joins every query row's softmax, 2 heads × 8
     # query rows (batch 2 × seq 4) = 16 per layer, 2 layers.
-    f = run(cli, tmp_path, "n_layers: 2\nd_model: 4\nn_heads: 2\nd_ff: 4\nnorm: none\n"
-            "final_norm: false\nattention_sinks: true\nsliding_window: 2\n"
-            "layer_types: [window, full]\n", "--seq", 4, "--batch", 2,
-            "--attention", attention)
+    f = flops(cli, tmp_path, "n_layers: 2\nd_model: 4\nn_heads: 2\nd_ff: 4\nnorm: none\n"
+              "final_norm: false\nattention_sinks: true\nsliding_window: 2\n"
+              "layer_types: [window, full]\n", "--seq", 4, "--batch", 2,
+              "--attention", attention)
     assert f["components"]["decoder.attn.elementwise.softmax"] == 5 * (scores + 2 * 16)
 
 
@@ -284,7 +284,7 @@ def test_encoder_decoder_cross_attention_with_sinks_and_batch(cli, tmp_path):
     # Source s = 3, target m = 2, batch 2: encoder tokens 6 (T·d = 24), decoder tokens 4
     # (T·d = 16). Biases everywhere, RMSNorm pre-norm with final norms, ReLU of width 3, one
     # sink per head in every attention (cross-attention included).
-    f = run(cli, tmp_path, ENC_DEC, "--seq", 3, "--tgt-seq", 2, "--batch", 2)
+    f = flops(cli, tmp_path, ENC_DEC, "--seq", 3, "--tgt-seq", 2, "--batch", 2)
     check(f, {
         "encoder.attn.elementwise.norm": 4 * 24,
         "encoder.mlp.elementwise.norm": 4 * 24,
@@ -323,8 +323,8 @@ def test_encoder_decoder_cross_attention_qk_norm(cli, tmp_path):
     # decoder.cross_attn.q_norm.weight), and README counts QK-norms under --elementwise.
     # RMSNorm 4 per element; 2 query heads of 2 (d_q = 4), 1 KV head (d_k = 2); s = 3, m = 2,
     # batch 2: 6 source and 4 target tokens.
-    f = run(cli, tmp_path, ENC_DEC + "n_kv_heads: 1\nqk_norm: per_head\n", "--seq", 3,
-            "--tgt-seq", 2, "--batch", 2)
+    f = flops(cli, tmp_path, ENC_DEC + "n_kv_heads: 1\nqk_norm: per_head\n", "--seq", 3,
+              "--tgt-seq", 2, "--batch", 2)
     c = f["components"]
     assert c["encoder.attn.elementwise.qk_norm"] == 4 * 6 * (4 + 2)  # 144
     # Decoder self-attention: 4 target tokens × (4 + 2) → 4·24 = 96. Cross-attention: its

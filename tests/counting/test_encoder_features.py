@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from tests.conftest import run
+
 ALBERT = """architecture: encoder-only
 n_layers: 4
 d_model: 4
@@ -59,12 +61,6 @@ def write(tmp_path, text, name="model.yaml"):
     path = tmp_path / name
     path.write_text(text)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_albert_shared_layers_and_factorised_embedding(cli, tmp_path):

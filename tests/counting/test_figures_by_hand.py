@@ -8,18 +8,14 @@ from fractions import Fraction
 
 import pytest
 
-
-def doc(cli, *args) -> dict:
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+from tests.conftest import run
 
 
 def test_kaplan_uses_the_attention_width_not_d_model(cli):
     # Gemma 3 27B: d_model 5,376 but 32 heads of 128, d_q = 4,096. N = 27,009,346,304 −
     # 262,208·5,376 (tied table) = 25,599,716,096; at s = 1,024 Kaplan's per token is
     # 3·(2·N + 2·62·1,024·4,096) = 155,158,577,664.
-    rows = {r["name"]: r for r in doc(cli, "conventions", "gemma-3-27b", "--seq", 1024)[
+    rows = {r["name"]: r for r in run(cli, "conventions", "gemma-3-27b", "--seq", 1024)[
         "conventions"]}
     assert rows["kaplan"]["per_token"] == 3 * (2 * 25_599_716_096 + 2 * 62 * 1024 * 4096)
     # PaLM's attention term too: 12·Σ h·d_h·s = 12·62·4,096·1,024. PaLM's N is every
@@ -31,7 +27,7 @@ def test_cross_attention_keys_and_values_come_from_the_source(cli):
     # transformer-base, 100 source and 50 target tokens, batch 2: per decoder layer the
     # cross-attention K and V project the 2·100 source tokens (2·200·512·512 each), Q and O
     # the 2·50 target tokens; 6 layers.
-    c = doc(cli, "model", "transformer-base", "--seq", 100, "--tgt-seq", 50, "--batch", 2)[
+    c = run(cli, "model", "transformer-base", "--seq", 100, "--tgt-seq", 50, "--batch", 2)[
         "flops"]["components"]
     assert c["decoder.cross_attn.k"] == c["decoder.cross_attn.v"] == 6 * 2 * 200 * 512 * 512
     assert c["decoder.cross_attn.q"] == c["decoder.cross_attn.o"] == 6 * 2 * 100 * 512 * 512
@@ -41,7 +37,7 @@ def test_cross_attention_keys_and_values_come_from_the_source(cli):
 def test_the_encoder_stays_bidirectional_under_causal(cli):
     # Causal counts only the decoder's self-attention pairs: the encoder keeps all 100², the
     # decoder 50·51/2 per head, the cross-attention all 50·100.
-    c = doc(cli, "model", "transformer-base", "--seq", 100, "--tgt-seq", 50, "--attention",
+    c = run(cli, "model", "transformer-base", "--seq", 100, "--tgt-seq", 50, "--attention",
             "causal")["flops"]["components"]
     assert c["encoder.attn.scores"] == 6 * 2 * 8 * 100 * 100 * 64
     assert c["decoder.attn.scores"] == 6 * 2 * 8 * (50 * 51 // 2) * 64
@@ -52,7 +48,7 @@ def test_elementwise_cross_attention_bias_covers_the_source(cli):
     # transformer-base with biases everywhere, 30 source and 20 target tokens: per decoder
     # layer the bias adds are self q/k/v/o 20·(3·512 + 512), cross q and o over the 20 target
     # tokens 2·20·512, cross k and v over the 30 source tokens 2·30·512.
-    c = doc(cli, "model", "transformer-base", "--seq", 30, "--tgt-seq", 20, "--elementwise")[
+    c = run(cli, "model", "transformer-base", "--seq", 30, "--tgt-seq", 20, "--elementwise")[
         "flops"]["components"]
     encoder = 30 * 4 * 512
     assert c["decoder.attn.elementwise.bias"] == 6 * 20 * 4 * 512
@@ -71,7 +67,7 @@ def test_convention_totals_are_rounded_not_truncated(cli):
     per_token = Fraction(3 * forward, s)
     total = 4 * per_token
     assert total - int(total) > Fraction(1, 2)  # floor ≠ nearest
-    rows = {r["name"]: r for r in doc(cli, "conventions", "mistral-7b", "--seq", s,
+    rows = {r["name"]: r for r in run(cli, "conventions", "mistral-7b", "--seq", s,
                                       "--tokens", 4)["conventions"]}
     assert rows["exact_causal"]["per_token_exact"] == str(per_token)
     assert rows["exact_causal"]["total"] == int(total) + 1
@@ -82,7 +78,7 @@ def test_convention_totals_are_rounded_not_truncated(cli):
 def test_layer_attention_share(cli):
     # GPT-3 at 2,048: the layers' attention 4·s²·d·L against their weights 24·d²·s·L, so the
     # share is s / (6d + s) = 2,048 / 75,776 = 1/37.
-    x = doc(cli, "model", "gpt3", "--seq", 2048)["crossover"]
+    x = run(cli, "model", "gpt3", "--seq", 2048)["crossover"]
     assert x["layer_attention_share_pct"] == pytest.approx(100 / 37, rel=1e-12)
     # The whole forward's: the same attention over forward = layers + LM head 2·s·d·V.
     total = 24 * 12288**2 * 2048 * 96 + 4 * 2048**2 * 12288 * 96 + 2 * 2048 * 12288 * 50257
@@ -96,7 +92,7 @@ def test_window_pairs_by_hand(cli, tmp_path):
     path = tmp_path / "w.yaml"
     path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\n"
                     "vocab_size: 4\nsliding_window: 3\n")
-    c = doc(cli, "model", path, "--seq", 7, "--attention", "causal")["flops"]["components"]
+    c = run(cli, "model", path, "--seq", 7, "--attention", "causal")["flops"]["components"]
     assert c["decoder.attn.scores"] == c["decoder.attn.av"] == 2 * 2 * 18 * 4
 
 
@@ -105,10 +101,10 @@ def test_chunked_pairs_by_hand(cli, tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\n"
                     "vocab_size: 4\nattention_chunk: 3\n")
-    c = doc(cli, "model", path, "--seq", 7, "--attention", "causal")["flops"]["components"]
+    c = run(cli, "model", path, "--seq", 7, "--attention", "causal")["flops"]["components"]
     assert c["decoder.attn.scores"] == 2 * 2 * 13 * 4
     # Decode at position 8 (the second token of the third block) sees 2 keys.
-    d = doc(cli, "infer", path, "--prompt", 7, "--gen", 1)["decode"]
+    d = run(cli, "infer", path, "--prompt", 7, "--gen", 1)["decode"]
     assert d["attention"] == 2 * 2 * 2 * 4 * 2
 
 
@@ -121,7 +117,7 @@ def test_moe_forward_and_params_by_hand(cli, tmp_path):
                     "positions: rotary\nvocab_size: 4\nnorm: none\nfinal_norm: false\n"
                     "moe: {experts: 4, top_k: 2, d_ff: 6, shared_experts: 1, shared_gate: true,"
                     " first_dense: 1}\n")
-    r = doc(cli, "model", path, "--seq", 5)
+    r = run(cli, "model", path, "--seq", 5)
     c = r["flops"]["components"]
     assert c["decoder.mlp.router"] == 5 * 2 * 8 * 4
     assert c["decoder.mlp.experts.up"] == 5 * 2 * 2 * 8 * 6
@@ -143,13 +139,13 @@ def test_latent_attention_by_hand(cli, tmp_path):
     path.write_text("n_layers: 1\nd_model: 16\nn_heads: 2\nd_ff: 8\npositions: rotary\n"
                     "vocab_size: 4\nlatent_attention: {q_lora_rank: 4, kv_lora_rank: 6,"
                     " qk_nope_head_dim: 3, qk_rope_head_dim: 2, v_head_dim: 5}\n")
-    c = doc(cli, "model", path, "--seq", 3)["flops"]["components"]
+    c = run(cli, "model", path, "--seq", 3)["flops"]["components"]
     expected = {"q_a": 2 * 3 * 16 * 4, "q_b": 2 * 3 * 4 * 2 * 5, "kv_a": 2 * 3 * 16 * 8,
                 "kv_b": 2 * 3 * 6 * 2 * 8, "scores": 2 * 2 * 9 * 5, "av": 2 * 2 * 9 * 5,
                 "o": 2 * 3 * 2 * 5 * 16}
     assert {k: c[f"decoder.attn.{k}"] for k in expected} == expected
     # Its cache: 6 + 2 values per token; decompressed: 2 heads x (5 + 5).
-    kv = doc(cli, "infer", path, "--prompt", 3, "--gen", 1, "--kv-dtype", "fp8")["kv_cache"]
+    kv = run(cli, "infer", path, "--prompt", 3, "--gen", 1, "--kv-dtype", "fp8")["kv_cache"]
     assert (kv["bytes_per_token"], kv["mha_bytes_per_token"]) == (8, 20)
 
 
@@ -160,7 +156,7 @@ def test_mtp_training_by_hand(cli, tmp_path):
     path = tmp_path / "mtp.yaml"
     path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\n"
                     "vocab_size: 4\nnorm: none\nfinal_norm: false\nmtp_layers: 1\n")
-    r = doc(cli, "model", path, "--seq", 4, "--tokens", 100)
+    r = run(cli, "model", path, "--seq", 4, "--tokens", 100)
     per_token = 2 * 16 * 8 + (2 * 4 * 64 + 4 * 4 * 8) + 2 * 2 * 8 * 8 + 2 * 8 * 4
     assert r["training"]["mtp"] == 3 * per_token * 100
     assert r["params"]["mtp"] == 2 * 8 * 8 + 4 * 64 + 2 * 8 * 8  # eh_proj, attention, MLP
@@ -178,12 +174,12 @@ def test_mtp_in_the_conventions_exact_rows(cli, tmp_path):
     path = tmp_path / "mtp.yaml"
     path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\n"
                     "vocab_size: 4\nnorm: none\nfinal_norm: false\nmtp_layers: 1\n")
-    rows = {r["name"]: r for r in doc(cli, "conventions", path, "--seq", 4)["conventions"]}
+    rows = {r["name"]: r for r in run(cli, "conventions", path, "--seq", 4)["conventions"]}
     assert (rows["exact_full"]["per_token"], rows["exact_causal"]["per_token"]) == (6_528, 6_240)
     assert rows["exact_full"]["notes"] == [
         "with 1 multi-token-prediction module, trained with the model: 3,648 per token; "
         "without: 2,880 (full), 2,736 (causal)"]
-    model = doc(cli, "model", path, "--seq", 4, "--tokens", 100)
+    model = run(cli, "model", path, "--seq", 4, "--tokens", 100)
     assert model["training"]["exact"] == 6_528 * 100  # one rule: model and conventions agree
 
 
@@ -195,7 +191,7 @@ def test_moe_parameters_by_name(cli, tmp_path):
                     "positions: rotary\nvocab_size: 2\nnorm: none\nfinal_norm: false\n"
                     "moe: {experts: 4, top_k: 2, d_ff: 3, shared_experts: 1, shared_d_ff: 5,"
                     " shared_gate: true, router_bias: true}\n")
-    r = doc(cli, "model", path, "--seq", 3)
+    r = run(cli, "model", path, "--seq", 3)
     mlp = {k: v for k, v in r["params"]["components"].items() if ".mlp." in k}
     assert mlp == {
         "decoder.mlp.router.weight": 4 * 4, "decoder.mlp.router.bias": 4,
@@ -224,7 +220,7 @@ def test_moe_parameters_by_name(cli, tmp_path):
 
 def test_megatron_notes_name_what_the_formula_assumes(cli):
     def notes(model):
-        rows = doc(cli, "conventions", model, "--seq", 16)["conventions"]
+        rows = run(cli, "conventions", model, "--seq", 16)["conventions"]
         return next(r["notes"] for r in rows if r["name"] == "megatron")
 
     # DeepSeek-V3: MLA; MoE; a gated dense MLP of 18,432 ≠ 4·7,168; heads 128·128 = 16,384
@@ -251,7 +247,7 @@ def test_chinchilla_on_an_encoder_decoder(cli):
     # A·V 2·16²·12·64 each (393,216) and softmax 3·12·16² (9,216): 227,288,064; the lookup
     # and the logits 2·16·32,128·768 each. F = 24·227,288,064 + 2·789,577,728
     # = 7,034,068,992; per token 3·F/16 = 1,318,887,936.
-    rows = doc(cli, "conventions", "t5-base", "--seq", 16)["conventions"]
+    rows = run(cli, "conventions", "t5-base", "--seq", 16)["conventions"]
     assert next(r for r in rows if r["name"] == "chinchilla")["per_token"] == 1_318_887_936
 
 
@@ -267,7 +263,7 @@ def test_relative_wording():
 def test_model_line_counts_the_target_length(cli):
     # T5 with a 128-token source and a 16-token target: the line's 6ND figure is the report's
     # own six_nd_below_exact_pct, which counts the 16 decoder tokens.
-    t = doc(cli, "model", "t5-base", "--seq", 128, "--tgt-seq", 16)["training"]
+    t = run(cli, "model", "t5-base", "--seq", 128, "--tgt-seq", 16)["training"]
     assert t["conventions_line"].startswith(f"6ND is {t['six_nd_below_exact_pct']:.1f}% below")
 
 
@@ -281,7 +277,7 @@ def test_latent_cross_attention_compresses_the_source(cli, tmp_path):
                     "d_model: 8\nn_heads: 2\nd_ff: 8\npositions: rotary\nvocab_size: 4\n"
                     "latent_attention: {q_lora_rank: null, kv_lora_rank: 4,"
                     " qk_nope_head_dim: 2, qk_rope_head_dim: 2, v_head_dim: 3}\n")
-    r = doc(cli, "model", path, "--seq", 3, "--tgt-seq", 2)
+    r = run(cli, "model", path, "--seq", 3, "--tgt-seq", 2)
     c = r["flops"]["components"]
     cross = {k.removeprefix("decoder.cross_attn."): v for k, v in c.items()
              if k.startswith("decoder.cross_attn.")}
@@ -300,7 +296,7 @@ def test_bert_head_elementwise(cli):
     # BERT base, 3 sequences of 128 (384 output tokens), with a pooler: the masked-LM head's
     # transform adds its bias (1), GELU (9) and LayerNorm (7) on 384·768 elements, then the
     # output bias on 384·30,522 logits; the pooler a bias and a tanh on 3·768.
-    f = doc(cli, "model", "bert-base", "--seq", 128, "--batch", 3, "--elementwise",
+    f = run(cli, "model", "bert-base", "--seq", 128, "--batch", 3, "--elementwise",
             "--set", "pooler=true")["flops"]
     c = f["components"]
     # Every part named element-wise is in the element-wise total, none in the matmuls'.
@@ -340,7 +336,7 @@ def test_causal_crossover_across_local_layers(cli, tmp_path, yaml, keys_seen):
     path = tmp_path / "local.yaml"
     path.write_text("n_layers: 2\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
                     "vocab_size: 4\n" + yaml)
-    x = doc(cli, "model", path, "--attention", "causal")["crossover"]
+    x = run(cli, "model", path, "--attention", "causal")["crossover"]
     assert x["seq"] == _first_crossing(2 * (2 * 4 * 64 + 2 * 2 * 8 * 32), 32, keys_seen)
 
 
@@ -363,7 +359,7 @@ def test_crossover_of_a_windowed_model(cli, tmp_path, w, seq, exact):
     path = tmp_path / "window.yaml"
     path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
                     f"vocab_size: 4\nsliding_window: {w}\n")
-    x = doc(cli, "model", path, "--attention", "causal")["crossover"]
+    x = run(cli, "model", path, "--attention", "causal")["crossover"]
     assert (x["seq"], x["exact"]) == (seq, exact)
     if w == 32:
         assert x["note"] == ("every layer's attention is local (windowed or chunked): it grows "
@@ -374,7 +370,7 @@ def test_crossover_of_a_windowed_model(cli, tmp_path, w, seq, exact):
         assert x["note"] == ""
         assert x["d_model_multiple"] == float(Fraction(exact)) / 8
     # Under the full convention the window is ignored: 32·s² = 1,536·s at s = 48 = 6d.
-    assert doc(cli, "model", path)["crossover"]["seq"] == 48
+    assert run(cli, "model", path)["crossover"]["seq"] == 48
 
 
 def test_crossover_search_that_runs_out_of_segments_says_so(monkeypatch):
@@ -408,7 +404,7 @@ def test_crossover_at_an_irrational_root(cli, tmp_path):
     path = tmp_path / "mixed.yaml"
     path.write_text("n_layers: 2\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
                     "vocab_size: 4\nsliding_window: 4\nlayer_types: [window, full]\n")
-    x = doc(cli, "model", path, "--attention", "causal")["crossover"]
+    x = run(cli, "model", path, "--attention", "causal")["crossover"]
     assert (x["seq"], x["exact"], x["note"]) == (184, None, "")
     assert x["d_model_multiple"] == pytest.approx((2928 + math.sqrt(8_585_472)) / 32 / 8,
                                                   rel=1e-12)
@@ -421,7 +417,7 @@ def test_palm_n_leaves_out_lookup_tables(cli):
     # 2 RMSNorms 1,536 = 7,079,424; per decoder layer + cross-attention 4·768² and its norm:
     # 9,439,488; final norms 2·768; shared table 32,128·768 = 24,674,304; relative biases
     # 2·32·12 = 768: total 222,903,552, of which 768 are looked up. Attention width 24·768.
-    rows = {r["name"]: r for r in doc(cli, "conventions", "t5-base", "--seq", 16)["conventions"]}
+    rows = {r["name"]: r for r in run(cli, "conventions", "t5-base", "--seq", 16)["conventions"]}
     total = 12 * 7_079_424 + 12 * 9_439_488 + 2 * 768 + 24_674_304 + 768
     assert total == 222_903_552
     assert rows["palm"]["per_token"] == 6 * (total - 768) + 12 * 16 * 24 * 768
@@ -430,7 +426,7 @@ def test_palm_n_leaves_out_lookup_tables(cli):
     # BERT base: tables 30,522·768 (tied: stays) + positions 512·768 + token types 2·768, an
     # embedding LayerNorm 1,536; 12 layers of 4·(768² + 768) + 768·3,072 + 3,072 + 3,072·768
     # + 768 + 2·1,536 = 7,087,872; the masked-LM head 768² + 768 + 1,536 + 30,522.
-    rows = {r["name"]: r for r in doc(cli, "conventions", "bert-base", "--seq", 128)[
+    rows = {r["name"]: r for r in run(cli, "conventions", "bert-base", "--seq", 128)[
         "conventions"]}
     total = 30522 * 768 + 512 * 768 + 2 * 768 + 1536 + 12 * 7_087_872 + 768 * 768 + 768 \
         + 1536 + 30522
@@ -441,7 +437,7 @@ def test_palm_n_leaves_out_lookup_tables(cli):
 def test_decoder_only_formulas_on_t5_say_how_they_were_applied(cli):
     # T5-base: 12 encoder and 12 decoder layers (Raffel et al. 2020); the published formulas
     # know one stack, so every one of them takes L = 24 at one length.
-    rows = doc(cli, "conventions", "t5-base", "--seq", 512)["conventions"]
+    rows = run(cli, "conventions", "t5-base", "--seq", 512)["conventions"]
     note = ("decoder-only formula applied to all L = 24 layers (12 encoder + 12 decoder) with "
             "source length = target length = 512; it has no cross-attention term")
     for name in ("kaplan", "palm", "megatron", "chinchilla"):
@@ -452,7 +448,7 @@ def test_decoder_only_formulas_on_t5_say_how_they_were_applied(cli):
 def test_six_nd_takes_the_active_parameters_of_a_mixture(cli):
     # Mixtral 8x7B: 12,879,925,248 active per token (2 of 8 experts; Jiang et al. 2024), less
     # the untied embedding and LM head, 2·32,000·4,096.
-    rows = {r["name"]: r for r in doc(cli, "conventions", "mixtral-8x7b", "--seq", 16)[
+    rows = {r["name"]: r for r in run(cli, "conventions", "mixtral-8x7b", "--seq", 16)[
         "conventions"]}
     assert rows["six_nd"]["per_token"] == 6 * (12_879_925_248 - 2 * 32000 * 4096)
 
@@ -464,7 +460,7 @@ def test_encoder_decoder_counts_per_target_token(cli, tmp_path):
     path.write_text("architecture: encoder-decoder\nn_encoder_layers: 1\nn_layers: 1\n"
                     "d_model: 8\nn_heads: 2\nd_ff: 8\nvocab_size: 5\npositions: rotary\n"
                     "share_encoder_embeddings: false\n")
-    r = doc(cli, "model", path, "--seq", 128, "--tgt-seq", 16)
+    r = run(cli, "model", path, "--seq", 128, "--tgt-seq", 16)
     assert r["flops"]["forward_per_token"] * 16 == r["flops"]["forward"]
     assert r["params"]["components"]["encoder.embed.tokens"] == 5 * 8
     assert r["params"]["embedding"] == 2 * 5 * 8  # tied head: the two tables only
@@ -481,7 +477,7 @@ def test_bert_parameters_by_name_kind_and_shape(cli):
     # layers of biased 768×768 projections and a 768→3,072→768 MLP; the masked-LM head (a
     # biased 768×768 transform, a LayerNorm, the tied projection's bias) and, set here, the
     # pooler. Kinds: lookup tables and the vocabulary bias are embeddings.
-    r = doc(cli, "model", "bert-base", "--set", "pooler=true")
+    r = run(cli, "model", "bert-base", "--set", "pooler=true")
     d, f, L, V = 768, 3072, 12, 30522
     layer = [("attn_norm.weight", (d,)), ("attn_norm.bias", (d,)),
              ("attn.q.weight", (d, d)), ("attn.k.weight", (d, d)), ("attn.v.weight", (d, d)),
@@ -514,11 +510,11 @@ def test_encoder_decoder_tables_by_name(cli, tmp_path):
     path.write_text("architecture: encoder-decoder\nn_encoder_layers: 1\nn_layers: 1\n"
                     "d_model: 8\nn_heads: 2\nd_ff: 8\nvocab_size: 5\npositions: learned\n"
                     "max_seq_len: 6\n")
-    tables = [x for x in _rows(doc(cli, "model", path)) if x[1] == "embedding"]
+    tables = [x for x in _rows(run(cli, "model", path)) if x[1] == "embedding"]
     assert tables == [("embed.tokens", "embedding", (5, 8), 40),
                       ("encoder.embed.positions", "embedding", (6, 8), 48),
                       ("embed.positions", "embedding", (6, 8), 48)]
-    tables = [x for x in _rows(doc(cli, "model", "t5-base")) if x[1] == "embedding"]
+    tables = [x for x in _rows(run(cli, "model", "t5-base")) if x[1] == "embedding"]
     assert tables == [("embed.tokens", "embedding", (32128, 768), 32128 * 768),
                       ("encoder.relative_bias", "embedding", (32, 12), 384),
                       ("decoder.relative_bias", "embedding", (32, 12), 384)]
@@ -527,7 +523,7 @@ def test_encoder_decoder_tables_by_name(cli, tmp_path):
 def test_gpt_oss_sinks_and_router_rows(cli):
     # gpt-oss-120b (OpenAI 2025 model card; its config.json): 36 layers, d 2,880, 64 query
     # heads, each layer one learned sink logit per head, and a biased router over 128 experts.
-    rows = {x[0]: x[1:] for x in _rows(doc(cli, "model", "gpt-oss-120b"))}
+    rows = {x[0]: x[1:] for x in _rows(run(cli, "model", "gpt-oss-120b"))}
     assert rows["decoder.attn.sinks"] == ("layers", (64,), 36 * 64)
     assert rows["decoder.mlp.router.weight"] == ("layers", (2880, 128), 36 * 2880 * 128)
     assert rows["decoder.mlp.router.bias"] == ("layers", (128,), 36 * 128)
@@ -544,7 +540,7 @@ def test_gemma_3_layer_rows(cli):
             ("attn.k_norm.weight", [128]), ("attn_post_norm.weight", [d]),
             ("mlp_norm.weight", [d]), ("mlp.gate.weight", [d, f]), ("mlp.up.weight", [d, f]),
             ("mlp.down.weight", [f, d]), ("mlp_post_norm.weight", [d])]
-    layers = doc(cli, "model", "gemma-3-27b")["layers"]
+    layers = run(cli, "model", "gemma-3-27b")["layers"]
     assert [(x["kind"], x["n_layers"]) for x in layers] == [
         ("sliding window 1,024, gated MLP 21,504", 52), ("full causal, gated MLP 21,504", 10)]
     for layer in layers:
@@ -561,7 +557,7 @@ def test_parallel_block_norm_rows(cli, tmp_path, norms, names):
     path = tmp_path / "parallel.yaml"
     path.write_text("n_layers: 1\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\n"
                     f"vocab_size: 4\nparallel_block: true\nparallel_norms: {norms}\n")
-    (layer,) = doc(cli, "model", path)["layers"]
+    (layer,) = run(cli, "model", path)["layers"]
     got = [(x["name"], x["value"]) for x in layer["param_rows"] if "norm" in x["name"]]
     assert got == [(n, 8) for n in names]
     assert layer["params"] == 8 * len(names) + 4 * 64 + 2 * 8 * 32

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import run
+
 BASE = """n_layers: 1
 d_model: 4
 n_heads: 2
@@ -25,12 +27,6 @@ def write(tmp_path, extra: str) -> str:
     path = tmp_path / "m.yaml"
     path.write_text(BASE + extra)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def components(cli, model, *options):

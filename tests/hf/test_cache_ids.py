@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,8 @@ import pytest
 
 from flopcalc import api
 from flopcalc.errors import FlopcalcError
+
+from tests.conftest import run_process
 
 # A one-layer Llama: q, o 256×256, k, v 256×128, gate, up 256×512, down 512×256 = 589,824;
 # embedding and untied head 2·64·256 = 32,768; two layer norms and the final norm 768:
@@ -94,26 +95,21 @@ def test_the_cache_wins_over_a_preset(hub):
     assert api.model("openai/gpt-oss-20b").params.total == PARAMS
 
 
-def run(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flopcalc", *args], capture_output=True,
-                          text=True, timeout=120, env=env)
-
-
 def test_a_preset_answers_for_an_uncached_id_and_says_so(tmp_path):
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "empty"), "NO_COLOR": "1"}
-    r = run("model", "openai/gpt-oss-20b", "--format", "json", env=env)
+    r = run_process("model", "openai/gpt-oss-20b", "--format", "json", env=env)
     assert r.returncode == 0, r.stderr
     # gpt-oss-20b's preset: 20,914,757,184 parameters (OpenAI's model card: 20.91B)
     assert json.loads(r.stdout)["params"]["total"] == 20_914_757_184
     assert "not in the Hugging Face cache" in r.stderr and "gpt-oss-20b" in r.stderr
     # by the preset's name when no preset records the repository
-    r = run("model", "Qwen/Qwen3-14B", "--format", "json", env=env)
+    r = run_process("model", "Qwen/Qwen3-14B", "--format", "json", env=env)
     assert r.returncode == 0 and json.loads(r.stdout)["model"]["name"] == "qwen3-14b"
 
 
 def test_an_unknown_id_is_one_line_and_exit_2(tmp_path):
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "empty")}
-    r = run("model", "acme/Nowhere-7B", env=env)
+    r = run_process("model", "acme/Nowhere-7B", env=env)
     assert r.returncode == 2 and r.stdout == ""
     line = r.stderr.strip()
     assert "\n" not in line and "acme/Nowhere-7B" in line and "huggingface-cli download" in line

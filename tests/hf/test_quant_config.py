@@ -4,14 +4,14 @@ hand on a tiny Llama for each format, and on published checkpoints against engin
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from flopcalc import api
 from flopcalc.errors import FlopcalcError
+
+from tests.conftest import run_process
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hf"
 LOGS = Path("/work/shared/reference/checkpoint-logs.json")
@@ -188,21 +188,16 @@ def test_mxfp4_experts(tmp_path):
 # ----------------------------------------------------------------------------- bad input
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flopcalc", *args], capture_output=True,
-                          text=True, timeout=120)
-
-
 def test_unknown_quant_method_names_it_and_the_flag(tmp_path):
-    r = run("serve", config(tmp_path, {"quant_method": "hqq", "nbits": 4}), "--kv-memory",
-            "1GiB")
+    r = run_process("serve", config(tmp_path, {"quant_method": "hqq", "nbits": 4}),
+                    "--kv-memory", "1GiB")
     assert r.returncode == 2 and r.stdout == ""
     line = r.stderr.strip()
     assert "\n" not in line and "'hqq'" in line and "--weights-dtype" in line
     assert "Traceback" not in r.stderr
     # the flag is the way out
-    r = run("serve", config(tmp_path, {"quant_method": "hqq"}), "--kv-memory", "1GiB",
-            "--weights-dtype", "int4", "--format", "json")
+    r = run_process("serve", config(tmp_path, {"quant_method": "hqq"}), "--kv-memory", "1GiB",
+                    "--weights-dtype", "int4", "--format", "json")
     assert r.returncode == 0, r.stderr
 
 
@@ -215,7 +210,7 @@ def test_a_pattern_that_matches_nothing(tmp_path, key, pattern):
     q = {"quant_method": "fp8", "weight_block_size": [128, 128], key: [pattern]}
     with pytest.raises(FlopcalcError, match="matches no module"):
         weights(config(tmp_path, q))
-    r = run("serve", config(tmp_path, q), "--kv-memory", "1GiB")
+    r = run_process("serve", config(tmp_path, q), "--kv-memory", "1GiB")
     assert r.returncode == 2 and pattern in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -245,7 +240,7 @@ def test_a_group_that_does_not_divide_the_width(tmp_path):
     q = {"quant_method": "awq", "bits": 4, "group_size": 96, "zero_point": True}
     with pytest.raises(FlopcalcError, match="group size 96 does not divide the input width"):
         weights(config(tmp_path, q))
-    r = run("serve", config(tmp_path, q), "--kv-memory", "1GiB")
+    r = run_process("serve", config(tmp_path, q), "--kv-memory", "1GiB")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -327,7 +322,7 @@ def test_weights_per_device_against_engine_logs(case, path, options, stage, tole
     ([1, 2], "mapping"),
 ])
 def test_hostile_quantization_configs_are_one_line(tmp_path, quant, says):
-    r = run("serve", config(tmp_path, quant), "--kv-memory", "1GiB")
+    r = run_process("serve", config(tmp_path, quant), "--kv-memory", "1GiB")
     assert r.returncode == 2 and r.stdout == "" and says in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
@@ -352,10 +347,10 @@ def test_the_checkpoint_block_is_validated(tmp_path):
         "vocab_size: 64\nmax_seq_len: 256\ncheckpoint:\n  repo: acme/tiny\n"
     bad = tmp_path / "bad.yaml"
     bad.write_text(base + "  quant_method: fp8\n  block: [128, 128]\n")
-    r = run("serve", str(bad), "--kv-memory", "1GiB")
+    r = run_process("serve", str(bad), "--kv-memory", "1GiB")
     assert r.returncode == 2 and "checkpoint.block" in r.stderr
     bad.write_text(base + "  quant_method: hqq\n")
-    r = run("serve", str(bad), "--kv-memory", "1GiB")
+    r = run_process("serve", str(bad), "--kv-memory", "1GiB")
     assert r.returncode == 2 and "checkpoint.quant_method" in r.stderr
     # a good one: fp8 128x128 blocks, as config.json's weight_block_size. Matrices (MHA): q, k,
     # v, o 256×256 and a plain MLP 256×512, 512×256: 524,288 values and 4·4 + 8 + 8 = 32 tiles

@@ -10,16 +10,14 @@ import json
 
 import pytest
 
-from tests.conftest import DATA
+from tests.conftest import DATA, run
 
 DENSE = json.loads((DATA / "hf" / "small" / "expected.json").read_text())
 MOE = json.loads((DATA / "hf" / "moe" / "small" / "expected.json").read_text())
 
 
 def report(cli, path, *args) -> dict:
-    r = cli("model", str(path), *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "model", path, *args)
 
 
 def vision_params(doc) -> int:

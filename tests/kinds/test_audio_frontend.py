@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import run
+
 WHISPER = """architecture: encoder-decoder
 n_encoder_layers: 1
 n_layers: 1
@@ -35,12 +37,6 @@ def model(tmp_path):
     path = tmp_path / "whisper.yaml"
     path.write_text(WHISPER)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -14,6 +14,8 @@ import flopcalc
 from flopcalc.counting.crossover import crossover, layers_weights_attention
 from flopcalc.counting.model import workload
 
+from tests.conftest import run
+
 DEBERTA = """architecture: encoder-only
 n_layers: 2
 d_model: 4
@@ -36,12 +38,6 @@ def model(tmp_path):
     path = tmp_path / "deberta.yaml"
     path.write_text(DEBERTA)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import run
+
 MODERN = """architecture: encoder-only
 n_layers: 3
 d_model: 4
@@ -33,12 +35,6 @@ def model(tmp_path):
     path = tmp_path / "modern.yaml"
     path.write_text(MODERN)
     return str(path)
-
-
-def run(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
 
 
 def test_params(cli, model):

@@ -23,6 +23,8 @@ import pytest
 from flopcalc.counting.memory import Setup, activation_parts, layer_activations, state_parts
 from flopcalc.models.registry import load_model
 
+from tests.conftest import run
+
 SB = "--seq", 4, "--batch", 2
 TAIL = "positions: rotary\nvocab_size: 10\n"
 
@@ -35,9 +37,7 @@ def doc(cli, tmp_path, yaml: str, *args) -> dict:
     path = tmp_path / "m.yaml"
     path.write_text(yaml + TAIL)
     kernel = () if "--flash" in args else ("--no-flash",)
-    r = cli("memory", path, "--format", "json", *map(str, args), *kernel)
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "memory", path, *args, *kernel)
 
 
 def tensors(d: dict, layer: int = 0) -> dict[str, int]:

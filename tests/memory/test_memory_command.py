@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import run
+
 # A model of exactly Ψ = 7.5e9 parameters: one layer of 4·d² attention and 2·d·f MLP with
 # d = 5,000 and f = 739,999 (1e8 + 7,399,990,000), plus a 2 x 5,000 token table, no norms:
 # 1e8 + 7,399,990,000 + 10,000 = 7,500,000,000.
@@ -27,9 +29,7 @@ def psi(tmp_path):
 
 
 def memory(cli, *args) -> dict:
-    r = cli("memory", *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "memory", *args)
 
 
 @pytest.mark.parametrize("zero, gb", [(0, "120"), (1, "31.4"), (2, "16.6"), (3, "1.9")])

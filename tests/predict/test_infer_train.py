@@ -16,7 +16,7 @@ from flopcalc.predict.roofline import decode_time
 from flopcalc.models.accelerators import accelerator_names, load_accelerator
 from flopcalc.numbers import parse_share
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run
 
 # A small GQA model whose counts are easy to write by hand: 3 layers, d 64, 8 heads of 8
 # (d_q 64), 2 KV heads (d_kv 16), gated MLP of 96, vocabulary 100, untied.
@@ -70,9 +70,7 @@ def windowed_step(c: int, batch: int = 1) -> int:
 
 
 def infer(cli, *args) -> dict:
-    r = cli("infer", *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "infer", *args)
 
 
 # ------------------------------------------------------------------------------ decode FLOPs
@@ -403,9 +401,7 @@ def test_context_warning(cli):
 # ----------------------------------------------------------------------------------- train
 
 def train(cli, *args) -> dict:
-    r = cli("train", *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "train", *args)
 
 
 def test_gpt3_on_1024_h100_at_40_pct_mfu(cli):

@@ -28,13 +28,11 @@ from flopcalc.counting.inference import Segments, _cut, affine_segments
 from flopcalc.counting.traffic import weight_reads
 from flopcalc.kinds.masks import Mask
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run
 
 
 def infer(cli, *args) -> dict:
-    r = cli("infer", *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "infer", *args)
 
 
 def visible(mask: Mask, i: int) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import DATA
+from tests.conftest import DATA, run
 
 HYBRIDS = DATA / "hf" / "mamba2_hybrids"
 
@@ -24,15 +24,9 @@ CONFIGS = {"nemotron-h-8b": "nemotron-h-8b-base-8k.json",
            "falcon-h1-7b": "falcon-h1-7b.json"}
 
 
-def report(cli, *args):
-    r = cli(*map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
-
-
 @pytest.mark.parametrize("name", sorted(TOTALS))
 def test_preset_totals(cli, name):
-    p = report(cli, "model", name)["params"]
+    p = run(cli, "model", name)["params"]
     assert (p["total"], p["active"]) == TOTALS[name]
 
 
@@ -40,13 +34,13 @@ def test_preset_totals(cli, name):
 def test_preset_counts_what_its_config_counts(cli, name):
     path = HYBRIDS / CONFIGS[name]
     for args in (("--seq", 4097), ("--seq", 300, "--batch", 2, "--elementwise")):
-        a, b = report(cli, "model", name, *args), report(cli, "model", path, *args)
+        a, b = run(cli, "model", name, *args), run(cli, "model", path, *args)
         assert a["params"]["components"] == b["params"]["components"]
         assert a["flops"]["components"] == b["flops"]["components"]
 
 
 def test_mamba2_by_hand(cli):
-    c = report(cli, "model", "mamba2-2.7b")["params"]["components"]
+    c = run(cli, "model", "mamba2-2.7b")["params"]["components"]
     # E = 2·2,560 = 5,120 in 80 heads of 64; in_proj 2,560 x (2·5,120 + 2·128 + 80) =
     # 2,560 x 10,576; the conv over 5,120 + 256 = 5,376 channels, 4 taps and a bias.
     assert c["decoder.mamba.in_proj.weight"] == 64 * 2560 * 10576
@@ -58,8 +52,8 @@ def test_state_and_cache_bytes(cli):
     # Nemotron-H 8B: K and V of 4 layers x 8 heads x 128 in bf16, 16,384 bytes per token; per
     # sequence 24 x (conv 10,240 x 4 in bf16 + the 128 x 64 x 128 state in fp32) = 24 x
     # (81,920 + 4,194,304) = 102,629,376.
-    kv = report(cli, "infer", "nemotron-h-8b", "--prompt", 1000, "--gen", 1)["kv_cache"]
+    kv = run(cli, "infer", "nemotron-h-8b", "--prompt", 1000, "--gen", 1)["kv_cache"]
     assert (kv["bytes_per_token"], kv["state_bytes_per_sequence"]) == (16_384, 102_629_376)
     # Falcon-H1 7B: every one of the 44 layers keeps K and V, 2 x 2 x 128 x 2 bytes: 45,056.
-    kv = report(cli, "infer", "falcon-h1-7b", "--prompt", 1000, "--gen", 1)["kv_cache"]
+    kv = run(cli, "infer", "falcon-h1-7b", "--prompt", 1000, "--gen", 1)["kv_cache"]
     assert kv["bytes_per_token"] == 45_056

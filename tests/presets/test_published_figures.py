@@ -7,7 +7,7 @@ import pytest
 
 from flopcalc.models.registry import load_model, preset_names
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run
 
 # SPEC §2 and the issues: the counts the tool must print (published weights, or transformers'
 # own modules on the meta device for the newer models).
@@ -28,9 +28,7 @@ REQUIRED = set(TOTALS) | {
 
 
 def report(cli, *args: str) -> dict:
-    r = cli("model", *args, "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "model", *args)
 
 
 def test_every_required_preset_ships():

@@ -21,7 +21,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from tests import hfref  # noqa: E402
-from tests.conftest import DATA  # noqa: E402
+from tests.conftest import DATA, run  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -34,9 +34,7 @@ def config_of(path):
 
 
 def report(cli, path, *args) -> dict:
-    r = cli("model", str(path), *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "model", path, *args)
 
 
 def lengths(path):

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.conftest import DATA  # noqa: E402
+from tests.conftest import DATA, run  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -34,9 +34,7 @@ def meta_params(config) -> int:
 
 
 def total(cli, *args) -> int:
-    r = cli("model", *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()["params"]["total"]
+    return run(cli, "model", *args)["params"]["total"]
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))

@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from tests import hfref_moe  # noqa: E402
-from tests.conftest import DATA  # noqa: E402
+from tests.conftest import DATA, run  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -27,9 +27,7 @@ PUBLISHED = sorted((DATA / "hf" / "moe").glob("*.json"))
 
 
 def report(cli, path, *args) -> dict:
-    r = cli("model", str(path), *map(str, args), "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "model", path, *args)
 
 
 @pytest.mark.parametrize("path", SMALL, ids=lambda p: p.stem)

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from tests.conftest import DATA  # noqa: E402
+from tests.conftest import DATA, run  # noqa: E402
 
 pytestmark = pytest.mark.torch
 SPARSE = DATA / "hf" / "sparse"
@@ -48,9 +48,7 @@ def llama4_text_config(name: str):
 
 
 def report(cli, model: str) -> dict:
-    r = cli("model", model, "--seq", 16, "-f", "json")
-    assert r.code == 0, r.err
-    return r.json()
+    return run(cli, "model", model, "--seq", 16)
 
 
 def test_deepseek_v32_preset_is_the_published_model(cli):
