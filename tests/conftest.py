@@ -41,6 +41,25 @@ def cli(capsys: pytest.CaptureFixture[str]):
     return run
 
 
+# Where a test's expected value comes from (pyproject.toml's markers say what each means).
+SOURCES = ("hand", "torch", "published", "recorded", "engine", "golden", "invariant", "behaviour")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that does not say where its expected value comes from fails collection, selected
+    by -m or not: an expected value taken from the code under test is the mistake this guards."""
+    unsourced = [item.nodeid for item in items
+                 if not any(item.get_closest_marker(name) for name in SOURCES)]
+    if unsourced:
+        files = sorted({nodeid.split("::")[0] for nodeid in unsourced})
+        raise pytest.UsageError(
+            f"{len(unsourced)} test(s) in {', '.join(files)} do not say where their expected "
+            f"values come from: give each file a module-level `pytestmark = pytest.mark.NAME` "
+            f"(or a list, or mark the tests one by one), NAME one of {', '.join(SOURCES)} "
+            f"(pyproject.toml's markers say what each means)")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory):
     """Tests never read or write the user's config cache."""

@@ -7,6 +7,8 @@ import pytest
 
 import flopcalc
 
+pytestmark = pytest.mark.behaviour
+
 CASES = [
     ("model", ["llama-3.1-8b", "--seq", "4096", "--attention", "causal"],
      lambda: flopcalc.model("llama-3.1-8b", seq=4096, attention="causal")),

@@ -12,6 +12,8 @@ import pytest
 import flopcalc
 from flopcalc.commands import CHECKABLE, COMMANDS
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 H100_PEAK = 989_500 * 10**9  # bf16 dense FLOP/s, NVIDIA's H100 SXM datasheet
 # Llama 3.1 8B: 8,030,261,248 parameters (Meta's model card); untied 128,256 x 4,096 embedding
 # and head: N = 8,030,261,248 - 2·128,256·4,096 = 6,979,588,096 non-embedding parameters.

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import run
+
+pytestmark = [pytest.mark.published, pytest.mark.behaviour]
 
 
 def test_labels_in_json_and_table(cli):

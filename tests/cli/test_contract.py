@@ -11,6 +11,8 @@ import pytest
 
 from flopcalc import __version__
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 CONTRACT = [
     "schema_version", "model.name", "settings.seq", "settings.batch", "settings.tokens",
     "settings.attention", "params.total", "params.embedding", "params.non_embedding",

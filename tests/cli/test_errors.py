@@ -9,6 +9,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.behaviour
+
 GOOD = (ROOT / "presets" / "gpt2.yaml").read_text()
 
 

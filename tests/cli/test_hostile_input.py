@@ -12,6 +12,8 @@ import pytest
 import flopcalc
 from flopcalc.errors import FlopcalcError
 
+pytestmark = pytest.mark.behaviour
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 

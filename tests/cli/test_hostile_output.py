@@ -19,6 +19,8 @@ import yaml
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.behaviour
+
 # Every control character but newline and tab, C1 included (\x9b is a one-byte CSI), and the
 # bidirectional overrides: none may reach a terminal raw.
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.behaviour
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # command line, model names the picture must show, axis labels it must carry

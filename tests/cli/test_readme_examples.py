@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.behaviour
+
 README = (ROOT / "README.md").read_text()
 EXAMPLES = re.findall(r"^\$ flopcalc (.+)$", README, flags=re.M)
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from flopcalc.render import output
+
+pytestmark = pytest.mark.invariant
 
 
 def rich_overhead(table) -> int:

@@ -11,6 +11,8 @@ import pytest
 
 from flopcalc.render.text import Numbers
 
+pytestmark = pytest.mark.behaviour
+
 PLAN = ["plan", "llama-3.1-405b", "--accelerator", "h100", "--count", "16384", "--seq", "8k",
         "--global-batch", "2048", "--flash", "--grad-fp32"]
 # Commands whose tables hold figures far past 15 digits (FLOPs at 1M tokens, training totals,

@@ -17,6 +17,8 @@ import pytest
 
 from tests.conftest import ROOT, run_process
 
+pytestmark = pytest.mark.behaviour
+
 TABLE_COMMANDS = [
     ["model", "gpt3", "--seq", "32768"],
     ["model", "deepseek-v3", "--seq", "4k"],

@@ -14,6 +14,8 @@ from flopcalc.models.files import read_mapping
 from flopcalc.models.overrides import apply_overrides
 from flopcalc.errors import FlopcalcError
 
+pytestmark = [pytest.mark.invariant, pytest.mark.behaviour]
+
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch) -> Path:

@@ -15,6 +15,8 @@ from flopcalc.reports.sweep import parse_seq_spec
 
 from tests.conftest import DATA
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 
 @pytest.mark.parametrize("text, value", [
     ("2048", 2048), ("1_000", 1000), ("1,000,000", 10**6), ("3.14e23", 314 * 10**21),

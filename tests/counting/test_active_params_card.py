@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 # gpt-oss (OpenAI 2025, "gpt-oss-120b & gpt-oss-20b Model Card", Table 1: 5.13B and 3.61B
 # active), by hand from the presets' dimensions: d 2,880, 64 query heads and 8 KV heads of 64
 # (q 4,096, k/v 512 wide), biases on q, k, v, o, a sink per head, two RMSNorms per layer;

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from flopcalc.counting import attention_op as cv
 from flopcalc.reports.attention import build_attention_report
 
+pytestmark = [pytest.mark.hand, pytest.mark.invariant, pytest.mark.behaviour]
+
 SIZES = st.integers(min_value=1, max_value=10**9)
 EXAMPLES = 2000
 

@@ -9,6 +9,8 @@ from fractions import Fraction
 
 import pytest
 
+pytestmark = [pytest.mark.hand, pytest.mark.invariant, pytest.mark.behaviour]
+
 
 ROWS = ["six_nd", "six_nd_total", "kaplan", "palm", "megatron", "chinchilla", "exact_full",
         "exact_causal"]

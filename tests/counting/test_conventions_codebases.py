@@ -39,6 +39,8 @@ from flopcalc.kinds.mlp import Mlp
 from flopcalc.kinds.moe import Moe
 from flopcalc.kinds.sparse_latent import SparseLatentAttention
 
+pytestmark = pytest.mark.engine
+
 CODEBASES = ("megatron_lm", "megatron_lm_hybrid", "maxtext")
 
 

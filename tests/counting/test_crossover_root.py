@@ -12,6 +12,8 @@ import pytest
 
 from flopcalc.counting.crossover import _first_root
 
+pytestmark = pytest.mark.invariant
+
 
 def brute(a, b, c, lo, hi):
     for n in range(lo, (hi if hi is not None else 20_000) + 1):

@@ -11,7 +11,11 @@ experts (8 active) and 1 shared expert, each 2,048 wide and gated; vocabulary 12
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import run
+
+pytestmark = pytest.mark.hand
 
 L, DENSE, MOE = 61, 3, 58
 D, H, Q_RANK, KV_RANK, ROPE, NOPE, V = 7168, 128, 1536, 512, 64, 128, 128

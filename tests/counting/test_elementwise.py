@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = pytest.mark.hand
+
 BASE = "positions: rotary\nvocab_size: 4\n"
 
 

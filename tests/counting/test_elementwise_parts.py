@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 
 def test_elementwise_off_by_default(cli):
     doc = cli("model", "gpt2", "--seq", "10", "-f", "json").json()

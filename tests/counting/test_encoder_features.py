@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 ALBERT = """architecture: encoder-only
 n_layers: 4
 d_model: 4

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 
 def test_kaplan_uses_the_attention_width_not_d_model(cli):
     # Gemma 3 27B: d_model 5,376 but 32 heads of 128, d_q = 4,096. N = 27,009,346,304 −

@@ -15,6 +15,8 @@ from flopcalc.models.registry import load_model
 
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.invariant
+
 PRESETS = sorted(p.stem for p in (ROOT / "presets").glob("*.yaml"))
 
 

@@ -10,6 +10,8 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from flopcalc.cli import main
 from flopcalc.kinds import base as c
 from flopcalc.counting.crossover import crossover, layers_weights_attention
@@ -18,6 +20,8 @@ from flopcalc.counting.model import model_flops, model_params, workload
 from flopcalc.models.validation import validate_model
 from flopcalc.render.data import to_yaml
 from flopcalc.reports.listing import config_data
+
+pytestmark = [pytest.mark.invariant, pytest.mark.behaviour]
 
 FAST = settings(max_examples=300, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])

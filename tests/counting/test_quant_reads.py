@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+
 from flopcalc.counting.quant import read_bytes
 from flopcalc.models.registry import load_model
+
+pytestmark = pytest.mark.hand
 
 DENSE = """\
 n_layers: 1

@@ -17,6 +17,8 @@ from flopcalc.kinds.base import families
 from flopcalc.models.registry import load_model, preset_names
 from flopcalc.reports.sweep import build_sweep_report, parse_seq_spec, sweep_row
 
+pytestmark = pytest.mark.invariant
+
 PRESETS = preset_names()
 CASES = [(name, attention, scan) for name in PRESETS for attention in ("full", "causal")
          for scan in ("chunked", "recurrent")]

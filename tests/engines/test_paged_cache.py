@@ -12,6 +12,8 @@ from flopcalc.engines import vllm as E
 from flopcalc.errors import FlopcalcError
 from flopcalc.kinds.base import EngineCache, EngineState
 
+pytestmark = [pytest.mark.hand, pytest.mark.invariant, pytest.mark.behaviour]
+
 
 def full(i: int = 0, bs: int = 16, per_token: int = 10) -> E.LayerSpec:
     return E.LayerSpec(i, f"layers.{i}", "full", bs, per_token)

@@ -22,6 +22,8 @@ from flopcalc.counting import quant
 from flopcalc.commands import load
 from flopcalc.errors import FlopcalcError
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 TINY, TINY_MTP = str(DATA / "tiny.yaml"), str(DATA / "tiny-mtp.yaml")
 

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.published, pytest.mark.engine, pytest.mark.behaviour]
+
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "serve" / "configs"
 LLAMA = CONFIGS / "llama-3.1-8b.json"  # 32 layers, 8 KV heads of 128, bf16, 131,072 context
 

@@ -13,6 +13,8 @@ import pytest
 from flopcalc.commands import COMMANDS
 from flopcalc.errors import FlopcalcError
 
+pytestmark = pytest.mark.engine
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 NEMOTRON = [c for c in json.loads((DATA / "vllm_0_33.json").read_text())["cases"]
             if c["model"] == "nemotron-h-8b"]

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flopcalc.commands import COMMANDS
+
+pytestmark = pytest.mark.published
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SERVE = DATA / "serve"

@@ -21,6 +21,8 @@ import pytest
 from flopcalc.commands import COMMANDS, load
 from flopcalc.engines import vllm as E
 
+pytestmark = pytest.mark.engine
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 GOLDEN = json.loads((DATA / "vllm_0_33.json").read_text())["cases"]
 

@@ -12,6 +12,8 @@ from flopcalc.models.registry import preset_names
 from tests.golden import (GOLDEN, read, record, record_text, record_workflows, record_zoo,
                      zoo_types)
 
+pytestmark = pytest.mark.golden
+
 
 def same(a: object, b: object) -> bool:
     """Counts must be equal; a float (a share, a time) may differ in its last bits when a

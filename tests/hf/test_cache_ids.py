@@ -16,6 +16,8 @@ from flopcalc.errors import FlopcalcError
 
 from tests.conftest import run_process
 
+pytestmark = [pytest.mark.published, pytest.mark.behaviour]
+
 # A one-layer Llama: q, o 256×256, k, v 256×128, gate, up 256×512, down 512×256 = 589,824;
 # embedding and untied head 2·64·256 = 32,768; two layer norms and the final norm 768:
 # 623,360 parameters.

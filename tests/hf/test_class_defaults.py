@@ -4,7 +4,11 @@ tests/sweep/cases_core.py, checks both figures against transformers)."""
 
 from __future__ import annotations
 
+import pytest
+
 from flopcalc.models.hf import from_hf_dict
+
+pytestmark = [pytest.mark.published, pytest.mark.behaviour]
 
 LLAMA = dict(model_type="llama", hidden_size=64, intermediate_size=96, num_hidden_layers=2,
              num_attention_heads=4, vocab_size=128, max_position_embeddings=64)

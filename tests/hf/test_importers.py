@@ -15,6 +15,8 @@ import pytest
 import flopcalc
 from flopcalc.models import hf
 
+pytestmark = [pytest.mark.recorded, pytest.mark.behaviour]
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "hf"
 ZOO = DATA / "zoo"
 EXPECTED = json.loads((ZOO / "expected.json").read_text())["bugs"]

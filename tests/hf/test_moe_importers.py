@@ -12,6 +12,8 @@ import flopcalc
 from flopcalc.errors import FlopcalcError
 from flopcalc.models.hf import from_hf_dict, moe
 
+pytestmark = pytest.mark.behaviour
+
 SMALL = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
              num_key_value_heads=2, vocab_size=64, max_position_embeddings=64)
 

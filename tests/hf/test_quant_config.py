@@ -13,6 +13,8 @@ from flopcalc.errors import FlopcalcError
 
 from tests.conftest import run_process
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "hf"
 LOGS = Path("/work/shared/reference/checkpoint-logs.json")
 GIB = 2**30

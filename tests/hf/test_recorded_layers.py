@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import DATA, run
 
+pytestmark = pytest.mark.recorded
+
 DENSE = json.loads((DATA / "hf" / "small" / "expected.json").read_text())
 MOE = json.loads((DATA / "hf" / "moe" / "small" / "expected.json").read_text())
 

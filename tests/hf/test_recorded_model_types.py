@@ -12,6 +12,8 @@ import pytest
 
 from tests import sweep
 
+pytestmark = pytest.mark.recorded
+
 ZOO = Path(__file__).resolve().parents[1] / "data" / "zoo"
 
 

@@ -17,6 +17,8 @@ import flopcalc
 from tests import sweep
 from tests.sweep.cases_sparse import llama4_all_experts
 
+pytestmark = [pytest.mark.hand, pytest.mark.recorded, pytest.mark.behaviour]
+
 DATA = sweep.HERE.parent / "data"
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 WHISPER = """architecture: encoder-decoder
 n_encoder_layers: 1
 n_layers: 1

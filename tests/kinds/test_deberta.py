@@ -16,6 +16,8 @@ from flopcalc.counting.model import workload
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 DEBERTA = """architecture: encoder-only
 n_layers: 2
 d_model: 4

@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 MODERN = """architecture: encoder-only
 n_layers: 3
 d_model: 4

@@ -19,6 +19,8 @@ from flopcalc.kinds.gated_deltanet import GatedDeltaNet
 
 from tests.conftest import DATA, run
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 GDN = """n_layers: 1
 d_model: 4
 norm: rmsnorm

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.recorded, pytest.mark.behaviour]
+
 LLAMA4 = """n_layers: 4
 d_model: 8
 n_heads: 2

@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 MAMBA1 = """n_layers: 1
 d_model: 4
 norm: rmsnorm

@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 MAMBA2 = """n_layers: 1
 d_model: 4
 norm: rmsnorm

@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 MAMBA = "mamba2: {n_heads: 2, head_dim: 2, d_state: 2, d_conv: 3, chunk_size: 4"
 
 PARALLEL = f"""n_layers: 1

@@ -18,6 +18,8 @@ from flopcalc.kinds.base import SCANS
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 HEAD = """n_layers: 1
 d_model: 4
 norm: rmsnorm

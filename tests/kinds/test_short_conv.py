@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 LFM2 = """n_layers: 2
 d_model: 4
 n_heads: 2

@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 DSA = """n_layers: 1
 d_model: 8
 n_heads: 2

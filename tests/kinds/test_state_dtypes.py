@@ -12,6 +12,8 @@ from flopcalc.models.registry import load_model
 from tests.conftest import run
 from tests.kinds.test_scan_modes import GDN, KDA, write
 
+pytestmark = [pytest.mark.hand, pytest.mark.engine]
+
 # GDN: q and k 1 head of 2, v 2 heads of 2: conv channels 2 + 2 + 4 = 8, window K = 3: 24
 # values; state H_v·d_k·d_v = 2·2·2 = 8 values. KDA: q, k, v 4 channels each, 12 x 3 = 36;
 # state 2·2·2 = 8.

@@ -21,6 +21,8 @@ from flopcalc.kinds import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, 
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 
 @dataclass(frozen=True)
 class ToyConfig:

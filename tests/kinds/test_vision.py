@@ -19,6 +19,8 @@ from flopcalc.kinds import image_processors as proc
 
 from tests.conftest import DATA, run
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.recorded, pytest.mark.behaviour]
+
 TOY = """n_layers: 2
 d_model: 64
 n_heads: 4

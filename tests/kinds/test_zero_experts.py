@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 ZERO = """n_layers: 1
 d_model: 4
 n_heads: 1

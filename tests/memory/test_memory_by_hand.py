@@ -25,6 +25,8 @@ from flopcalc.models.registry import load_model
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 SB = "--seq", 4, "--batch", 2
 TAIL = "positions: rotary\nvocab_size: 10\n"
 

@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 # A model of exactly Ψ = 7.5e9 parameters: one layer of 4·d² attention and 2·d·f MLP with
 # d = 5,000 and f = 739,999 (1e8 + 7,399,990,000), plus a 2 x 5,000 token table, no norms:
 # 1e8 + 7,399,990,000 + 10,000 = 7,500,000,000.

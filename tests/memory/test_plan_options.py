@@ -14,6 +14,8 @@ import pytest
 
 import flopcalc
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 DENSE = ("n_layers: 2\nd_model: 8\nn_heads: 2\nd_ff: 32\npositions: rotary\nvocab_size: 10\n"
          "max_seq_len: 64\n")
 # Per layer: q, k, v, o 4·64 = 256 and up, down 2·8·32 = 512 (the matrices: 768), two

@@ -6,6 +6,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.behaviour
+
 PACKAGE = Path(__file__).resolve().parents[2] / "flopcalc"
 # Lower ranks never import higher ones.
 RANK = {"errors": 0, "cachedir": 0, "writing": 0, "numbers": 0, "version": 0, "declare": 0,

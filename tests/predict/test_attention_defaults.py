@@ -11,6 +11,8 @@ from flopcalc.commands import COMMANDS
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 # Llama 3.1 8B: 32 layers of 32 heads of 128 (d_q = 4,096): 4·4,096·32 = 524,288 FLOPs for each
 # (query, key) pair over the layers. At 8,192 tokens full counts 8,192² pairs, causal
 # 8,192·8,193/2: 33,550,336 fewer, 17,590,038,560,768 FLOPs.

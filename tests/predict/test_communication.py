@@ -27,6 +27,8 @@ from flopcalc.predict.steptime import Layout, profile, step_time
 from flopcalc.models.networks import load_network
 from flopcalc.models.registry import load_model
 
+pytestmark = pytest.mark.hand
+
 MODEL = """title: hand
 n_layers: 4
 d_model: 64

@@ -20,6 +20,8 @@ from flopcalc.models.registry import load_model
 
 from tests.predict.test_communication import MOE
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 NET = Net(domain=2, up=1e11, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6)
 
 
@@ -125,6 +127,7 @@ LAYOUTS = [  # (tp, cp, dp, pp, ep, etp), world = tp·cp·dp·pp
 
 
 @pytest.mark.torch
+@pytest.mark.engine
 @pytest.mark.parametrize("tp, cp, dp, pp, ep, etp", LAYOUTS)
 def test_expert_groups_share_nodes_as_megatron_lays_them_out(tp, cp, dp, pp, ep, etp):
     # Megatron-Core's own rank generator (megatron-core on the package index, pure Python

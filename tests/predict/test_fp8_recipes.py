@@ -13,6 +13,8 @@ from flopcalc.predict import steptime as S
 
 from tests.predict.test_steptime import MC, TINY, load
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 FP8 = replace(MC, matmul_bytes=1)
 BW = 4e12 * 0.8  # the estimate's memory share
 

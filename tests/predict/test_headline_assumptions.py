@@ -3,7 +3,11 @@ a plan's best MFU is set beside the MFU comparable published runs measured."""
 
 from __future__ import annotations
 
+import pytest
+
 import flopcalc
+
+pytestmark = [pytest.mark.published, pytest.mark.behaviour]
 
 # Llama Team 2024, "The Llama 3 Herd of Models", Table 4: 405B on 8,192-16,384 H100 at 38-43%
 # BF16 MFU.

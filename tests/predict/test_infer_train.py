@@ -18,6 +18,8 @@ from flopcalc.numbers import parse_share
 
 from tests.conftest import ROOT, run
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 # A small GQA model whose counts are easy to write by hand: 3 layers, d 64, 8 heads of 8
 # (d_q 64), 2 KV heads (d_kv 16), gated MLP of 96, vocabulary 100, untied.
 SMALL = """n_layers: 3

@@ -3,9 +3,13 @@ hint at --flash when the eager kernel's s² scores are most of the activations."
 
 from __future__ import annotations
 
+import pytest
+
 import flopcalc
 
 from tests.conftest import run
+
+pytestmark = pytest.mark.behaviour
 
 HINT = "activations assume the eager kernel"
 

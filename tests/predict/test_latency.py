@@ -17,6 +17,8 @@ from flopcalc.engines.vllm import Engine
 from flopcalc.kinds.base import COLUMN, EXPERT, REPLICATED, ROW, VOCAB, WEIGHTS, Part
 from flopcalc.models.networks import load_network
 
+pytestmark = pytest.mark.hand
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 
 

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+
 from flopcalc.predict import steptime as S
 from flopcalc.predict.communication import adapter_params, volumes
 from flopcalc.reports.step import model_flops_per_sequence
 
 from tests.predict.test_steptime import TINY, load
+
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
 
 # Σ(n_in + n_out) over the six projections: 16 + 12 + 12 + 16 + 24 + 24 = 104;
 # Σ n_in·n_out: 64 + 32 + 32 + 64 + 128 + 128 = 448.

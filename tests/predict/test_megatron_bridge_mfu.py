@@ -17,6 +17,8 @@ from flopcalc.commands import COMMANDS
 
 from tests.bridge_runs import PRESETS, runs
 
+pytestmark = pytest.mark.published
+
 # One row per model, sequence length and release: the throughput differs by run, the FLOPs per
 # token do not, so these cover every count the pages publish.
 # The row with the most tokens/s of each: some pages give tokens/s in steps of 32, and the

@@ -9,6 +9,8 @@ import pytest
 
 from tests.bridge_runs import evaluate, runs
 
+pytestmark = pytest.mark.published
+
 ROWS = runs()
 
 

@@ -14,6 +14,8 @@ from flopcalc.counting.published import palm, shape_of, six_nd
 
 from tests.training_runs import REFERENCE, reference_runs
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 
 def rows(report):
     return {r["name"]: r for r in report.to_dict()["rows"]}

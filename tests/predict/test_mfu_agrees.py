@@ -14,6 +14,8 @@ import flopcalc
 
 from tests.conftest import run
 
+pytestmark = [pytest.mark.hand, pytest.mark.invariant]
+
 H100 = 989.5e12  # dense bf16 FLOP/s of an H100 SXM (NVIDIA H100 datasheet)
 
 # Gemma 3 27B at 32k on 64 H100: five of every six layers slide a 1,024-key window, where the

@@ -16,6 +16,8 @@ import pytest
 from flopcalc.counting.memory import Setup
 from flopcalc.predict.steptime import pipeline_bubble
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 # made-up stage times: F = 3, B = 6 (of which W = 3) seconds
 F, B, W = 3.0, 6.0, 3.0
 

@@ -12,6 +12,8 @@ from flopcalc.counting.memory_layouts import FastMemory
 from flopcalc.predict.plans import memory_bytes_slow, setup_of
 from flopcalc.predict.steptime import Layout
 
+pytestmark = [pytest.mark.invariant, pytest.mark.behaviour]
+
 
 @pytest.mark.parametrize("name", ["llama-3.1-8b", "mixtral-8x7b", "gpt2", "gemma-3-27b"])
 def test_fast_memory_equals_memory(name):

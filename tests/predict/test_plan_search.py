@@ -20,6 +20,8 @@ from flopcalc.models.registry import load_model
 from tests.predict.test_communication import MODEL
 from tests.predict.test_steptime import MC
 
+pytestmark = pytest.mark.invariant
+
 BIG = 10 ** 18  # every layout fits
 
 

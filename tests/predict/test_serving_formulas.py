@@ -30,6 +30,8 @@ from flopcalc.kinds.masks import Mask
 
 from tests.conftest import ROOT, run
 
+pytestmark = [pytest.mark.hand, pytest.mark.invariant]
+
 
 def infer(cli, *args) -> dict:
     return run(cli, "infer", *args)

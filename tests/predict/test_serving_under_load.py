@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = [pytest.mark.hand, pytest.mark.published, pytest.mark.behaviour]
+
 pytest.importorskip("simpy")
 
 from flopcalc import api  # noqa: E402

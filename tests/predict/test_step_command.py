@@ -9,6 +9,8 @@ import flopcalc
 
 from tests.conftest import ROOT
 
+pytestmark = [pytest.mark.hand, pytest.mark.behaviour]
+
 GPT3 = dict(tp=8, pp=8, count=1024, global_batch=1536, accelerator="h100", flash=True,
             sequence_parallel=True, zero=1, micro_batch=1, recompute="selective", vp=2,
             dropout="off")

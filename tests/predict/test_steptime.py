@@ -26,6 +26,8 @@ from flopcalc.predict import steptime as S
 from flopcalc.predict.collectives import Net
 from flopcalc.kinds.base import ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, VOCAB, WEIGHTS, Part
 
+pytestmark = pytest.mark.hand
+
 TINY = str(Path(__file__).resolve().parents[1] / "data" / "serve" / "tiny.yaml")
 ENDS3 = ("low", "estimate", "high")
 NET = Net(domain=64, up=1e11, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6)

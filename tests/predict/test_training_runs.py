@@ -8,6 +8,8 @@ import pytest
 
 from tests.training_runs import evaluate, extra_runs, reference_runs
 
+pytestmark = pytest.mark.published
+
 RUNS = reference_runs()
 
 

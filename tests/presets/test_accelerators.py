@@ -11,6 +11,8 @@ import pytest
 from flopcalc.models.accelerators import accelerator_names, load_accelerator
 from flopcalc.models.networks import load_network
 
+pytestmark = pytest.mark.published
+
 T, P = 10**12, 10**15
 
 

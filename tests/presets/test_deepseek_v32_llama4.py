@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import DATA, run
 
+pytestmark = [pytest.mark.recorded, pytest.mark.invariant]
+
 SPARSE = DATA / "hf" / "sparse"
 
 # (total, active): DeepseekV32ForCausalLM and Llama4ForCausalLM on the meta device.

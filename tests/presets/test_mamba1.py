@@ -10,6 +10,8 @@ import flopcalc
 
 from tests.conftest import DATA
 
+pytestmark = [pytest.mark.published, pytest.mark.recorded, pytest.mark.invariant]
+
 TOTALS = {"jamba-1.5-mini": 51_570_323_328, "falcon-mamba-7b": 7_272_665_088}
 CONFIGS = {"jamba-1.5-mini": DATA / "hf" / "mamba1" / "jamba-1.5-mini.json",
            "falcon-mamba-7b": DATA / "hf" / "mamba1" / "falcon-mamba-7b.json"}

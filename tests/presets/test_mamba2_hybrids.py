@@ -9,6 +9,8 @@ import pytest
 
 from tests.conftest import DATA, run
 
+pytestmark = [pytest.mark.recorded, pytest.mark.invariant]
+
 HYBRIDS = DATA / "hf" / "mamba2_hybrids"
 
 # preset: (total, active), the meta-device counts (SOURCES.md in tests/data/hf/mamba2_hybrids).

@@ -9,6 +9,8 @@ from flopcalc.models.registry import load_model, preset_names
 
 from tests.conftest import ROOT, run
 
+pytestmark = [pytest.mark.hand, pytest.mark.published]
+
 # SPEC §2 and the issues: the counts the tool must print (published weights, or transformers'
 # own modules on the meta device for the newer models).
 TOTALS = {

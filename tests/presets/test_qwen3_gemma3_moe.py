@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import DATA, run
 
+pytestmark = pytest.mark.published
+
 HF = DATA / "hf"
 
 # Preset -> its published config.json. Files already in the tree for the transformers
