@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,25 @@ def cli(capsys: pytest.CaptureFixture[str]):
     return run
 
 
+# Where a test's expected value comes from (pyproject.toml's markers say what each means).
+SOURCES = ("hand", "torch", "published", "recorded", "engine", "golden", "invariant", "behaviour")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that does not say where its expected value comes from fails collection, selected
+    by -m or not: an expected value taken from the code under test is the mistake this guards."""
+    unsourced = [item.nodeid for item in items
+                 if not any(item.get_closest_marker(name) for name in SOURCES)]
+    if unsourced:
+        files = sorted({nodeid.split("::")[0] for nodeid in unsourced})
+        raise pytest.UsageError(
+            f"{len(unsourced)} test(s) in {', '.join(files)} do not say where their expected "
+            f"values come from: give each file a module-level `pytestmark = pytest.mark.NAME` "
+            f"(or a list, or mark the tests one by one), NAME one of {', '.join(SOURCES)} "
+            f"(pyproject.toml's markers say what each means)")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory):
     """Tests never read or write the user's config cache."""
@@ -52,3 +74,12 @@ def run(cli, *args: Any) -> Any:
     r = cli(*map(str, args), "-f", "json")
     assert r.code == 0, r.err
     return r.json()
+
+
+def run_process(*args: Any, env: dict[str, str] | None = None,
+                **extra: str) -> subprocess.CompletedProcess:
+    """`python -m flopcalc ARGS` in a fresh interpreter, as a shell user runs it (start-up,
+    streams, encodings, exit code): `env` replaces the environment, `extra` adds to it."""
+    environment = {**(os.environ if env is None else env), **extra}
+    return subprocess.run([sys.executable, "-m", "flopcalc", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, env=environment)

@@ -7,7 +7,7 @@ config, save it as a checkpoint would be saved, import it with flopcalc, and com
 parameters with the model built on the meta device, at the default and at each variant; then
 forward FLOPs of the shrunk copy with FlopCounterMode (eager attention, eager experts) at each
 of the case's lengths, batch 1 and 2; and, for cases that ask, the cache bytes after a real
-`generate`. The same checks as `pytest -m torch tests/test_torch_sweep.py`, printed as a
+`generate`. The same checks as `pytest -m torch tests/pytorch/test_model_zoo.py`, printed as a
 Markdown table; `--write-docs` puts the table into docs/huggingface.md between its markers. Needs
 torch and transformers (test tools, never flopcalc dependencies). Exits 1 if any figure differs.
 """

@@ -14,11 +14,11 @@ one entry per case of the type (a few types have a case in more than one family'
   e.g. Llama 4 running every expert on every token), written next to it;
 - `cache`: for cases that ask, the bytes of the cache after a real `generate`.
 
-Every figure in these files is transformers' or PyTorch's, never flopcalc's: `tests/test_zoo.py`
-compares flopcalc with them, and `tests/test_torch_sweep.py` (with torch) compares flopcalc
-with live PyTorch, so the recorded files cannot drift from what transformers 5.24 counts
-unnoticed. Needs torch and transformers (`tests/requirements-torch.txt`); about 20 minutes on
-two cores for all types.
+Every figure in these files is transformers' or PyTorch's, never flopcalc's:
+`tests/hf/test_recorded_model_types.py` compares flopcalc with them, and
+`tests/pytorch/test_model_zoo.py` (with torch) compares flopcalc with live PyTorch, so the
+recorded files cannot drift from what transformers 5.24 counts unnoticed. Needs torch and
+transformers (`tests/requirements-torch.txt`); about 20 minutes on two cores for all types.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 from tests import sweep  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "zoo"
-CACHE_RUNS = ((1, 3, 2), (2, 9, 4))  # (batch, prompt, new tokens), as tests/test_torch_sweep.py
+# (batch, prompt, new tokens), as tests/pytorch/test_model_zoo.py
+CACHE_RUNS = ((1, 3, 2), (2, 9, 4))
 
 
 def record(case: sweep.Case) -> dict[str, Any]:

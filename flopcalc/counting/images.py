@@ -6,7 +6,7 @@ image features the projector outputs and its special tokens around them; `kinds.
 `kinds.image_processors`), and each tower runs on every image of the pass first
 (`model.model_flops`). Measured against FlopCounterMode, a forward with images minus the same
 input ids without them is exactly the towers and projectors (transformers 5.24;
-tests/test_torch_vision.py).
+tests/pytorch/test_vision.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The memory of many layouts of one model, fast: the same arithmetic as `counting.memory`
 (and `memory_more`), with the pieces that do not depend on a layout's every option computed
 once (the parameters a device holds per tensor-, pipeline- and expert-parallel split, one
-layer's saved tensors per micro-batch and split). `tests/test_plan.py` checks it equals
-`counting.memory` byte for byte over a grid of layouts."""
+layer's saved tensors per micro-batch and split). `tests/predict/test_plan_memory.py` checks
+it equals `counting.memory` byte for byte over a grid of layouts."""
 
 from __future__ import annotations
 

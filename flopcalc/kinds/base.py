@@ -59,8 +59,8 @@ class Part:
     once however many layers use it.
 
     What a part is, the counting reads from these fields, never from its name (which is for
-    reports; tests/test_layout.py enforces it). On a tensor, `matmul` marks a weight its input
-    is multiplied by in a matmul or a convolution (a linear layer's matrix, stacked experts'
+    reports; tests/package/test_layout.py enforces it). On a tensor, `matmul` marks a weight its
+    input is multiplied by in a matmul or a convolution (a linear layer's matrix, stacked experts'
     matrices, a convolution kernel: what LoRA adapts, fp8 copies and a scaled format
     quantises), not a bias, a norm's gain or a state-space parameter; `module` names the module
     that holds the tensor directly (a linear layer's weight and bias, a norm's gain and bias:

@@ -125,7 +125,7 @@ def _overhead(table: Any) -> int:
     table is `new_table`'s: no edges, one space between columns and, the padding collapsed,
     one more, so 2·(n − 1) for n columns; a title wider than that sets the table's min_width.
     Worked out here rather than measured by rich (a Console per table, ~10 ms a run);
-    tests/test_render_layout.py holds it to rich's measure."""
+    tests/cli/test_render_overhead.py holds it to rich's measure."""
     natural = sum(n for _, n in _cell_widths(table))
     gaps = 2 * (len(table.columns) - 1) if table.columns else 0
     return max(natural + gaps, table.min_width or 0) - natural

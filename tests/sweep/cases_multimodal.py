@@ -5,7 +5,7 @@ projector keys, `tie_word_embeddings`).
 Where flopcalc reads the tower, the parameter check is the whole wrapper on the meta device
 (language model + tower + projector) at transformers' default config and at variants of the
 tower, projector and tying; the FLOP check runs the shrunk wrapper (a tiny tower too) on text
-tokens only, which is the text model (the towers' FLOPs on images: tests/test_torch_vision.py).
+tokens only, which is the text model (the towers' FLOPs on images: tests/pytorch/test_vision.py).
 Elsewhere (`count="text"`) flopcalc counts the language model alone: its parameters against the
 wrapper's language model and LM head (so the wrapper's tying rule is checked), its FLOPs against
 the text model. A variant's `top` is replaced by the shrink's in the FLOP check (it still counts

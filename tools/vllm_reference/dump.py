@@ -1,5 +1,5 @@
 """Dump vLLM 0.33.0's own planning results for the 39 cases of check.py as JSON golden data
-for flopcalc (`tests/data/serve/vllm_0_33.json`, read by `tests/test_serve_vllm.py`).
+for flopcalc (`tests/data/serve/vllm_0_33.json`, read by `tests/engines/test_vllm_planning.py`).
 
     tools/vllm_reference/install.sh                                     # once: the CPU venv
     tools/vllm_reference/venv/bin/python tools/vllm_reference/dump.py   # writes the JSON

@@ -240,9 +240,9 @@ _GPT2 = {"hidden_size": "n_embd", "max_position_embeddings": "n_positions",
 _T5 = {"hidden_size": "d_model", "num_attention_heads": "num_heads",
        "num_hidden_layers": "num_layers", "head_dim": "d_kv"}
 
-# alias → canonical (transformers 5.24 `attribute_map`; tests/test_torch_hf_zoo.py checks them
-# against the config classes). Falcon's and Bloom's `n_embed` is a keyword their
-# `__post_init__` renames to hidden_size.
+# alias → canonical (transformers 5.24 `attribute_map`;
+# tests/pytorch/test_aliases_and_bug_configs.py checks them against the config classes).
+# Falcon's and Bloom's `n_embed` is a keyword their `__post_init__` renames to hidden_size.
 ALIASES: dict[str, dict[str, str]] = {
     "gpt2": _GPT2, "gpt-sw3": _GPT2, "gpt_bigcode": _GPT2,
     "gptj": _GPT2, "codegen": _GPT2,

@@ -11,8 +11,8 @@ say, the converter stops with a FlopcalcError naming it.
   (mixture of attention heads), Granite MoE (and its shared expert), GLM-4.5 (glm4_moe), ERNIE
   4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE.
 - transformers 5.25's: Param2-MoE (GLM-4.5's classes under another name) and MiniCPM5-MoE
-  (gated attention with DeepSeek-V3's mixture); tests/test_torch_hf_new_types.py checks them
-  against transformers 5.25 when it is installed. Refused: Ergo (`REFUSED`).
+  (gated attention with DeepSeek-V3's mixture); tests/pytorch/test_transformers_5_25_types.py
+  checks them against transformers 5.25 when it is installed. Refused: Ergo (`REFUSED`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Pixtral `pixtral/modeling_pixtral.py` (Mistral 3 `mistral3/modeling_mistral3.py`
 merger), Qwen2-VL `qwen2_vl/modeling_qwen2_vl.py`, Qwen2.5-VL `qwen2_5_vl/modeling_qwen2_5_vl.py`,
 Llama 4 `llama4/modeling_llama4.py` (vision adapter, projector), InternVL
 `internvl/modeling_internvl.py`. The closed forms are checked against the meta-device models
-and FlopCounterMode (tests/sweep/cases_multimodal.py, tests/test_torch_vision.py).
+and FlopCounterMode (tests/sweep/cases_multimodal.py, tests/pytorch/test_vision.py).
 """
 
 from __future__ import annotations
