@@ -25,16 +25,16 @@ from .runtime import check_brief, check_plot_target, emit, handles_errors
 # and plot functions (imported when the command runs, so start-up stays light).
 RENDERERS: dict[str, tuple[str, str, Optional[str], Optional[str], Optional[str]]] = {
     "model": ("model", "model_csv", "model_tables", "model_brief", None),
-    "sweep": ("workflows", "sweep_csv", "sweep_tables", None, "plot_sweep"),
-    "compare": ("workflows", "compare_csv", "compare_tables", None, "plot_compare"),
+    "sweep": ("sweep", "sweep_csv", "sweep_tables", None, "plot_sweep"),
+    "compare": ("compare", "compare_csv", "compare_tables", None, "plot_compare"),
     "conventions": ("conventions", "conventions_csv", "conventions_tables", None, None),
-    "attention": ("conventions", "attention_csv", "attention_tables", None, None),
-    "infer": ("serving", "infer_csv", "infer_tables", "infer_brief", "plot_infer"),
-    "train": ("serving", "train_csv", "train_tables", "train_brief", None),
+    "attention": ("attention", "attention_csv", "attention_tables", None, None),
+    "infer": ("infer", "infer_csv", "infer_tables", "infer_brief", "plot_infer"),
+    "train": ("train", "train_csv", "train_tables", "train_brief", None),
     "memory": ("memory", "memory_csv", "memory_tables", None, "plot_memory"),
-    "mfu": ("plans", "mfu_csv", "mfu_tables", "mfu_brief", None),
-    "step": ("plans", "step_csv", "step_tables", "step_brief", None),
-    "plan": ("plans", "plan_csv", "plan_tables", None, None),
+    "mfu": ("mfu", "mfu_csv", "mfu_tables", "mfu_brief", None),
+    "step": ("step", "step_csv", "step_tables", "step_brief", None),
+    "plan": ("plan", "plan_csv", "plan_tables", None, None),
     "serve": ("serve", "serve_csv", "serve_tables", "serve_brief", "plot_serve"),
 }
 
