@@ -35,7 +35,6 @@ def list_tables(report: "ListReport", nums: Numbers) -> list[Any]:
     return [table]
 
 
-
 def accelerators_csv(rows: list[dict[str, Any]]) -> str:
     from ..models.accelerators import DTYPES
 

@@ -32,7 +32,6 @@ def _layout_cell(lay: Any) -> str:
                     + (["flash"] if lay.flash else []))
 
 
-
 def plan_tables(report: "PlanReport", nums: Numbers) -> list[Any]:
     mc = report.machine
     out: list[Any] = [heading(

@@ -48,7 +48,6 @@ def headline_notes(report: Any) -> list[Any]:
     return [block("About these figures:", lines)] if lines else []
 
 
-
 def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
     lay, mc = report.layout, report.machine
     t = report.time["step_seconds"]
