@@ -156,6 +156,8 @@ class Capacity:
 
 
 def check_layout(spec: ModelSpec, tp: int, pp: int, ep: int) -> None:
+    """A layout vLLM starts with: whole heads on each device, a layer on each stage, the routed
+    experts split evenly (a one-line error naming the fix otherwise)."""
     kinds = [k for g in spec.groups("decoder") for _, k in g.layer.slots()]
     units = sorted({u for k in kinds if (u := k.tp_units()) and u % tp})
     if units:
