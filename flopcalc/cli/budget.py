@@ -124,7 +124,7 @@ def check(**kw: Any) -> None:
         limits = {"max": parse_limit_options(kw["max_"] or [], "max"),
                   "min": parse_limit_options(kw["min_"] or [], "min")}
         report = api.check(*models, command=command, **limits, **given)
-    from ..render import workflows as render
+    from ..render import check as render
 
     emit(kw["fmt"], report, render.check_csv, None, render.check_text)
     failed = sum(r.status == "FAIL" for r in report.rows)

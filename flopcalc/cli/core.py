@@ -18,7 +18,7 @@ SCHEMAS = tuple(name for name in COMMANDS if COMMANDS[name].report is not None)
 @handles_errors
 def list_(fmt: FormatOpt = Format.table, debug: DebugOpt = False) -> None:
     """Every shipped preset with its key dimensions and parameter count."""
-    from ..render import workflows as render
+    from ..render import listing as render
     from ..reports.listing import build_list_report
 
     emit(fmt, build_list_report(), render.list_csv, render.list_tables)
@@ -52,7 +52,7 @@ def schema(
 @handles_errors
 def accelerators(fmt: FormatOpt = Format.table, debug: DebugOpt = False) -> None:
     """Every shipped accelerator preset: memory, bandwidth and dense peak FLOP/s per dtype."""
-    from ..render import serving as render
+    from ..render import listing as render
     from ..reports.listing import build_accelerators_report
 
     report = build_accelerators_report()

@@ -20,4 +20,4 @@ COMMAND = Command(
     (*(OPTIONS[n].but(required=True, why=REQUIRED) for n in ("n", "d_k", "d_v")),
      *pick("m", "heads")),
     run, models="none", report=("attention", "AttentionReport"),
-    render=Render("conventions", "attention_csv", "attention_tables"))
+    render=Render("attention", "attention_csv", "attention_tables"))

@@ -26,4 +26,4 @@ COMMAND = Command(
     pick("seq", "batch", "tokens", "attention", "scan", "set"), run, models="many",
     presentation=("format", "plot"), plotted="the comparison",
     report=("compare", "CompareReport"),
-    render=Render("workflows", "compare_csv", "compare_tables", plot="plot_compare"))
+    render=Render("compare", "compare_csv", "compare_tables", plot="plot_compare"))

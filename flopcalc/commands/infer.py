@@ -56,4 +56,4 @@ COMMAND = Command(
     run, presentation=("format", "brief", "plot"),
     plotted="decode FLOPs and bytes per step against the context", internal=("curve",),
     report=("infer", "InferReport"),
-    render=Render("serving", "infer_csv", "infer_tables", "infer_brief", "plot_infer"))
+    render=Render("infer", "infer_csv", "infer_tables", "infer_brief", "plot_infer"))

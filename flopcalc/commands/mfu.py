@@ -48,4 +48,4 @@ COMMAND = Command(
            "count", "seq", "dtype", "peak", "recompute"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), *pick("scan", "set")),
     run, presentation=("format", "brief"), report=("mfu", "MfuReport"),
-    render=Render("plans", "mfu_csv", "mfu_tables", "mfu_brief"))
+    render=Render("mfu", "mfu_csv", "mfu_tables", "mfu_brief"))

@@ -33,4 +33,4 @@ COMMAND = Command(
      *pick("network", "efficiency", "dtype", "peak", "flash", "grad_fp32", "tp_overlap",
            "precision", "optimizer", "top"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
-    run, report=("plan", "PlanReport"), render=Render("plans", "plan_csv", "plan_tables"))
+    run, report=("plan", "PlanReport"), render=Render("plan", "plan_csv", "plan_tables"))

@@ -114,4 +114,4 @@ COMMAND = Command(
            "tokens", "price"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, presentation=("format", "brief"), report=("step", "StepReport"),
-    render=Render("plans", "step_csv", "step_tables", "step_brief"))
+    render=Render("step", "step_csv", "step_tables", "step_brief"))

@@ -17,4 +17,4 @@ COMMAND = Command(
     "sweep", "Forward FLOPs over many sequence lengths: where attention's s² term takes over.",
     pick("seqs", "points", "batch", "attention", "scan", "set"), run,
     presentation=("format", "plot"), plotted="the sweep", report=("sweep", "SweepReport"),
-    render=Render("workflows", "sweep_csv", "sweep_tables", plot="plot_sweep"))
+    render=Render("sweep", "sweep_csv", "sweep_tables", plot="plot_sweep"))

@@ -37,4 +37,4 @@ COMMAND = Command(
      *pick("scan", "recompute", "accelerator", "count", "days", "dtype", "peak", "price",
            "images", "image_size", "set")),
     run, presentation=("format", "brief"), report=("train", "TrainReport"),
-    render=Render("serving", "train_csv", "train_tables", "train_brief"))
+    render=Render("train", "train_csv", "train_tables", "train_brief"))

@@ -1,4 +1,5 @@
-"""`conventions` and `attention` as tables and CSV. Formatting only."""
+"""`conventions` as a table and CSV: every published convention beside the exact count.
+Formatting only."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from .output import block, conventions_text, heading, new_table, plain
 from .text import Numbers, human, signed_percent, whole
 
 if TYPE_CHECKING:
-    from ..reports.attention import AttentionReport
     from ..reports.conventions import ConventionsReport, Row
 
 
@@ -71,40 +71,3 @@ def conventions_tables(report: "ConventionsReport", nums: Numbers) -> list[Any]:
         out.append(block("Notes:", notes))
     out.append(conventions_text(report.how_counted))
     return out
-
-
-def attention_csv(report: "AttentionReport") -> str:
-    rows: list[list[Any]] = [["term", t.name, t.formula, t.per_head, t.total]
-                             for t in report.terms]
-    rows += [["total", "exact_total", "sum of the terms", report.exact_per_head,
-              report.exact_total],
-             ["total", "leading_order", "2·m·n·(d_k + d_v)", report.leading_order_per_head,
-              report.leading_order],
-             ["total", "difference", "4·m·n − m·(d_v + 1)", report.difference_per_head,
-              report.difference]]
-    if report.closed_form is not None:
-        rows.append(["total", "closed_form", "2·n²·(d_k + d_v) + 4·n² − n·(d_v + 1)",
-                     report.closed_form_per_head, report.closed_form])
-    return to_csv(("section", "name", "formula", "per_head", "total"), rows)
-
-
-def attention_tables(report: "AttentionReport", nums: Numbers) -> list[Any]:
-    st = report.settings
-    per = "head" if st.heads == 1 else "heads"
-    table = new_table(
-        f"Exact attention FLOPs: m = {st.m:,}, n = {st.n:,}, d_k = {st.d_k:,}, "
-        f"d_v = {st.d_v:,}, H = {st.heads:,}",
-        ["term", "formula", "per head", f"x {st.heads:,} {per}"], numeric_from=2)
-    for t in report.terms:
-        table.add_row(t.name, t.formula, nums.whole(t.per_head), nums.count(t.total))
-    table.add_row("exact_total", "sum of the above", nums.whole(report.exact_per_head),
-                  nums.count(report.exact_total), style="bold")
-    table.add_row("leading_order", "2·m·n·(d_k + d_v)",
-                  nums.whole(report.leading_order_per_head), nums.count(report.leading_order))
-    table.add_row("difference", "4·m·n − m·(d_v + 1)", nums.whole(report.difference_per_head),
-                  nums.count(report.difference))
-    if report.closed_form is not None:
-        table.add_row("closed form", "the notes' m = n form",
-                      nums.whole(report.closed_form_per_head or 0), nums.count(report.closed_form))
-    return [plain(f"{st.m:,} queries attend to {st.n:,} keys, in {st.heads:,} {per}."),
-            table, plain(f"Source: {report.source}."), conventions_text(report.convention)]

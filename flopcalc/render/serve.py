@@ -1,4 +1,7 @@
-"""`serve` as tables, brief lines and CSV. Formatting only: units and rounding, no arithmetic."""
+"""`serve` as tables, brief lines and CSV: the heading, each part's tables in the order the
+report holds them (`serve_capacity`, `serve_sglang`, `serve_weights`, `serve_prefix`,
+`serve_speculative`, `serve_latency`, `serve_load`), the brief and the CSV. Formatting only:
+units and rounding, no arithmetic."""
 
 from __future__ import annotations
 
@@ -6,24 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 from .data import to_csv
 from .escape import one_line
-from .output import block, conventions_text, heading, new_table
-from .text import named, Numbers, amount, duration, rate
+from .output import conventions_text, heading
+from .serve_capacity import capacity_tables, memory_notes
+from .serve_latency import timing_table
+from .serve_load import disaggregated_tables, pareto_tables, performance_tables
+from .serve_prefix import prefix_table
+from .serve_sglang import sglang_tables
+from .serve_speculative import speculation_table
+from .serve_weights import weights_table
+from .text import named, Numbers, amount, duration
 
 if TYPE_CHECKING:
-    from ..reports.serve import ServeReport, StepTime
-
-KINDS = {"full": "full attention", "sliding": "sliding window", "chunked": "chunked local",
-         "mla": "latent (MLA)", "indexer": "sparse indexer keys", "state": "recurrent state",
-         "mla+indexer": "latent (MLA) + indexer keys"}
-
-
-def _kind(g: Any) -> str:
-    name = KINDS.get(g.kind, g.kind)
-    if g.window:
-        name += f" {g.window:,}"
-    if g.chunk:
-        name += f" {g.chunk:,}"
-    return name + (f" (+{g.draft_layers} draft)" if g.draft_layers else "")
+    from ..reports.serve import ServeReport
 
 
 def _layout(s: Any) -> str:
@@ -49,253 +46,29 @@ def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
         f"{'on' if s.async_scheduling else 'off'}, prefix caching "
         f"{'on' if s.prefix_caching else 'off'}"
         + (f" (mamba cache mode {s.mamba_cache_mode})" if s.mamba_cache_mode else "") + "\n")]
-
-    table = new_table("KV cache groups (one device)", ["kind", "layers", "block", "page bytes",
-                                                       "bytes per block", "blocks / request"])
-    for g in c.groups:
-        table.add_row(_kind(g), f"{g.layers}", f"{g.block_size:,}", nums.plain(g.page_bytes),
-                      nums.plain(g.block_bytes), f"{g.blocks_per_request:,}")
-    out.append(table)
-
-    table = new_table("Capacity", ["", "value"])
-    if c.hybrid is not None:
-        h = c.hybrid
-        table.add_row("attention block grown to hold a state page",
-                      f"{h.attention_block_size:,} tokens")
-        table.add_row("  state page / padded to", f"{h.state_bytes:,} / "
-                      f"{h.state_page_padded or h.state_bytes:,} (+{h.padding_pct:.2f}%)")
-    table.add_row("cache per token, every layer", nums.bytes(c.bytes_per_token))
-    if c.state_bytes_per_sequence:
-        table.add_row("states per sequence, every layer", nums.bytes(c.state_bytes_per_sequence))
-    table.add_row("bytes per block (largest group)", nums.bytes(c.bytes_per_block))
-    for st in c.memory.stages:
-        label = "memory for the cache" + (f", stage {st.stage}" if len(c.memory.stages) > 1
-                                          else "")
-        table.add_row(f"{label} ({c.memory.source})",
-                      f"{nums.bytes(st.available_bytes)} = {st.available_gib} GiB")
-    table.add_row("blocks (num_gpu_blocks)", f"{c.num_blocks:,}", style="bold")
-    table.add_row(f"blocks per request of {s.max_model_len:,} tokens",
-                  f"{c.blocks_per_request:,}")
-    table.add_row("maximum concurrency", f"{c.max_concurrency:.2f}x", style="bold")
-    table.add_row("GPU KV cache size (as logged)", f"{c.tokens:,} tokens", style="bold")
-    table.add_row("sequences scheduled at once", f"{c.scheduled_sequences:,} (max_num_seqs "
-                  f"{s.max_num_seqs:,})")
-    if c.concurrency_at_request is not None:
-        table.add_row(f"concurrency at {c.request_tokens:,} tokens (prompt + gen)",
-                      f"{c.concurrency_at_request:.2f}x")
-    if not c.fits:
-        table.add_row("engine start", "refused: one request does not fit", style="bold")
-        if c.estimated_max_model_len is not None:
-            table.add_row("  longest that fits (vLLM's estimate)",
-                          f"{c.estimated_max_model_len:,}")
-    out.append(table)
-    out.append(block("Engine log:", [c.log_line]))
+    out += capacity_tables(c, s, nums)
     if report.sglang is not None:
-        out += _sglang_tables(report.sglang, nums)
-
-    w = report.weights
-    table = new_table("Weights", ["", "bytes"])
-    table.add_row(f"{w.params:,} params, {w.dtype}" + (f" (experts {w.experts_dtype})"
-                                                        if w.experts_dtype != w.dtype else ""),
-                  nums.bytes(w.bytes))
-    if len({r.format for r in w.storage}) > 1:  # formats differ by module: each one's
-        for r in w.storage:
-            table.add_row(f"  {r.module}, {r.format}", nums.bytes(r.bytes))
-    for i, b in enumerate(w.device_bytes):
-        table.add_row("per device" + (f", stage {i}" if len(w.device_bytes) > 1 else ""),
-                      nums.bytes(b))
-    stages = c.memory.stages
-    if c.memory.source == "estimated":
-        st = stages[0]
-        if st.requested_bytes is not None:
-            table.add_row("device memory x utilisation", nums.bytes(st.requested_bytes))
-        if st.activation_bytes is not None:
-            table.add_row("activation peak (estimated)", nums.bytes(st.activation_bytes))
-    out.append(table)
-
+        out += sglang_tables(report.sglang, nums)
+    out.append(weights_table(report.weights, c.memory, nums))
     if report.prefix is not None:
-        x = report.prefix
-        table = new_table(f"Shared prefix of {x.tokens:,} tokens (prefix caching)", ["", "value"])
-        table.add_row("blocks held once", f"{x.shared_blocks_total:,}")
-        table.add_row("blocks of each request besides", f"{x.blocks_per_request:,}")
-        table.add_row("maximum concurrency", f"{x.max_concurrency:.2f}x", style="bold")
-        table.add_row("prefill FLOPs skipped per request", nums.count(x.prefill_flops_saved))
-        if x.prefill_flops is not None:
-            table.add_row("prefill FLOPs left per request", nums.count(x.prefill_flops))
-        out.append(table)
-
+        out.append(prefix_table(report.prefix, nums))
     if report.speculative is not None:
-        out.append(_speculation_table(report, nums))
+        out.append(speculation_table(report.speculative, nums))
     if report.timing is not None:
-        out.append(_timing_table(report, nums))
+        out.append(timing_table(report.timing, s, report.accelerator, nums))
     if report.performance is not None:
-        out += _performance(report.performance)
+        out += performance_tables(report.performance)
     if report.pareto is not None:
-        out += _pareto(report.pareto)
+        out += pareto_tables(report.pareto)
     if report.disaggregated is not None:
-        out += _disaggregated(report.disaggregated)
-    if c.memory.how:
-        out.append(block("Memory for the cache:", (f"- {line}" for line in c.memory.how)))
+        out += disaggregated_tables(report.disaggregated)
+    out += memory_notes(c)
     out.append(conventions_text(report.conventions))
     return out
 
 
-def _sglang_tables(g: Any, nums: Numbers) -> list[Any]:
-    table = new_table(f"SGLang token pool (SGLang {g.version} arithmetic, one device)",
-                      ["", "value"])
-    table.add_row("mem_fraction_static", f"{g.mem_fraction_static:g}" + (
-        " (unused: --kv-memory)" if g.memory_source == "given" else " (given)"
-        if g.mem_fraction_static_source.startswith("--") else " (SGLang's rule)"))
-    table.add_row("chunked_prefill_size / cuda_graph_max_bs",
-                  f"{g.chunked_prefill_size:,} / {g.cuda_graph_max_bs:,}")
-    if g.total_gpu_memory_bytes is not None:
-        table.add_row("free before the weights (estimated)",
-                      nums.bytes(g.total_gpu_memory_bytes))
-    if g.max_mamba_cache_size is not None:
-        table.add_row("recurrent states per request", nums.bytes(g.mamba_cache_per_req))
-        table.add_row("state pool (max_mamba_cache_size)", f"{g.max_mamba_cache_size:,}")
-    table.add_row(f"memory for the pool ({g.memory_source})", nums.bytes(g.rest_bytes))
-    table.add_row(f"bytes per token, every layer ({g.kv_cache_dtype})", f"{g.cell_size:,}")
-    table.add_row(f"max_total_num_tokens (page {g.page_size:,})",
-                  f"{g.max_total_num_tokens:,}", style="bold")
-    table.add_row(f"requests of {g.context_length:,} tokens at once",
-                  f"{g.max_concurrency:.2f}x")
-    table.add_row("request pool (max_running_requests)", f"{g.max_running_requests:,}")
-    return [table, block("SGLang log:", [g.log_line, f"- mem_fraction_static: "
-                                         f"{g.mem_fraction_static_source}"]
-                         + [f"- {x}" for x in g.how])]
-
-
-def _step_row(table: Any, label: str, st: "StepTime", nums: Numbers) -> None:
-    table.add_row(label, duration(st.bound_s), duration(st.estimate_s),
-                  f"{st.binds}; {nums.bytes(st.bytes)} read" +
-                  (f", {st.collectives} collectives" if st.collectives else ""))
-
-
-def _speculation_table(report: "ServeReport", nums: Numbers) -> Any:
-    x = report.speculative
-    assert x is not None
-    table = new_table(f"Speculative decoding: {x.draft}, {x.draft_tokens} draft token"
-                      f"{'s' if x.draft_tokens > 1 else ''}, acceptance {x.acceptance:g}",
-                      ["", "value"])
-    table.add_row("expected tokens per step", f"{x.expected_tokens_per_step:.4g}", style="bold")
-    table.add_row("draft layers in the cache", f"{x.draft_layers}")
-    table.add_row("  their cache per token", nums.bytes(x.draft_bytes_per_token))
-    table.add_row("FLOPs per step: verify (k + 1 tokens)", nums.count(x.verify_flops))
-    table.add_row("FLOPs per step: draft (k tokens)", nums.count(x.draft_flops))
-    table.add_row("bytes per step and device: verify", nums.bytes(x.verify_bytes))
-    table.add_row("bytes per step and device: draft", nums.bytes(x.draft_bytes))
-    if x.tpot_bound_s is not None:
-        table.add_row("time per step, bound / estimate",
-                      f"{duration(x.step_bound_s)} / {duration(x.step_estimate_s)}")
-        table.add_row("time per output token, bound / estimate",
-                      f"{duration(x.tpot_bound_s)} / {duration(x.tpot_estimate_s)}")
-        table.add_row("speed-up over plain decoding, bound / estimate",
-                      f"{x.speedup_bound:.3g}x / {x.speedup_estimate:.3g}x", style="bold")
-    table.add_row("speed-up ceiling (free draft)", f"{x.speedup_ceiling:.3g}x")
-    return table
-
-
-def _timing_table(report: "ServeReport", nums: Numbers) -> Any:
-    t, s = report.timing, report.settings
-    assert t is not None
-    a = report.accelerator
-    title = (f"Time a user sees: prompt {t.prompt:,}, gen {t.gen:,}, batch {t.batch} per replica"
-             + (f" on {a.name}" if a else "") + (f", {t.network['name']}"
-                                                 if t.network.get("name") else ""))
-    table = new_table(title, ["", "bound", "estimate", ""])
-    table.add_row(f"time to first token ({t.prefill_chunks} chunk"
-                  f"{'s' if t.prefill_chunks != 1 else ''} of {s.max_num_batched_tokens:,})",
-                  duration(t.ttft_bound_s), duration(t.ttft_estimate_s),
-                  f"{nums.count(t.prefill_flops)} FLOPs ({s.attention})", style="bold")
-    _step_row(table, "decode step, first", t.first_step, nums)
-    _step_row(table, "decode step, last", t.last_step, nums)
-    table.add_row("time per output token (mean)", duration(t.tpot_bound_s),
-                  duration(t.tpot_estimate_s), "", style="bold")
-    table.add_row("tokens/s per sequence", amount(t.tokens_per_s_per_sequence_bound),
-                  amount(t.tokens_per_s_per_sequence_estimate), "")
-    table.add_row(f"tokens/s, all {t.batch * s.dp:,} sequences", amount(
-        t.tokens_per_s_aggregate_bound), amount(t.tokens_per_s_aggregate_estimate), "")
-    table.add_row("whole request", duration(t.request_bound_s), duration(t.request_estimate_s),
-                  "")
-    sp = t.speeds
-    table.add_row("device", rate(sp["peak_flops"], "FLOP/s"), rate(sp["bandwidth"], "B/s"),
-                  f"estimate at {sp['compute_efficiency']:.3g} / {sp['memory_efficiency']:.3g}")
-    return table
-
-
 def _gib(n: int) -> str:
     return f"{n / 2**30:.2f}"
-
-
-def _performance(x: Any) -> list[Any]:
-    who = (f"{x.concurrency:,} user{'s' if x.concurrency != 1 else ''} (closed loop)"
-           if x.loop == "closed" else
-           f"{x.concurrency:,} users (as many as the engines hold)" if x.loop == "offline" else
-           f"Poisson arrivals at {x.request_rate:g} requests/s")
-    table = new_table(f"Under load: {who}, {x.engine}, {x.replicas} replica"
-                      f"{'s' if x.replicas > 1 else ''}",
-                      ["", "low", "estimate", "high", "p50", "p90", "p99"])
-    rows = (("output tokens/s", x.output_tokens_per_second, amount),
-            ("output tokens/s per device", x.output_tokens_per_second_per_gpu, amount),
-            ("output tokens/s per user", x.output_tokens_per_second_per_user, amount),
-            ("requests/s", x.requests_per_second, amount))
-    for label, v, f in rows:
-        table.add_row(label, f(v.low), f(v.estimate), f(v.high), "", "", "",
-                      style="bold" if label == "output tokens/s" else None)
-    for label, m in (("time to first token", x.ttft_seconds),
-                     ("time per output token", x.tpot_seconds),
-                     ("end to end", x.e2e_seconds)):
-        table.add_row(label + " (mean)", duration(m.low), duration(m.estimate),
-                      duration(m.high), duration(m.p50.estimate), duration(m.p90.estimate),
-                      duration(m.p99.estimate))
-    if x.dollars_per_million_output_tokens is not None:
-        d = x.dollars_per_million_output_tokens
-        table.add_row("$ per million output tokens", f"{d.low:.4g}", f"{d.estimate:.4g}",
-                      f"{d.high:.4g}", "", "", "")
-    st = x.steady_step_seconds
-    table.add_row(f"steady step, {x.steady_batch:.4g} decoding ({x.binds}-bound GEMMs)",
-                  duration(st.low), duration(st.estimate), duration(st.high), "", "", "")
-    lines = [f"- {line}" for line in x.model]
-    lines.append(f"- cache holds {x.slots_per_replica:,} such requests per replica, "
-                 f"max_num_seqs {x.max_num_seqs:,}; {x.steps_simulated:,} steps simulated "
-                 "(estimate); percentiles at the estimate")
-    return [table, block("Load model:", lines)]
-
-
-def _disaggregated(x: Any) -> list[Any]:
-    table = new_table(f"Disaggregated: {x.prefill_devices} prefill + {x.decode_devices} decode "
-                      f"devices, {x.users:,} users", ["", "low", "estimate", "high"])
-    for label, v, f in (
-            ("output tokens/s", x.output_tokens_per_second, amount),
-            ("output tokens/s per device", x.output_tokens_per_second_per_gpu, amount),
-            ("output tokens/s per user", x.output_tokens_per_second_per_user, amount),
-            ("time to first token", x.ttft_seconds, duration),
-            ("time per output token", x.tpot_seconds, duration),
-            ("KV transfer per request", x.kv_transfer_seconds, duration),
-            ("prefill pool, requests/s", x.prefill_requests_per_second, amount),
-            ("decode pool, requests/s", x.decode_requests_per_second, amount)):
-        table.add_row(label, f(v.low), f(v.estimate), f(v.high))
-    lines = [f"- bottleneck: {x.bottleneck}; {x.decode_batch:.4g} sequences per decode "
-             f"replica, {x.prompts_per_prefill_step:.4g} prompts per prefill step"]
-    lines += [f"- {line}" for line in x.model]
-    if x.splits:
-        lines.append("- splits tried (prefill P, decode D): " + "; ".join(x.splits))
-    return [table, block("Pools:", lines)]
-
-
-def _pareto(x: Any) -> list[Any]:
-    table = new_table(f"Pareto front on {x.devices} devices: prompt {x.prompt:,}, gen "
-                      f"{x.gen:,}, {x.engine} ({x.searched} points searched)",
-                      ["layout", "users", "tokens/s per device", "tokens/s per user", "TPOT",
-                       "TTFT"])
-    for p in x.points:
-        table.add_row(p.layout, f"{p.concurrency:,}", amount(p.output_tokens_per_second_per_gpu),
-                      amount(p.output_tokens_per_second_per_user), duration(p.tpot_seconds),
-                      duration(p.ttft_seconds))
-    lines = [f"- {x.model}", "- layouts: " + ", ".join(x.layouts)]
-    lines += [f"- skipped {s}" for s in x.skipped]
-    return [table, block("Search:", lines)]
 
 
 def serve_brief(report: "ServeReport") -> str:

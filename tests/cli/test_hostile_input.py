@@ -78,7 +78,7 @@ def test_draft_steps_closed_form_equal_the_steps_one_by_one():
 def test_mtp_steps_closed_form_equal_the_steps_one_by_one():
     from flopcalc.engines.vllm import Engine
     from flopcalc.predict.latency import DeviceCosts, Layout
-    from flopcalc.reports.serve import _mtp_step
+    from flopcalc.reports.serve_speculative import _mtp_step
 
     spec = flopcalc.load("deepseek-v3").spec
     layout = Layout(tp=8)
@@ -100,7 +100,7 @@ def test_mtp_steps_closed_form_equal_the_steps_one_by_one():
 
 
 def test_expected_tokens_large_k_is_bounded():
-    from flopcalc.reports.serve import expected_tokens
+    from flopcalc.reports.serve_speculative import expected_tokens
 
     # (1 − a^(k+1)) / (1 − a) → 1 / (1 − a) = 10/3 at a = 0.7 once a^(k+1) underflows
     assert float(expected_tokens(10**29, Fraction(7, 10))) == pytest.approx(10 / 3)

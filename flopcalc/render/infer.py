@@ -1,23 +1,20 @@
-"""`infer`, `train` and `accelerators` as tables, brief lines and CSV. Formatting only: units and
-rounding, no arithmetic."""
+"""`infer` as tables, brief lines and CSV: prefill, decode, the cache and the roofline.
+Formatting only: units and rounding, no arithmetic."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from ..numbers import counted
-from .data import long_csv, to_csv
+from .data import long_csv
 from .escape import one_line
-from .output import block, conventions_text, heading, new_table
-from .text import (named, Numbers, amount, duration, exact, human, human_bytes, percent, rate,
-                   scan_words, whole)
+from .output import conventions_text, heading, new_table
+from .text import (named, Numbers, amount, duration, exact, human, human_bytes, rate,
+                   scan_words)
 
 if TYPE_CHECKING:
     from ..reports.infer import InferReport, Phase
-    from ..reports.train import TrainReport
 
-
-# ------------------------------------------------------------------------------------- infer
 
 def infer_tables(report: "InferReport", nums: Numbers) -> list[Any]:
     s, p, d, kv, w = report.settings, report.prefill, report.decode, report.kv_cache, report.weights
@@ -186,95 +183,3 @@ def infer_csv(report: "InferReport") -> str:
                     [report.model.name, s.prompt, s.gen, s.batch], report.to_dict(),
                     ("settings", "prefill", "decode", "kv_cache", "weights", "memory_bytes",
                      "total_flops", "accelerator", "roofline"))
-
-
-# ------------------------------------------------------------------------------------- train
-
-def train_tables(report: "TrainReport", nums: Numbers) -> list[Any]:
-    s, t, a = report.settings, report.training, report.accelerator
-    out: list[Any] = [heading(
-        report.model.title, f" ({one_line(report.model.name)})\n"
-        f"D = {whole(s.tokens)} tokens ({human(s.tokens)}; {s.tokens_source}), seq {s.seq:,}, "
-        f"attention {s.attention}{scan_words(s.scan)}\n")]
-    passes = "4 x forward: hardware FLOPs" if t.passes == 4 else "3 x forward"
-    table = new_table(f"Training FLOPs on D = {human(s.tokens)} tokens", ["estimate", "FLOPs"])
-    table.add_row(f"exact ({passes})", nums.count(t.exact), style="bold")
-    table.add_row("6ND (N non-embedding)", nums.count(t.six_nd))
-    table.add_row("6ND below exact", percent(t.six_nd_below_exact_pct))
-    out.append(table)
-
-    mfu = f"{100 * s.mfu:.4g}% MFU"
-    count = f"{a.count:,}" + (f" (fewest for {s.days:g} days)" if s.days is not None else "")
-    table = new_table(f"{count} x {a.title} at {mfu}", ["", "exact", "6ND"])
-    table.add_row("sustained FLOP/s", rate(report.achieved_flops, "FLOP/s"), "")
-    table.add_row("wall-clock", duration(report.seconds.exact), duration(report.seconds.six_nd),
-                  style="bold")
-    table.add_row("accelerator-hours", nums.whole(report.accelerator_hours.exact),
-                  nums.whole(report.accelerator_hours.six_nd))
-    if report.cost is not None:
-        table.add_row(f"cost at {s.price:g} per hour", nums.whole(report.cost.exact),
-                      nums.whole(report.cost.six_nd))
-    out.append(table)
-    out.append(conventions_text(report.conventions))
-    return out
-
-
-def train_brief(report: "TrainReport") -> str:
-    s, t, a = report.settings, report.training, report.accelerator
-    lines = [f"{named(report.model)}: D {human(s.tokens)} tokens at seq {s.seq:,}, "
-             f"{a.count:,} x {one_line(a.name)}, {s.dtype} peak, {100 * s.mfu:.4g}% MFU, "
-             f"attention {s.attention}{scan_words(s.scan)}"
-             + (", recompute full" if s.recompute == "full" else ""),
-             f"exact         {t.exact:,} FLOPs ({human(t.exact)}; attention {s.attention})",
-             f"6ND           {t.six_nd:,} FLOPs ({human(t.six_nd)}), "
-             f"{percent(t.six_nd_below_exact_pct)} below",
-             f"days          {amount(report.days.exact)} exact, {amount(report.days.six_nd)} 6ND",
-             f"hours         {report.accelerator_hours.exact:,.0f} accelerator-hours exact "
-             f"({report.accelerator_hours.six_nd:,.0f} 6ND)"]
-    if report.cost is not None:
-        lines.append(f"cost          {report.cost.exact:,.0f} exact ({report.cost.six_nd:,.0f} "
-                     "6ND)")
-    return "\n".join(lines) + "\n"
-
-
-def train_csv(report: "TrainReport") -> str:
-    s = report.settings
-    return long_csv(["model", "seq", "tokens", "count"],
-                    [report.model.name, s.seq, s.tokens, s.count], report.to_dict(),
-                    ("settings", "training", "accelerator", "achieved_flops", "seconds", "days",
-                     "accelerator_hours", "cost"))
-
-
-# ------------------------------------------------------------------------------ accelerators
-
-def accelerators_csv(rows: list[dict[str, Any]]) -> str:
-    from ..models.accelerators import DTYPES
-
-    header = ["accelerator", "title", "vendor", "memory_bytes", "usable_memory_bytes",
-              "memory_bandwidth", *(f"peak_flops_{d}" for d in DTYPES), "system", "source",
-              "usable_memory_source"]
-    body = ([r["name"], r["title"], r["vendor"], r["memory_bytes"], r["usable_memory_bytes"],
-             r["memory_bandwidth"], *(r["peak_flops"].get(d) for d in DTYPES), r["system"],
-             r["source"], r["usable_memory_source"]] for r in rows)
-    return to_csv(header, body)
-
-
-def accelerators_tables(rows: list[dict[str, Any]], nums: Numbers) -> list[Any]:
-    def peak(r: dict[str, Any], dtype: str) -> str:
-        value = r["peak_flops"].get(dtype)
-        return "-" if value is None else f"{value / 10**12:,.4g}"
-
-    table = new_table("Accelerators (--accelerator NAME)",
-                      ["name", "memory", "usable", "bandwidth", "bf16", "fp8", "fp32"],
-                      caption="Dense peak TFLOP/s per device (no 2:4 sparsity); bandwidth of "
-                      "memory; usable: the capacity the driver reports, which runs size "
-                      "against (-: not recorded, the nominal size is used). --format json shows "
-                      "every dtype, the sources and the notes.")
-    for r in rows:
-        usable = r["usable_memory_bytes"]
-        table.add_row(r["name"], human_bytes(r["memory_bytes"], binary=False),
-                      "-" if usable is None else human_bytes(usable, binary=True).split(" / ")[1],
-                      rate(r["memory_bandwidth"], "B/s"), peak(r, "bf16"), peak(r, "fp8"),
-                      peak(r, "fp32"))
-    sources = block("Sources:", (f"- {r['name']}: {r['source']}" for r in rows))
-    return [table, sources]

@@ -1,0 +1,33 @@
+"""`serve`'s weights as a table: their bytes, each module's format where formats differ, what a
+device of each stage holds, and the estimate's memory rows. Formatting only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .output import new_table
+from .text import Numbers
+
+if TYPE_CHECKING:
+    from ..reports.serve_capacity import MemoryBudget
+    from ..reports.serve_weights import Weights
+
+
+def weights_table(w: "Weights", memory: "MemoryBudget", nums: Numbers) -> Any:
+    table = new_table("Weights", ["", "bytes"])
+    table.add_row(f"{w.params:,} params, {w.dtype}" + (f" (experts {w.experts_dtype})"
+                                                        if w.experts_dtype != w.dtype else ""),
+                  nums.bytes(w.bytes))
+    if len({r.format for r in w.storage}) > 1:  # formats differ by module: each one's
+        for r in w.storage:
+            table.add_row(f"  {r.module}, {r.format}", nums.bytes(r.bytes))
+    for i, b in enumerate(w.device_bytes):
+        table.add_row("per device" + (f", stage {i}" if len(w.device_bytes) > 1 else ""),
+                      nums.bytes(b))
+    if memory.source == "estimated":
+        st = memory.stages[0]
+        if st.requested_bytes is not None:
+            table.add_row("device memory x utilisation", nums.bytes(st.requested_bytes))
+        if st.activation_bytes is not None:
+            table.add_row("activation peak (estimated)", nums.bytes(st.activation_bytes))
+    return table
