@@ -14,7 +14,11 @@ over kernel families, each a roofline at the family's achievable efficiency:
 - collectives: tensor parallelism's all-reduces and expert parallelism's all-to-alls on the
   network preset (NCCL's alpha-beta model, `predict.collectives`);
 - the engine's overhead: a fixed time per step (scheduling, sampling, what CUDA graphs and
-  overlap scheduling leave) and a launch gap per layer.
+  overlap scheduling leave) and a launch gap per layer;
+- a step the engine does not replay from a CUDA graph (a prefill: SGLang and TensorRT-LLM
+  capture decode-only batches, vLLM steps of at most 512 tokens) runs its operators eagerly:
+  the host's time to issue them (operators per layer x host time per operator,
+  `eager_host_s`) overlaps the kernels' time only in part (`overlap`).
 
 Attention FLOPs and cache bytes per decode token are affine in the context for full attention
 and latent (MLA) layers: `a0 + a1·c`, exact there, and fitted through two contexts of the
@@ -48,6 +52,10 @@ class EngineOverhead:
     layer_s: tuple[float, float, float]
     source: str
     request_s: tuple[float, float, float] = (0.003, 0.008, 0.02)  # API server, once a request
+    # the largest step (tokens) the engine replays from a CUDA graph when it holds prefill
+    # tokens: 0 when only decode-only batches are captured
+    graph_prefill_tokens: int = 0
+    graph_source: str = ""
 
 
 # Per-step host work (schedule, prepare inputs, sample, detokenise) takes 1-5 ms when it runs
@@ -69,17 +77,69 @@ ENGINES = {
         "vllm", "vLLM (V1, async scheduling, CUDA graphs)", (0.0008, 0.0015, 0.003),
         (12e-6, 20e-6, 35e-6),
         "vLLM V1 blog (2025) and the async-scheduling write-ups: 1-5 ms of host work per "
-        "step, mostly overlapped; CUDA graphs: ~1-3 µs per kernel"),
+        "step, mostly overlapped; CUDA graphs: ~1-3 µs per kernel",
+        graph_prefill_tokens=512,
+        graph_source="vLLM V1 captures piecewise CUDA graphs of every step up to "
+        "max_cudagraph_capture_size, 512 tokens by default (vllm/config/compilation.py), "
+        "prefill tokens included; larger steps run the compiled model without a graph"),
     "sglang": EngineOverhead(
         "sglang", "SGLang (zero-overhead overlap scheduler, CUDA graphs)", (0.0004, 0.001, 0.002),
         (12e-6, 20e-6, 35e-6),
         "LMSYS 'SGLang v0.4' (2024): the CPU scheduler overlapped with the GPU; CUDA graphs: "
-        "~1-3 µs per kernel"),
+        "~1-3 µs per kernel",
+        graph_source="SGLang replays CUDA graphs of decode batches only (its CudaGraphRunner "
+        "captures ForwardMode.DECODE up to cuda_graph_max_bs); an extend (prefill) batch runs "
+        "eagerly"),
     "trtllm": EngineOverhead(
         "trtllm", "TensorRT-LLM (C++ runtime, overlap scheduler, CUDA graphs)",
         (0.0002, 0.0007, 0.0015), (10e-6, 16e-6, 30e-6),
-        "TensorRT-LLM docs, overlap scheduler; CUDA graphs: ~1-3 µs per kernel"),
+        "TensorRT-LLM docs, overlap scheduler; CUDA graphs: ~1-3 µs per kernel",
+        graph_source="TensorRT-LLM's PyTorch backend replays CUDA graphs of generation-only "
+        "batches (cuda_graph_config batch sizes); a batch with context requests runs "
+        "eagerly"),
 }
+
+# Host time to issue one operator outside a CUDA graph: Python, the PyTorch dispatcher, the
+# kernel's launch, ~5-25 µs (J. Lin, "From PyTorch op to kernel launch" (2025), the
+# dispatch chain's costs per layer); 30 µs at the high end for the engines' Python glue
+# around a custom operator (attention metadata, quantisation scales).
+EAGER_OP_S = (5e-6, 15e-6, 30e-6)
+# Operators one layer's forward issues, per slot kind, counted from the engines' model code
+# (vLLM's model_executor/models/llama.py and deepseek_v2.py; SGLang's and TensorRT-LLM's
+# modules follow the same steps): attention: input norm, QKV projection, activation
+# quantisation before each low-precision GEMM, rotary embedding, cache write, attention,
+# output projection, all-reduce with the residual add; latent attention (MLA) adds the
+# down- and up-projections of queries and keys/values, their norms and the rope split;
+# an MLP: norm, gate/up, activation, down, all-reduce; a mixture of experts: norm, router
+# GEMM, top-k and its weights, the tokens' permutation, two grouped GEMMs with their
+# quantisation, the activation, the un-permutation and the shared expert's MLP. "A typical
+# transformer block with ~50 elementary operations" in eager mode (Neutron Labs, "ML Hero"
+# ch. 21, PyTorch eager vs compiled) brackets the dense layer's 24.
+LAYER_OPS = {"latent": 35, "attention": 16, "moe": 40, "mlp": 8, "other": 16}
+# A step that runs eagerly overlaps the host's issuing with the kernels only in part: a
+# kernel shorter than its launch leaves the device waiting. Low end: full overlap
+# (max(host, device)); high end: none (host + device); the estimate halfway.
+OVERLAP = (1.0, 0.5, 0.0)
+
+
+def layer_ops(spec: ModelSpec) -> int:
+    """Operators the decoder layers of `spec` issue in one forward (`LAYER_OPS`)."""
+    from ..kinds.latent import LatentAttention
+    from ..kinds.attention import Attention
+    from ..kinds.moe import Moe
+    from ..kinds.mlp import Mlp
+
+    total = 0
+    for g in spec.groups("decoder"):
+        ops = 0
+        for _, kind in g.layer.slots():
+            name = ("latent" if isinstance(kind, LatentAttention) else
+                    "attention" if isinstance(kind, Attention) else
+                    "moe" if isinstance(kind, Moe) else "mlp" if isinstance(kind, Mlp)
+                    else "other")
+            ops += LAYER_OPS[name]
+        total += g.count * ops
+    return total
 
 
 @dataclass(frozen=True)
@@ -148,6 +208,7 @@ class StepModel:
         tp = costs.layout.tp
         self.tp = tp
         self.layers = spec.n_layers("decoder")
+        self.ops = layer_ops(spec)
         lo, hi = contexts
         hi = max(hi, lo + 1)
         w_lo, x_lo, h_lo, a_lo = self._split(lo)
@@ -243,22 +304,35 @@ class StepModel:
             + 2 * batch * self.state_bytes + pre_kv
         return gemm_flops, self.weight_bytes(whole), attn, kv, whole
 
+    def eager(self, tokens: int, pre_tokens: float) -> bool:
+        """Whether a step of `tokens` tokens, `pre_tokens` of them prefill, runs without a
+        CUDA graph."""
+        return pre_tokens > 0 and tokens > self.engine.graph_prefill_tokens
+
     def time(self, batch: float, context_sum: float, chunks: tuple[Chunk, ...] = (),
-             pre: Optional[tuple[float, float, float, float]] = None) -> tuple[float, float, float]:
+             pre: Optional[tuple[float, float, float, float]] = None,
+             eager_share: Optional[float] = None) -> tuple[float, float, float]:
         """Seconds of the step (low, estimate, high): `chunks`, or `pre`, prefill's
-        (tokens, heads, attention FLOPs, cache bytes)."""
-        gf, gb, af, kv, tokens = self.work(batch, context_sum, *(pre or self.prefill(chunks)))
+        (tokens, heads, attention FLOPs, cache bytes). `eager_share`: the share of steps
+        that run eagerly, for a steady state's mean step (else whether this one does)."""
+        pre = pre or self.prefill(chunks)
+        gf, gb, af, kv, tokens = self.work(batch, context_sum, *pre)
         if tokens == 0:
             return (0.0, 0.0, 0.0)
         comm = self.comm_s(tokens)
+        share = float(self.eager(tokens, pre[0])) if eager_share is None else eager_share
         out = []
         for i in range(3):
             gemm = max(gf / (self.peak * self.eff.matmul[i]),
                        gb / (self.bandwidth * self.eff.memory[i]))
             attn = max(af / (self.attention_peak * self.eff.attention[i]),
                        kv / (self.bandwidth * self.eff.memory[i]))
-            over = self.engine.step_s[i] + self.layers * self.engine.layer_s[i]
-            out.append(gemm + attn + comm[i] + over)
+            device = gemm + attn + comm[i]
+            graphed = device + self.layers * self.engine.layer_s[i]
+            # eagerly: the host issues every operator; what the kernels do not hide adds up
+            host = self.ops * EAGER_OP_S[i]
+            eager = max(host, device) + (1 - OVERLAP[i]) * min(host, device)
+            out.append(self.engine.step_s[i] + share * eager + (1 - share) * graphed)
         if self.spec_k and batch:
             d = self.draft_time(batch, context_sum)
             out = [t + self.spec_k * d[i] for i, t in enumerate(out)]
