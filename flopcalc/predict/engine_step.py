@@ -37,7 +37,7 @@ from typing import Optional
 
 from .latency import DeviceCosts, Network, Step
 from ..counting.model import decode_flops
-from ..kinds.base import EXPERT
+from ..kinds.base import EXPERT, ROW
 from ..models.spec import ModelSpec
 
 
@@ -153,6 +153,9 @@ class Efficiencies:
     memory: tuple[float, float, float]
     comm: tuple[float, float, float]  # multiplies the alpha-beta estimate of a collective
     source: str
+    # a GEMM's rate falls with its depth K (its inner dimension on a device) as K / (K + k0):
+    # 0 leaves every depth at the preset's rate
+    k0: float = 0.0
 
 
 # Real GEMM shapes reach 80-90 % of the best shape's rate (stas00/ml-engineering,
@@ -162,6 +165,17 @@ SHAPE_FACTORS = (0.90, 0.85, 0.80)
 # "wgmma.mma_async"), so M tokens cost ceil(M/64)·64 rows of compute; an expert's rows are the
 # tokens routed to it, T·k / (experts touched) on average under uniform routing.
 TILE_M = 64
+# A GEMM's depth K sets how long its main loop runs against a fixed cost per output tile
+# (filling the pipeline, the epilogue's stores): rate ∝ K / (K + K0). DeepGEMM's README
+# (deepseek-ai/DeepGEMM, normal GEMMs on an H800 at M = 4,096) measures 1,358, 1,304, 1,025,
+# 990 and 590 TFLOP/s at K = 16,384, 7,168, 2,048, 1,536 and 512; through the first and the
+# last: 1358 / 590 = 32·(512 + K0) / (16384 + K0) → K0 = 718, which gives the middle three
+# within 3 % (1,288, 1,050, 966). The matmul presets were measured at K = 8,192
+# (`KREF`), so a GEMM of depth K runs at (K / (K + K0)) / (KREF / (KREF + K0)) of the preset,
+# at most 1: a tensor-split expert's down projection (DeepSeek-V3's 2,048 / 8 = 256) at
+# 0.29, latent attention's up-projections from a 512-wide latent at 0.45.
+K0 = 718.0
+KREF = 8192
 # NCCL's alpha-beta model is fitted to nccl-tests' large-message bus bandwidth and per-step
 # latency; engines run small all-reduces with one-shot custom kernels (vLLM's
 # custom_all_reduce, TensorRT-LLM's allreduce plugins), faster than a ring at a few kB, and
@@ -180,8 +194,16 @@ def efficiencies(spec, dtype: str, name: str) -> Efficiencies:
     att = tuple(spec.attention_forward.at(e) for e in ("best", "typical", "worst"))
     mem = tuple(spec.memory.at(e) for e in ("best", "typical", "worst"))
     return Efficiencies(mm, att, mem, COMM_FACTORS,  # type: ignore[arg-type]
-                        f"efficiency/{name}: matmul {share:g} x shape 0.9/0.85/0.8, attention "
-                        "forward best/typical/worst, memory best/typical/worst")
+                        f"efficiency/{name}: matmul {share:g} x shape 0.9/0.85/0.8 x depth "
+                        f"K/(K+{K0:g}) relative to K = {KREF:,}, attention forward "
+                        "best/typical/worst, memory best/typical/worst", K0)
+
+
+def depth_factor(k: float, k0: float) -> float:
+    """A GEMM of depth k's rate relative to the preset's (measured at depth KREF), at most 1."""
+    if not k0 or k <= 0:
+        return 1.0
+    return min(1.0, (k / (k + k0)) / (KREF / (KREF + k0)))
 
 
 @dataclass(frozen=True)
@@ -215,6 +237,9 @@ class StepModel:
         _, _, _, a_hi = self._split(hi)
         self.weight_flops_token = (w_lo + x_lo) / tp  # per token on a device, LM head apart
         self.expert_flops_token = x_lo / tp  # the routed experts' share of it
+        # the GEMMs' FLOPs weighted by 1 / their depth's rate (`depth_factor`): how much
+        # longer than at the preset's rate the dense and the expert GEMMs take
+        self.dense_depth, self.expert_depth = self._depths(lo)
         self.head_flops_token = h_lo / tp
         # attention FLOPs of one decode token at context c: a0 + a1·c (÷ tp: heads split)
         self.a1 = (a_hi - a_lo) / (hi - lo) / tp
@@ -246,17 +271,37 @@ class StepModel:
                 a += part.value
         return float(w), float(x), float(h), float(a)
 
+    def _depths(self, c: int) -> tuple[float, float]:
+        """(dense, expert) GEMM time at their depths relative to the preset's rate: Σ FLOPs /
+        depth_factor(K) over Σ FLOPs, K each weight's input width on a device (a row-split
+        weight's n_in / tp; a tensor-split expert's projection back to the model width,
+        n_in / tp; with expert parallelism experts are whole)."""
+        sums = {False: [0.0, 0.0], True: [0.0, 0.0]}
+        tp, ep = self.costs.layout.tp, self.costs.layout.ep
+        for part in decode_flops(self.spec, c, c, 1):
+            if part.kind != "weights" or part.head or len(part.weight_shape) < 2:
+                continue
+            n_in, n_out = part.weight_shape[-2], part.weight_shape[-1]
+            expert = part.role == EXPERT
+            split = (part.role == ROW or (expert and ep == 1 and n_out == self.spec.d_model))
+            k = n_in / tp if split else n_in
+            s = sums[expert]
+            s[0] += part.value
+            s[1] += part.value / depth_factor(k, self.eff.k0)
+        return tuple(s[1] / s[0] if s[0] else 1.0 for s in (sums[False], sums[True]))
+
     def padded_flops(self, tokens: int) -> float:
         """GEMM FLOPs of a step of `tokens` tokens with rows padded to whole tiles (LM head
         apart): dense rows ceil(T/64)·64, each touched expert's ceil(T·k/e/64)·64."""
         if tokens not in self._padded:
             dense = self.weight_flops_token - self.expert_flops_token
-            total = dense * _ceil_to(tokens, TILE_M)
+            total = dense * _ceil_to(tokens, TILE_M) * self.dense_depth
             if self.expert_flops_token and self.costs.moe:
                 r = self.costs.moe[0][1].reads(self.spec.d_model, tokens)
                 touched = max(float(r.expected), 1.0)
                 rows = tokens * r.top_k / touched
-                total += self.expert_flops_token * tokens * _ceil_to(rows, TILE_M) / rows
+                total += self.expert_flops_token * tokens * _ceil_to(rows, TILE_M) / rows \
+                    * self.expert_depth
             self._padded[tokens] = total
         return self._padded[tokens]
 
