@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from .latency import DeviceCosts, Network, Step
+from .latency import ACTIVATION_BYTES, Collective, DeviceCosts, Network, Step
 from ..counting.model import decode_flops
 from ..kinds.base import EXPERT, ROW
 from ..models.spec import ModelSpec
@@ -310,9 +310,25 @@ class StepModel:
             self._weights[tokens] = float(self.costs.weight_bytes(tokens))
         return self._weights[tokens]
 
+    def collectives(self, tokens: int) -> tuple[Collective, ...]:
+        """The step's collectives. Expert parallelism inside the tensor-parallel group
+        (ep ≤ tp, no attention data parallelism) holds every token on every rank already:
+        each rank runs its own experts over all of them and the MoE output is all-reduced
+        as a tensor-parallel MLP's (SGLang's DeepseekV2MoE.forward_normal and vLLM's
+        FusedMoE reduce_results; TensorRT-LLM without enable_attention_dp), not dispatched
+        and combined by all-to-alls, which only ranks holding different tokens need."""
+        comms = self.costs.comm(tokens)
+        t = self.costs.layout
+        if t.ep <= 1 or t.ep > t.tp:
+            return comms
+        moe = sum(n for n, _, _ in self.costs.moe)
+        size = tokens * self.spec.d_model * ACTIVATION_BYTES
+        return tuple(c for c in comms if c.kind != "alltoall") + (
+            Collective("allreduce", size, t.tp, moe),)
+
     def comm_s(self, tokens: int) -> tuple[float, float, float]:
         if tokens not in self._comm:
-            step = Step(Fraction(0), Fraction(0), self.costs.comm(tokens))
+            step = Step(Fraction(0), Fraction(0), self.collectives(tokens))
             t = float(step.comm_s(self.net, True))
             self._comm[tokens] = tuple(t * f for f in self.eff.comm)  # type: ignore[assignment]
         return self._comm[tokens]
