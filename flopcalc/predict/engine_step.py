@@ -244,6 +244,13 @@ class StepModel:
         # attention FLOPs of one decode token at context c: a0 + a1·c (÷ tp: heads split)
         self.a1 = (a_hi - a_lo) / (hi - lo) / tp
         self.a0 = a_lo / tp - self.a1 * lo
+        # prefill attends in the form the forward counts (latent attention decompresses keys
+        # and values per head: 2·h·(d_nope + d_rope + d_v) a pair, where a decode step's
+        # absorbed form pays 2·h·(2·r_kv + d_rope)), as vLLM's MLA backends (attention/
+        # backends/mla/common.py: "compute-friendly" prefill, "data-movement friendly"
+        # decode), SGLang's forward_normal and TensorRT-LLM's context phase run it: the
+        # causal forward's attention FLOPs over the decode steps' at the workload's prompt
+        self.prefill_attention = self._prefill_ratio(max(lo - 1, 1))
         k_lo, k_hi = float(costs.kv_read_bytes(lo, lo)), float(costs.kv_read_bytes(hi, hi))
         self.k1 = (k_hi - k_lo) / (hi - lo)
         self.k0 = k_lo - self.k1 * lo
@@ -270,6 +277,23 @@ class StepModel:
             else:
                 a += part.value
         return float(w), float(x), float(h), float(a)
+
+    def _prefill_ratio(self, prompt: int) -> float:
+        from ..counting.model import model_flops, workload
+        from ..kinds.base import ATTENTION
+
+        fwd = sum(p.value for p in model_flops(self.spec, workload(self.spec, prompt,
+                                                                   attention="causal"))
+                  if p.kind == ATTENTION)
+        dec = sum(p.value for p in decode_flops(self.spec, 1, prompt, 1) if p.kind == ATTENTION)
+        return fwd / dec if dec and fwd else 1.0
+
+    def prefill_attn(self, start: int, end: float) -> float:
+        """Attention FLOPs on a device of prompt tokens start+1..end: the decode form's
+        Σ_{p=start+1..end} (a0 + a1·p), the causal pairs, in the prefill's form."""
+        n = end - start
+        return self.prefill_attention * (
+            n * self.a0 + self.a1 * (end * (end + 1) - start * (start + 1)) / 2)
 
     def _depths(self, c: int) -> tuple[float, float]:
         """(dense, expert) GEMM time at their depths relative to the preset's rate: Σ FLOPs /
@@ -341,8 +365,7 @@ class StepModel:
             n = c.end - c.start
             tokens += n
             heads += c.last
-            # Σ_{p=start+1..end} (a0 + a1·p): the chunk's causal pairs
-            attn += n * self.a0 + self.a1 * (c.end * (c.end + 1) - c.start * (c.start + 1)) / 2
+            attn += self.prefill_attn(c.start, c.end)  # the chunk's causal pairs
             # the cache before the chunk read once, the chunk's written, states read and written
             kv += (self.k0 + self.k1 * c.start if c.start else 0.0) + n * self.token_bytes
             kv += 2 * self.state_bytes

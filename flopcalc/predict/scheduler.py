@@ -266,7 +266,7 @@ def steady_state(model: StepModel, users: int, prompt: int, gen: int, budget: in
     batch = users * n_d / cycle
     pre = users / cycle  # prompts per step
     ctx = batch * (prompt + 1 + per_step * n_d / 2)
-    p_attn = pre * (prompt * model.a0 + model.a1 * prompt * (prompt + 1) / 2)
+    p_attn = pre * model.prefill_attn(0, prompt)
     p_kv = pre * (prompt * model.token_bytes + 2 * model.state_bytes
                   + (k - 1) * (model.k0 + model.k1 * prompt / 2))
     # the steps that hold a prefill chunk: k per request, users·k of every cycle

@@ -372,7 +372,7 @@ def build_disaggregated(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, pe
     batch = min(users / dp_d, room)
     n_d = math.ceil((gen - 1) / model.spec_expect - 1e-9) if gen > 1 else 0
     per_step = max(1.0, max_num_batched_tokens / prompt)  # prompts a prefill step holds
-    p_attn = prompt * model.a0 + model.a1 * prompt * (prompt + 1) / 2
+    p_attn = model.prefill_attn(0, prompt)
     p_kv = prompt * model.token_bytes + 2 * model.state_bytes
     n = min(per_step, users)
     steps_per_prompt = max(1, math.ceil(prompt / max_num_batched_tokens))
