@@ -122,6 +122,26 @@ LAYER_OPS = {"latent": 35, "attention": 16, "moe": 40, "mlp": 8, "other": 16}
 OVERLAP = (1.0, 0.5, 0.0)
 
 
+# What the rest of the model leaves of a DeepSeek-V3-style prefill, per prompt token and
+# per layer with latent attention or a mixture of experts, fitted on the development half of
+# the measured runs (tests/serving_runs.py) and attributed to no kernel: TensorRT-LLM issue
+# 5929 measured DeepSeek-R1's TTFT at 1,600 and 8,192 prompt tokens on 8 H200 (fp8) and 8
+# B200 (fp4); its slope, (515.8 − 164.6) / 6,592 = 53.3 µs and (394.1 − 161.0) / 6,592 =
+# 35.4 µs a token, exceeds this model's (23.1 and 5.5 µs) by 30.2 and 29.9 µs alike on both
+# devices, 0.49 µs per token and layer over 61 layers; ±50 % at the ends.
+PREFILL_TOKEN_LAYER_S = (0.245e-6, 0.49e-6, 0.735e-6)
+
+
+def fitted_layers(spec: ModelSpec) -> int:
+    """Decoder layers with latent attention or a mixture of experts (`PREFILL_TOKEN_LAYER_S`
+    is fitted on such layers, and applied to no other)."""
+    from ..kinds.latent import LatentAttention
+    from ..kinds.moe import Moe
+
+    return sum(g.count for g in spec.groups("decoder")
+               if any(isinstance(k, (LatentAttention, Moe)) for _, k in g.layer.slots()))
+
+
 def layer_ops(spec: ModelSpec) -> int:
     """Operators the decoder layers of `spec` issue in one forward (`LAYER_OPS`)."""
     from ..kinds.latent import LatentAttention
@@ -231,6 +251,7 @@ class StepModel:
         self.tp = tp
         self.layers = spec.n_layers("decoder")
         self.ops = layer_ops(spec)
+        self.fitted_layers = fitted_layers(spec)
         lo, hi = contexts
         hi = max(hi, lo + 1)
         w_lo, x_lo, h_lo, a_lo = self._split(lo)
@@ -416,7 +437,8 @@ class StepModel:
             # eagerly: the host issues every operator; what the kernels do not hide adds up
             host = self.ops * EAGER_OP_S[i]
             eager = max(host, device) + (1 - OVERLAP[i]) * min(host, device)
-            out.append(self.engine.step_s[i] + share * eager + (1 - share) * graphed)
+            fitted = pre[0] * self.fitted_layers * PREFILL_TOKEN_LAYER_S[i]
+            out.append(self.engine.step_s[i] + share * eager + (1 - share) * graphed + fitted)
         if self.spec_k and batch:
             d = self.draft_time(batch, context_sum)
             out = [t + self.spec_k * d[i] for i, t in enumerate(out)]
