@@ -200,6 +200,12 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
             if speculation is not None else []))
 
 
+EAGER_OPS_NOTE = ("each operator at 5/15/30 µs (PyTorch's dispatch and launch), operators per "
+                  "layer counted per slot (attention 16, latent attention 35, MLP 8, MoE 40)")
+OVERLAP_NOTE = ("the kernels hide the host's time fully at the low end, half at the estimate, "
+                "not at all at the high end")
+
+
 def _model_lines(eng: Any, opts: LoadOptions, w: Workload) -> list[str]:
     return [
         "step time = weight GEMMs max(FLOPs/(peak x matmul share), weight bytes/(bandwidth x "
@@ -214,7 +220,16 @@ def _model_lines(eng: Any, opts: LoadOptions, w: Workload) -> list[str]:
         f"{eng.request_s[1] * 1e3:g} ms per request in the API server "
         f"({eng.request_s[0] * 1e3:g}-{eng.request_s[2] * 1e3:g}) added to TTFT and end to end",
         "GEMM rows padded to tiles of 64 (dense: the step's tokens; experts: the tokens routed "
-        "to each expert touched)",
+        "to each expert touched); a GEMM's rate x (K/(K+718)) / (8192/(8192+718)) at its depth "
+        "K on a device, at most 1 (fitted through DeepGEMM's published H800 rates)",
+        "prefill attention in the forward's form (latent attention decompressed per head, as "
+        "the engines' prefill runs it); expert parallelism inside the tensor-parallel group "
+        "all-reduces the MoE output, wider expert parallelism dispatches by all-to-alls",
+        f"CUDA graphs: {eng.graph_source}; a step no graph captures runs eagerly: the host "
+        f"issues {EAGER_OPS_NOTE}; {OVERLAP_NOTE}",
+        "latent-attention and MoE layers: + 0.49 µs (0.245-0.735) per prefill token and layer, "
+        "fitted on TensorRT-LLM issue 5929's DeepSeek-R1 TTFT slope on H200 and B200 (the "
+        "development half of tests/serving_runs.py), attributed to no kernel",
         "scheduler: continuous batching, chunked prefill (decodes first, then prefills in "
         "arrival order within max_num_batched_tokens), at most max_num_seqs running and what "
         "the cache holds at the workload's length; "
