@@ -34,6 +34,10 @@ class LoadOptions:
     attention_peak: Optional[float] = None
     price: Optional[float] = None  # per device-hour
     prefill_devices: Union[int, str, None] = None  # disaggregated: the prefill pool, or auto
+    # one device's board power limit (TDP) in W, and its source (`predict.energy.board_watts`
+    # of the accelerator preset): energy per output token; None: not reported
+    board_watts: Optional[float] = None
+    board_watts_source: str = ""
 
 
 @dataclass
@@ -77,6 +81,7 @@ class Performance:
     binds: str
     dollars_per_million_output_tokens: Optional[Interval]
     model: list[str]
+    joules_per_output_token: Optional[Interval] = None  # the accelerators' boards only
 
 
 @dataclass
@@ -176,6 +181,19 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
     if opts.price is not None:  # $ per device-hour x devices / (tokens per hour) x 1e6
         price = Interval(*(opts.price * devices / (t * 3600) * 1e6 if t else 0.0
                            for t in (tput.high, tput.estimate, tput.low)))
+    energy, energy_lines = None, []
+    if opts.board_watts is not None:
+        if opts.board_watts <= 0:
+            raise FlopcalcError(f"board power {opts.board_watts:g} W must be more than 0")
+        from ..predict.energy import POWER_SHARE, joules_per_token
+
+        energy = Interval(*joules_per_token(opts.board_watts, devices,
+                                            (tput.low, tput.estimate, tput.high)))
+        energy_lines = [
+            f"energy: {devices} x {opts.board_watts:g} W ({opts.board_watts_source or 'given'})"
+            f" x {POWER_SHARE[1]:g} ({POWER_SHARE[0]:g}-{POWER_SHARE[2]:g}) of it while "
+            "serving ('Energy Use of AI Inference: Efficiency Pathways and Test-Time Compute', "
+            "2025) / output tokens/s; boards only (no host, network or PUE)"]
     loop = "open" if rate is not None else ("offline" if opts.concurrency == "max" else "closed")
     return Performance(
         engine=eng.title, loop=loop, concurrency=users, request_rate=opts.rate, replicas=dp,
@@ -190,8 +208,8 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
         ttft_seconds=metric("ttft"), tpot_seconds=tpot, e2e_seconds=metric("e2e"),
         steady_step_seconds=Interval(*st.step_s), steady_batch=st.batch,
         binds=model.binds(st.batch, st.batch * (prompt + gen / 2)),
-        dollars_per_million_output_tokens=price,
-        model=_model_lines(eng, opts, w) + ([
+        dollars_per_million_output_tokens=price, joules_per_output_token=energy,
+        model=_model_lines(eng, opts, w) + energy_lines + ([
             f"speculative decoding: {speculation.tokens} draft tokens verified per decode "
             f"step (the target over k + 1 tokens, the cache read once), {speculation.expected:.4g} "
             "tokens a step expected; draft: "
