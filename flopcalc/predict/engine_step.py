@@ -5,14 +5,16 @@ A step runs `B` decoding sequences (one token each, at their contexts) and prefi
 over kernel families, each a roofline at the family's achievable efficiency:
 
 - weight GEMMs: FLOPs (the exact `weights`-family counts of `counting.model.decode_flops`, per
-  token, ÷ tp) against the weight bytes a device reads (`predict.latency.DeviceCosts`: each
+  token, ÷ tp; rows padded to tiles, each GEMM slowed at its depth K on a device, `K0`)
+  against the weight bytes a device reads (`predict.latency.DeviceCosts`: each
   tensor's share, and of a mixture of experts only the experts the step's tokens touch,
   `kinds.moe.reads`): max(FLOPs / (peak·matmul share), bytes / (bandwidth·memory share));
 - attention: decode reads each sequence's cached keys at its context (memory-bound), prefill
   computes the causal pairs of its chunk: max(FLOPs / (peak·attention share), cache bytes /
   (bandwidth·memory share));
 - collectives: tensor parallelism's all-reduces and expert parallelism's all-to-alls on the
-  network preset (NCCL's alpha-beta model, `predict.collectives`);
+  network preset (NCCL's alpha-beta model, `predict.collectives`); experts split inside the
+  tensor-parallel group all-reduce instead (`StepModel.collectives`);
 - the engine's overhead: a fixed time per step (scheduling, sampling, what CUDA graphs and
   overlap scheduling leave) and a launch gap per layer;
 - a step the engine does not replay from a CUDA graph (a prefill: SGLang and TensorRT-LLM
@@ -23,7 +25,10 @@ over kernel families, each a roofline at the family's achievable efficiency:
 Attention FLOPs and cache bytes per decode token are affine in the context for full attention
 and latent (MLA) layers: `a0 + a1·c`, exact there, and fitted through two contexts of the
 workload (its prompt and its last token) for sliding windows, where they saturate. A prefill
-chunk's attention is the sum of the decode terms over its positions (the causal pairs).
+chunk's attention is the sum of the decode terms over its positions (the causal pairs), in the
+forward's form (`prefill_attention`: latent attention decompressed, as engines prefill it).
+Latent-attention and MoE layers add a per-token prefill cost fitted on measured runs
+(`PREFILL_TOKEN_LAYER_S`, the one fitted constant, and where it comes from).
 
 Each time is an interval: low with every efficiency at its best and the engine's overhead at
 its least, high at the worst and the most, the estimate at the typical values.
