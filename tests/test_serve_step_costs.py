@@ -80,6 +80,13 @@ def test_prefill_without_a_cuda_graph_pays_the_host():
     graphed = v.time(0, 0, (Chunk(0, 10, True),))[1]
     # 1.5 ms per step + 2 layers x 20 µs: no host term at 10 tokens
     assert graphed == pytest.approx(1.5e-3 + 2 * 20e-6, rel=1e-6)
+    # vLLM's capture sizes follow max_num_seqs: min(2 x 48, 512, 8,192) = 96 tokens
+    v.capture_limit(48, 8192)
+    assert v.graph_tokens == 96
+    assert not v.eager(96, 96) and v.eager(97, 97)
+    # an engine that captures decode-only batches keeps every prefill eager
+    m.capture_limit(48, 8192)
+    assert m.graph_tokens == 0
 
 
 def test_latent_attention_prefills_decompressed():

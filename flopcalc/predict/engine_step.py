@@ -84,9 +84,10 @@ ENGINES = {
         "vLLM V1 blog (2025) and the async-scheduling write-ups: 1-5 ms of host work per "
         "step, mostly overlapped; CUDA graphs: ~1-3 µs per kernel",
         graph_prefill_tokens=512,
-        graph_source="vLLM V1 captures piecewise CUDA graphs of every step up to "
-        "max_cudagraph_capture_size, 512 tokens by default (vllm/config/compilation.py), "
-        "prefill tokens included; larger steps run the compiled model without a graph"),
+        graph_source="vLLM V1 replays piecewise CUDA graphs of every step up to "
+        "max_cudagraph_capture_size = min(2 x max_num_seqs x (1 + draft tokens), 512, "
+        "max_num_batched_tokens) tokens (vllm/config/vllm.py, _set_cudagraph_sizes), prefill "
+        "tokens included; its CUDA-graph dispatcher runs a larger step without a graph"),
     "sglang": EngineOverhead(
         "sglang", "SGLang (zero-overhead overlap scheduler, CUDA graphs)", (0.0004, 0.001, 0.002),
         (12e-6, 20e-6, 35e-6),
@@ -256,6 +257,8 @@ class StepModel:
         self.tp = tp
         self.layers = spec.n_layers("decoder")
         self.ops = layer_ops(spec)
+        # the largest step with prefill tokens a CUDA graph replays (`capture_limit`)
+        self.graph_tokens = engine.graph_prefill_tokens
         self.fitted_layers = fitted_layers(spec)
         lo, hi = contexts
         hi = max(hi, lo + 1)
@@ -417,7 +420,15 @@ class StepModel:
     def eager(self, tokens: int, pre_tokens: float) -> bool:
         """Whether a step of `tokens` tokens, `pre_tokens` of them prefill, runs without a
         CUDA graph."""
-        return pre_tokens > 0 and tokens > self.engine.graph_prefill_tokens
+        return pre_tokens > 0 and tokens > self.graph_tokens
+
+    def capture_limit(self, max_num_seqs: int, max_num_batched_tokens: int) -> None:
+        """vLLM's capture sizes follow its scheduler: min(2 x max_num_seqs x (1 + k), 512,
+        max_num_batched_tokens) (vllm/config/vllm.py, _set_cudagraph_sizes); engines that
+        capture decode-only batches keep 0."""
+        if self.engine.graph_prefill_tokens:
+            self.graph_tokens = min(2 * max_num_seqs * (1 + self.spec_k),
+                                    self.engine.graph_prefill_tokens, max_num_batched_tokens)
 
     def time(self, batch: float, context_sum: float, chunks: tuple[Chunk, ...] = (),
              pre: Optional[tuple[float, float, float, float]] = None,

@@ -98,7 +98,8 @@ class Speculation:
 
 def step_model(spec: ModelSpec, costs: DeviceCosts, peak: float, bandwidth: float, net: Network,
                opts: LoadOptions, prompt: int, gen: int,
-               speculation: Optional[Speculation] = None) -> StepModel:
+               speculation: Optional[Speculation] = None, max_num_seqs: int = 256,
+               max_num_batched_tokens: int = 8192) -> StepModel:
     contexts = (prompt + 1, prompt + max(gen, 2))
     m = StepModel(spec, costs, peak, bandwidth, net, opts.eff, ENGINES[opts.engine], contexts,
                   opts.attention_peak)
@@ -108,6 +109,7 @@ def step_model(spec: ModelSpec, costs: DeviceCosts, peak: float, bandwidth: floa
             draft = StepModel(speculation.draft, speculation.draft_costs, peak, bandwidth, net,
                               opts.eff, ENGINES[opts.engine], contexts, opts.attention_peak)
         m.speculate(speculation.tokens, speculation.expected, draft, speculation.head_bytes)
+    m.capture_limit(max_num_seqs, max_num_batched_tokens)
     return m
 
 
@@ -145,7 +147,8 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
         raise FlopcalcError(f"the cache holds no request of {prompt + gen:,} tokens; shorten "
                             "--prompt/--gen or add memory")
     users = resolve_users(opts, max_num_seqs, room, dp)
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation,
+                       max_num_seqs, max_num_batched_tokens)
     per_users = math.ceil(users / dp) if users is not None else None
     rate = opts.rate / dp if opts.rate is not None else None
     w = Workload(prompt, gen, max_num_seqs, max_num_batched_tokens, room,
@@ -299,7 +302,8 @@ def pareto_points(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak: fl
     room = min(max_num_seqs, slots(plan, prompt + gen))
     if room < 1:
         return []
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation,
+                       max_num_seqs, max_num_batched_tokens)
     out = []
     users = 1
     devices = tp * dp
@@ -398,7 +402,8 @@ def build_disaggregated(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, pe
                             f"replicas of {replica_devices} devices (tp x pp)")
     if opts.concurrency is None or opts.concurrency == "max":
         raise FlopcalcError("--prefill-devices times a closed loop: give --concurrency N")
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation,
+                       max_num_seqs, max_num_batched_tokens)
     dp_p, dp_d = prefill_devices // replica_devices, (devices - prefill_devices) // replica_devices
     users = int(opts.concurrency)
     room = min(max_num_seqs, slots(plan, prompt + gen))
