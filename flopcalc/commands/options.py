@@ -249,6 +249,9 @@ _ALL = (
            "the same arrivals.", 0, metavar="N"),
     Option("pareto", "flag", "Search tp x dp (and ep) layouts of --count devices and "
            "concurrencies: the front of tokens/s per device vs per user.", False),
+    Option("board_watts", "amount", "Board power per device in watts, for joules per output "
+           "token under load. Default: the accelerator preset's TDP (its datasheet).",
+           metavar="W"),
     Option("prefill_devices", "count_or", "Disaggregated serving: devices of --count in the "
            "prefill pool (whole replicas); the rest decode. auto: the split with the most "
            "tokens/s.", choices=("auto",), metavar="N|auto"),

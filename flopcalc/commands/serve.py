@@ -37,7 +37,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
         draft, draft_tokens, acceptance, prompt, gen, batch, network, efficiency, compute_dtype,
         compute_efficiency, memory_efficiency, peak, bandwidth, attention, engine, concurrency,
-        request_rate, requests, random_state, pareto, price, prefill_devices,
+        request_rate, requests, random_state, pareto, price, board_watts, prefill_devices,
         mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
         context_length, set):  # noqa: A002
     sglang_given = {k: v for k, v in dict(
@@ -110,7 +110,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
                             "(or --draft mtp) too")
     load_opts = _load_options(hw, eff, compute_dtype, engine, concurrency, request_rate,
-                              requests, random_state, pareto, price)
+                              requests, random_state, pareto, price, board_watts)
     if prefill_devices is not None:
         if load_opts is None or pareto:
             raise FlopcalcError("--prefill-devices splits a closed loop's devices: give "
@@ -160,12 +160,13 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
 
 
 def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, random_state,
-                  pareto, price) -> Any:
+                  pareto, price, board_watts=None) -> Any:
     """What `serve` under load takes (None: capacity and idle latency only)."""
     if concurrency is None and request_rate is None and not pareto:
-        if price is not None:
-            raise FlopcalcError("--price prices tokens under load: give --concurrency N, "
-                                "--request-rate R or --pareto too")
+        for given, flag in ((price, "--price prices"), (board_watts, "--board-watts weighs")):
+            if given is not None:
+                raise FlopcalcError(f"{flag} tokens under load: give --concurrency N, "
+                                    "--request-rate R or --pareto too")
         return None
     from ..predict.engine_step import efficiencies
     from ..reports.serve_load import LoadOptions
@@ -173,11 +174,15 @@ def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, r
     if hw is None or eff is None:
         raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
                             "device: give --accelerator NAME")
+    watts, source = ((float(board_watts), "--board-watts") if board_watts is not None else
+                     (hw.board_watts, hw.board_watts_source))
     return LoadOptions(engine, concurrency, float(request_rate) if request_rate is not None
                        else None, requests or 0, random_state,
                        efficiencies(eff.spec, dtype, eff.name),
                        attention_peak=hw.bf16_peak_flops or hw.peak_flops,
-                       price=float(price) if price is not None else None)
+                       price=float(price) if price is not None else None,
+                       board_watts=float(watts) if watts is not None else None,
+                       board_watts_source=source)
 def _pareto(loaded, common: dict, opts: Any, devices: int, pp: int) -> Any:
     """Every layout of `devices` devices (tp x dp, and for a mixture of experts ep over all
     of them), each at concurrencies 1, 2, 4, ... : the front of tokens/s per device against
@@ -237,7 +242,7 @@ COMMAND = Command(
            "compute_dtype", "compute_efficiency", "memory_efficiency", "peak", "bandwidth"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL),
      *pick("engine", "concurrency", "request_rate", "requests", "random_state", "pareto",
-           "price", "prefill_devices", *SGLANG, "set")),
+           "price", "board_watts", "prefill_devices", *SGLANG, "set")),
     run, presentation=("format", "brief", "plot"), plotted="the Pareto front (with --pareto)",
     report=("serve", "ServeReport"),
     render=Render("serve", "serve_csv", "serve_tables", "serve_brief", "plot_serve"))

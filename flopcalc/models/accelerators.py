@@ -14,7 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-from ..declare import Parsed, structure
+from ..declare import Min, Parsed, structure
 from ..errors import FlopcalcError
 from ..numbers import parse_bytes, parse_count
 from ..tables import COMPUTE_DTYPES
@@ -56,10 +56,15 @@ class AcceleratorSpec:
     aliases: list[str] = field(default_factory=list)
     # The chip's generation, which says what its kernels can run (`MICROSCALING`, `HOPPER_UP`).
     architecture: Optional[Architecture] = None
+    # The board's power limit (the datasheet's TDP), in watts, with its source: energy per token.
+    board_watts: Optional[Annotated[int, Min(1)]] = None
+    board_watts_source: str = ""
 
     def __post_init__(self) -> None:
         if not self.peak_flops:
             raise ValueError("peak_flops must map dtypes to FLOP/s")
+        if self.board_watts is not None and not self.board_watts_source:
+            raise ValueError("board_watts needs board_watts_source: where the figure comes from")
         if self.usable_memory_bytes is not None and not self.usable_memory_source:
             raise ValueError("usable_memory_bytes needs usable_memory_source: where the figure "
                              "comes from")
@@ -106,6 +111,8 @@ class Hardware:
     bf16_peak_flops: Optional[int] = None  # the device file's bf16 peak (attention kernels)
     system: Optional[str] = None  # the device file's usual network preset
     architecture: Optional[str] = None  # the device file's generation
+    board_watts: Optional[int] = None  # the device file's TDP, W
+    board_watts_source: str = ""
 
     @property
     def total_peak_flops(self) -> int:
@@ -242,7 +249,8 @@ def resolve_hardware(accelerator: Optional[str], dtype: str, count: int,
         bandwidth_overridden=bandwidth is not None, nominal_memory_bytes=spec.memory_bytes,
         usable_memory_bytes=usable, memory_basis=basis, memory_fraction=memory_fraction,
         reserve_bytes=reserve, bf16_peak_flops=spec.peak_flops.get("bf16"), system=spec.system,
-        architecture=spec.architecture)
+        architecture=spec.architecture, board_watts=spec.board_watts,
+        board_watts_source=spec.board_watts_source)
 
 
 def preset_row(loaded: LoadedAccelerator) -> dict[str, Any]:

@@ -12,4 +12,5 @@ Modules:
 - `latency`: what one serving step costs a device and how long it takes (TTFT, TPOT).
 - `engine_step`: one engine step under continuous batching with chunked prefill.
 - `scheduler`: the scheduler that turns steps into what users see, simulated or in closed form.
+- `energy`: joules per output token from the boards' power under load.
 """

@@ -5,21 +5,30 @@ A step runs `B` decoding sequences (one token each, at their contexts) and prefi
 over kernel families, each a roofline at the family's achievable efficiency:
 
 - weight GEMMs: FLOPs (the exact `weights`-family counts of `counting.model.decode_flops`, per
-  token, ÷ tp) against the weight bytes a device reads (`predict.latency.DeviceCosts`: each
+  token, ÷ tp; rows padded to tiles, each GEMM slowed at its depth K on a device, `K0`)
+  against the weight bytes a device reads (`predict.latency.DeviceCosts`: each
   tensor's share, and of a mixture of experts only the experts the step's tokens touch,
   `kinds.moe.reads`): max(FLOPs / (peak·matmul share), bytes / (bandwidth·memory share));
 - attention: decode reads each sequence's cached keys at its context (memory-bound), prefill
   computes the causal pairs of its chunk: max(FLOPs / (peak·attention share), cache bytes /
   (bandwidth·memory share));
 - collectives: tensor parallelism's all-reduces and expert parallelism's all-to-alls on the
-  network preset (NCCL's alpha-beta model, `predict.collectives`);
+  network preset (NCCL's alpha-beta model, `predict.collectives`); experts split inside the
+  tensor-parallel group all-reduce instead (`StepModel.collectives`);
 - the engine's overhead: a fixed time per step (scheduling, sampling, what CUDA graphs and
-  overlap scheduling leave) and a launch gap per layer.
+  overlap scheduling leave) and a launch gap per layer;
+- a step the engine does not replay from a CUDA graph (a prefill: SGLang and TensorRT-LLM
+  capture decode-only batches, vLLM steps of at most 512 tokens) runs its operators eagerly:
+  the host's time to issue them (operators per layer x host time per operator,
+  `eager_host_s`) overlaps the kernels' time only in part (`overlap`).
 
 Attention FLOPs and cache bytes per decode token are affine in the context for full attention
 and latent (MLA) layers: `a0 + a1·c`, exact there, and fitted through two contexts of the
 workload (its prompt and its last token) for sliding windows, where they saturate. A prefill
-chunk's attention is the sum of the decode terms over its positions (the causal pairs).
+chunk's attention is the sum of the decode terms over its positions (the causal pairs), in the
+forward's form (`prefill_attention`: latent attention decompressed, as engines prefill it).
+Latent-attention and MoE layers add a per-token prefill cost fitted on measured runs
+(`PREFILL_TOKEN_LAYER_S`, the one fitted constant, and where it comes from).
 
 Each time is an interval: low with every efficiency at its best and the engine's overhead at
 its least, high at the worst and the most, the estimate at the typical values.
@@ -31,9 +40,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
-from .latency import DeviceCosts, Network, Step
+from .latency import ACTIVATION_BYTES, Collective, DeviceCosts, Network, Step
 from ..counting.model import decode_flops
-from ..kinds.base import EXPERT
+from ..kinds.base import EXPERT, ROW
 from ..models.spec import ModelSpec
 
 
@@ -48,6 +57,10 @@ class EngineOverhead:
     layer_s: tuple[float, float, float]
     source: str
     request_s: tuple[float, float, float] = (0.003, 0.008, 0.02)  # API server, once a request
+    # the largest step (tokens) the engine replays from a CUDA graph when it holds prefill
+    # tokens: 0 when only decode-only batches are captured
+    graph_prefill_tokens: int = 0
+    graph_source: str = ""
 
 
 # Per-step host work (schedule, prepare inputs, sample, detokenise) takes 1-5 ms when it runs
@@ -69,17 +82,90 @@ ENGINES = {
         "vllm", "vLLM (V1, async scheduling, CUDA graphs)", (0.0008, 0.0015, 0.003),
         (12e-6, 20e-6, 35e-6),
         "vLLM V1 blog (2025) and the async-scheduling write-ups: 1-5 ms of host work per "
-        "step, mostly overlapped; CUDA graphs: ~1-3 µs per kernel"),
+        "step, mostly overlapped; CUDA graphs: ~1-3 µs per kernel",
+        graph_prefill_tokens=512,
+        graph_source="vLLM V1 replays piecewise CUDA graphs of every step up to "
+        "max_cudagraph_capture_size = min(2 x max_num_seqs x (1 + draft tokens), 512, "
+        "max_num_batched_tokens) tokens (vllm/config/vllm.py, _set_cudagraph_sizes), prefill "
+        "tokens included; its CUDA-graph dispatcher runs a larger step without a graph"),
     "sglang": EngineOverhead(
         "sglang", "SGLang (zero-overhead overlap scheduler, CUDA graphs)", (0.0004, 0.001, 0.002),
         (12e-6, 20e-6, 35e-6),
         "LMSYS 'SGLang v0.4' (2024): the CPU scheduler overlapped with the GPU; CUDA graphs: "
-        "~1-3 µs per kernel"),
+        "~1-3 µs per kernel",
+        graph_source="SGLang replays CUDA graphs of decode batches only (its CudaGraphRunner "
+        "captures ForwardMode.DECODE up to cuda_graph_max_bs); an extend (prefill) batch runs "
+        "eagerly"),
     "trtllm": EngineOverhead(
         "trtllm", "TensorRT-LLM (C++ runtime, overlap scheduler, CUDA graphs)",
         (0.0002, 0.0007, 0.0015), (10e-6, 16e-6, 30e-6),
-        "TensorRT-LLM docs, overlap scheduler; CUDA graphs: ~1-3 µs per kernel"),
+        "TensorRT-LLM docs, overlap scheduler; CUDA graphs: ~1-3 µs per kernel",
+        graph_source="TensorRT-LLM's PyTorch backend replays CUDA graphs of generation-only "
+        "batches (cuda_graph_config batch sizes); a batch with context requests runs "
+        "eagerly"),
 }
+
+# Host time to issue one operator outside a CUDA graph: Python, the PyTorch dispatcher, the
+# kernel's launch, ~5-25 µs (J. Lin, "From PyTorch op to kernel launch" (2025), the
+# dispatch chain's costs per layer); 30 µs at the high end for the engines' Python glue
+# around a custom operator (attention metadata, quantisation scales).
+EAGER_OP_S = (5e-6, 15e-6, 30e-6)
+# Operators one layer's forward issues, per slot kind, counted from the engines' model code
+# (vLLM's model_executor/models/llama.py and deepseek_v2.py; SGLang's and TensorRT-LLM's
+# modules follow the same steps): attention: input norm, QKV projection, activation
+# quantisation before each low-precision GEMM, rotary embedding, cache write, attention,
+# output projection, all-reduce with the residual add; latent attention (MLA) adds the
+# down- and up-projections of queries and keys/values, their norms and the rope split;
+# an MLP: norm, gate/up, activation, down, all-reduce; a mixture of experts: norm, router
+# GEMM, top-k and its weights, the tokens' permutation, two grouped GEMMs with their
+# quantisation, the activation, the un-permutation and the shared expert's MLP. "A typical
+# transformer block with ~50 elementary operations" in eager mode (Neutron Labs, "ML Hero"
+# ch. 21, PyTorch eager vs compiled) brackets the dense layer's 24.
+LAYER_OPS = {"latent": 35, "attention": 16, "moe": 40, "mlp": 8, "other": 16}
+# A step that runs eagerly overlaps the host's issuing with the kernels only in part: a
+# kernel shorter than its launch leaves the device waiting. Low end: full overlap
+# (max(host, device)); high end: none (host + device); the estimate halfway.
+OVERLAP = (1.0, 0.5, 0.0)
+
+
+# What the rest of the model leaves of a DeepSeek-V3-style prefill, per prompt token and
+# per layer with latent attention or a mixture of experts, fitted on the development half of
+# the measured runs (tests/serving_runs.py) and attributed to no kernel: TensorRT-LLM issue
+# 5929 measured DeepSeek-R1's TTFT at 1,600 and 8,192 prompt tokens on 8 H200 (fp8) and 8
+# B200 (fp4); its slope, (515.8 − 164.6) / 6,592 = 53.3 µs and (394.1 − 161.0) / 6,592 =
+# 35.4 µs a token, exceeds this model's (23.1 and 5.5 µs) by 30.2 and 29.9 µs alike on both
+# devices, 0.49 µs per token and layer over 61 layers; ±50 % at the ends.
+PREFILL_TOKEN_LAYER_S = (0.245e-6, 0.49e-6, 0.735e-6)
+
+
+def fitted_layers(spec: ModelSpec) -> int:
+    """Decoder layers with latent attention or a mixture of experts (`PREFILL_TOKEN_LAYER_S`
+    is fitted on such layers, and applied to no other)."""
+    from ..kinds.latent import LatentAttention
+    from ..kinds.moe import Moe
+
+    return sum(g.count for g in spec.groups("decoder")
+               if any(isinstance(k, (LatentAttention, Moe)) for _, k in g.layer.slots()))
+
+
+def layer_ops(spec: ModelSpec) -> int:
+    """Operators the decoder layers of `spec` issue in one forward (`LAYER_OPS`)."""
+    from ..kinds.latent import LatentAttention
+    from ..kinds.attention import Attention
+    from ..kinds.moe import Moe
+    from ..kinds.mlp import Mlp
+
+    total = 0
+    for g in spec.groups("decoder"):
+        ops = 0
+        for _, kind in g.layer.slots():
+            name = ("latent" if isinstance(kind, LatentAttention) else
+                    "attention" if isinstance(kind, Attention) else
+                    "moe" if isinstance(kind, Moe) else "mlp" if isinstance(kind, Mlp)
+                    else "other")
+            ops += LAYER_OPS[name]
+        total += g.count * ops
+    return total
 
 
 @dataclass(frozen=True)
@@ -93,6 +179,9 @@ class Efficiencies:
     memory: tuple[float, float, float]
     comm: tuple[float, float, float]  # multiplies the alpha-beta estimate of a collective
     source: str
+    # a GEMM's rate falls with its depth K (its inner dimension on a device) as K / (K + k0):
+    # 0 leaves every depth at the preset's rate
+    k0: float = 0.0
 
 
 # Real GEMM shapes reach 80-90 % of the best shape's rate (stas00/ml-engineering,
@@ -102,6 +191,17 @@ SHAPE_FACTORS = (0.90, 0.85, 0.80)
 # "wgmma.mma_async"), so M tokens cost ceil(M/64)·64 rows of compute; an expert's rows are the
 # tokens routed to it, T·k / (experts touched) on average under uniform routing.
 TILE_M = 64
+# A GEMM's depth K sets how long its main loop runs against a fixed cost per output tile
+# (filling the pipeline, the epilogue's stores): rate ∝ K / (K + K0). DeepGEMM's README
+# (deepseek-ai/DeepGEMM, normal GEMMs on an H800 at M = 4,096) measures 1,358, 1,304, 1,025,
+# 990 and 590 TFLOP/s at K = 16,384, 7,168, 2,048, 1,536 and 512; through the first and the
+# last: 1358 / 590 = 32·(512 + K0) / (16384 + K0) → K0 = 718, which gives the middle three
+# within 3 % (1,288, 1,050, 966). The matmul presets were measured at K = 8,192
+# (`KREF`), so a GEMM of depth K runs at (K / (K + K0)) / (KREF / (KREF + K0)) of the preset,
+# at most 1: a tensor-split expert's down projection (DeepSeek-V3's 2,048 / 8 = 256) at
+# 0.29, latent attention's up-projections from a 512-wide latent at 0.45.
+K0 = 718.0
+KREF = 8192
 # NCCL's alpha-beta model is fitted to nccl-tests' large-message bus bandwidth and per-step
 # latency; engines run small all-reduces with one-shot custom kernels (vLLM's
 # custom_all_reduce, TensorRT-LLM's allreduce plugins), faster than a ring at a few kB, and
@@ -120,8 +220,16 @@ def efficiencies(spec, dtype: str, name: str) -> Efficiencies:
     att = tuple(spec.attention_forward.at(e) for e in ("best", "typical", "worst"))
     mem = tuple(spec.memory.at(e) for e in ("best", "typical", "worst"))
     return Efficiencies(mm, att, mem, COMM_FACTORS,  # type: ignore[arg-type]
-                        f"efficiency/{name}: matmul {share:g} x shape 0.9/0.85/0.8, attention "
-                        "forward best/typical/worst, memory best/typical/worst")
+                        f"efficiency/{name}: matmul {share:g} x shape 0.9/0.85/0.8 x depth "
+                        f"K/(K+{K0:g}) relative to K = {KREF:,}, attention forward "
+                        "best/typical/worst, memory best/typical/worst", K0)
+
+
+def depth_factor(k: float, k0: float) -> float:
+    """A GEMM of depth k's rate relative to the preset's (measured at depth KREF), at most 1."""
+    if not k0 or k <= 0:
+        return 1.0
+    return min(1.0, (k / (k + k0)) / (KREF / (KREF + k0)))
 
 
 @dataclass(frozen=True)
@@ -148,16 +256,30 @@ class StepModel:
         tp = costs.layout.tp
         self.tp = tp
         self.layers = spec.n_layers("decoder")
+        self.ops = layer_ops(spec)
+        # the largest step with prefill tokens a CUDA graph replays (`capture_limit`)
+        self.graph_tokens = engine.graph_prefill_tokens
+        self.fitted_layers = fitted_layers(spec)
         lo, hi = contexts
         hi = max(hi, lo + 1)
         w_lo, x_lo, h_lo, a_lo = self._split(lo)
         _, _, _, a_hi = self._split(hi)
         self.weight_flops_token = (w_lo + x_lo) / tp  # per token on a device, LM head apart
         self.expert_flops_token = x_lo / tp  # the routed experts' share of it
+        # the GEMMs' FLOPs weighted by 1 / their depth's rate (`depth_factor`): how much
+        # longer than at the preset's rate the dense and the expert GEMMs take
+        self.dense_depth, self.expert_depth = self._depths(lo)
         self.head_flops_token = h_lo / tp
         # attention FLOPs of one decode token at context c: a0 + a1·c (÷ tp: heads split)
         self.a1 = (a_hi - a_lo) / (hi - lo) / tp
         self.a0 = a_lo / tp - self.a1 * lo
+        # prefill attends in the form the forward counts (latent attention decompresses keys
+        # and values per head: 2·h·(d_nope + d_rope + d_v) a pair, where a decode step's
+        # absorbed form pays 2·h·(2·r_kv + d_rope)), as vLLM's MLA backends (attention/
+        # backends/mla/common.py: "compute-friendly" prefill, "data-movement friendly"
+        # decode), SGLang's forward_normal and TensorRT-LLM's context phase run it: the
+        # causal forward's attention FLOPs over the decode steps' at the workload's prompt
+        self.prefill_attention = self._prefill_ratio(max(lo - 1, 1))
         k_lo, k_hi = float(costs.kv_read_bytes(lo, lo)), float(costs.kv_read_bytes(hi, hi))
         self.k1 = (k_hi - k_lo) / (hi - lo)
         self.k0 = k_lo - self.k1 * lo
@@ -185,17 +307,54 @@ class StepModel:
                 a += part.value
         return float(w), float(x), float(h), float(a)
 
+    def _prefill_ratio(self, prompt: int) -> float:
+        from ..counting.model import model_flops, workload
+        from ..kinds.base import ATTENTION
+
+        fwd = sum(p.value for p in model_flops(self.spec, workload(self.spec, prompt,
+                                                                   attention="causal"))
+                  if p.kind == ATTENTION)
+        dec = sum(p.value for p in decode_flops(self.spec, 1, prompt, 1) if p.kind == ATTENTION)
+        return fwd / dec if dec and fwd else 1.0
+
+    def prefill_attn(self, start: int, end: float) -> float:
+        """Attention FLOPs on a device of prompt tokens start+1..end: the decode form's
+        Σ_{p=start+1..end} (a0 + a1·p), the causal pairs, in the prefill's form."""
+        n = end - start
+        return self.prefill_attention * (
+            n * self.a0 + self.a1 * (end * (end + 1) - start * (start + 1)) / 2)
+
+    def _depths(self, c: int) -> tuple[float, float]:
+        """(dense, expert) GEMM time at their depths relative to the preset's rate: Σ FLOPs /
+        depth_factor(K) over Σ FLOPs, K each weight's input width on a device (a row-split
+        weight's n_in / tp; a tensor-split expert's projection back to the model width,
+        n_in / tp; with expert parallelism experts are whole)."""
+        sums = {False: [0.0, 0.0], True: [0.0, 0.0]}
+        tp, ep = self.costs.layout.tp, self.costs.layout.ep
+        for part in decode_flops(self.spec, c, c, 1):
+            if part.kind != "weights" or part.head or len(part.weight_shape) < 2:
+                continue
+            n_in, n_out = part.weight_shape[-2], part.weight_shape[-1]
+            expert = part.role == EXPERT
+            split = (part.role == ROW or (expert and ep == 1 and n_out == self.spec.d_model))
+            k = n_in / tp if split else n_in
+            s = sums[expert]
+            s[0] += part.value
+            s[1] += part.value / depth_factor(k, self.eff.k0)
+        return tuple(s[1] / s[0] if s[0] else 1.0 for s in (sums[False], sums[True]))
+
     def padded_flops(self, tokens: int) -> float:
         """GEMM FLOPs of a step of `tokens` tokens with rows padded to whole tiles (LM head
         apart): dense rows ceil(T/64)·64, each touched expert's ceil(T·k/e/64)·64."""
         if tokens not in self._padded:
             dense = self.weight_flops_token - self.expert_flops_token
-            total = dense * _ceil_to(tokens, TILE_M)
+            total = dense * _ceil_to(tokens, TILE_M) * self.dense_depth
             if self.expert_flops_token and self.costs.moe:
                 r = self.costs.moe[0][1].reads(self.spec.d_model, tokens)
                 touched = max(float(r.expected), 1.0)
                 rows = tokens * r.top_k / touched
-                total += self.expert_flops_token * tokens * _ceil_to(rows, TILE_M) / rows
+                total += self.expert_flops_token * tokens * _ceil_to(rows, TILE_M) / rows \
+                    * self.expert_depth
             self._padded[tokens] = total
         return self._padded[tokens]
 
@@ -204,9 +363,25 @@ class StepModel:
             self._weights[tokens] = float(self.costs.weight_bytes(tokens))
         return self._weights[tokens]
 
+    def collectives(self, tokens: int) -> tuple[Collective, ...]:
+        """The step's collectives. Expert parallelism inside the tensor-parallel group
+        (ep ≤ tp, no attention data parallelism) holds every token on every rank already:
+        each rank runs its own experts over all of them and the MoE output is all-reduced
+        as a tensor-parallel MLP's (SGLang's DeepseekV2MoE.forward_normal and vLLM's
+        FusedMoE reduce_results; TensorRT-LLM without enable_attention_dp), not dispatched
+        and combined by all-to-alls, which only ranks holding different tokens need."""
+        comms = self.costs.comm(tokens)
+        t = self.costs.layout
+        if t.ep <= 1 or t.ep > t.tp:
+            return comms
+        moe = sum(n for n, _, _ in self.costs.moe)
+        size = tokens * self.spec.d_model * ACTIVATION_BYTES
+        return tuple(c for c in comms if c.kind != "alltoall") + (
+            Collective("allreduce", size, t.tp, moe),)
+
     def comm_s(self, tokens: int) -> tuple[float, float, float]:
         if tokens not in self._comm:
-            step = Step(Fraction(0), Fraction(0), self.costs.comm(tokens))
+            step = Step(Fraction(0), Fraction(0), self.collectives(tokens))
             t = float(step.comm_s(self.net, True))
             self._comm[tokens] = tuple(t * f for f in self.eff.comm)  # type: ignore[assignment]
         return self._comm[tokens]
@@ -219,8 +394,7 @@ class StepModel:
             n = c.end - c.start
             tokens += n
             heads += c.last
-            # Σ_{p=start+1..end} (a0 + a1·p): the chunk's causal pairs
-            attn += n * self.a0 + self.a1 * (c.end * (c.end + 1) - c.start * (c.start + 1)) / 2
+            attn += self.prefill_attn(c.start, c.end)  # the chunk's causal pairs
             # the cache before the chunk read once, the chunk's written, states read and written
             kv += (self.k0 + self.k1 * c.start if c.start else 0.0) + n * self.token_bytes
             kv += 2 * self.state_bytes
@@ -243,22 +417,44 @@ class StepModel:
             + 2 * batch * self.state_bytes + pre_kv
         return gemm_flops, self.weight_bytes(whole), attn, kv, whole
 
+    def eager(self, tokens: int, pre_tokens: float) -> bool:
+        """Whether a step of `tokens` tokens, `pre_tokens` of them prefill, runs without a
+        CUDA graph."""
+        return pre_tokens > 0 and tokens > self.graph_tokens
+
+    def capture_limit(self, max_num_seqs: int, max_num_batched_tokens: int) -> None:
+        """vLLM's capture sizes follow its scheduler: min(2 x max_num_seqs x (1 + k), 512,
+        max_num_batched_tokens) (vllm/config/vllm.py, _set_cudagraph_sizes); engines that
+        capture decode-only batches keep 0."""
+        if self.engine.graph_prefill_tokens:
+            self.graph_tokens = min(2 * max_num_seqs * (1 + self.spec_k),
+                                    self.engine.graph_prefill_tokens, max_num_batched_tokens)
+
     def time(self, batch: float, context_sum: float, chunks: tuple[Chunk, ...] = (),
-             pre: Optional[tuple[float, float, float, float]] = None) -> tuple[float, float, float]:
+             pre: Optional[tuple[float, float, float, float]] = None,
+             eager_share: Optional[float] = None) -> tuple[float, float, float]:
         """Seconds of the step (low, estimate, high): `chunks`, or `pre`, prefill's
-        (tokens, heads, attention FLOPs, cache bytes)."""
-        gf, gb, af, kv, tokens = self.work(batch, context_sum, *(pre or self.prefill(chunks)))
+        (tokens, heads, attention FLOPs, cache bytes). `eager_share`: the share of steps
+        that run eagerly, for a steady state's mean step (else whether this one does)."""
+        pre = pre or self.prefill(chunks)
+        gf, gb, af, kv, tokens = self.work(batch, context_sum, *pre)
         if tokens == 0:
             return (0.0, 0.0, 0.0)
         comm = self.comm_s(tokens)
+        share = float(self.eager(tokens, pre[0])) if eager_share is None else eager_share
         out = []
         for i in range(3):
             gemm = max(gf / (self.peak * self.eff.matmul[i]),
                        gb / (self.bandwidth * self.eff.memory[i]))
             attn = max(af / (self.attention_peak * self.eff.attention[i]),
                        kv / (self.bandwidth * self.eff.memory[i]))
-            over = self.engine.step_s[i] + self.layers * self.engine.layer_s[i]
-            out.append(gemm + attn + comm[i] + over)
+            device = gemm + attn + comm[i]
+            graphed = device + self.layers * self.engine.layer_s[i]
+            # eagerly: the host issues every operator; what the kernels do not hide adds up
+            host = self.ops * EAGER_OP_S[i]
+            eager = max(host, device) + (1 - OVERLAP[i]) * min(host, device)
+            fitted = pre[0] * self.fitted_layers * PREFILL_TOKEN_LAYER_S[i]
+            out.append(self.engine.step_s[i] + share * eager + (1 - share) * graphed + fitted)
         if self.spec_k and batch:
             d = self.draft_time(batch, context_sum)
             out = [t + self.spec_k * d[i] for i, t in enumerate(out)]

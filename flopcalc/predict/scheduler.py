@@ -266,8 +266,12 @@ def steady_state(model: StepModel, users: int, prompt: int, gen: int, budget: in
     batch = users * n_d / cycle
     pre = users / cycle  # prompts per step
     ctx = batch * (prompt + 1 + per_step * n_d / 2)
-    p_attn = pre * (prompt * model.a0 + model.a1 * prompt * (prompt + 1) / 2)
+    p_attn = pre * model.prefill_attn(0, prompt)
     p_kv = pre * (prompt * model.token_bytes + 2 * model.state_bytes
                   + (k - 1) * (model.k0 + model.k1 * prompt / 2))
-    t = model.time(batch, ctx, pre=(pre * prompt, pre, p_attn, p_kv))
+    # the steps that hold a prefill chunk: k per request, users·k of every cycle
+    share = min(1.0, users * k / cycle)
+    whole = int(round(batch * q + prompt))  # such a step's tokens, its decodes and a chunk
+    eager = share if model.eager(min(whole, budget), 1) else 0.0
+    t = model.time(batch, ctx, pre=(pre * prompt, pre, p_attn, p_kv), eager_share=eager)
     return Steady(batch, pre * prompt, k, cycle, t)

@@ -37,6 +37,10 @@ def performance_tables(x: "Performance") -> list[Any]:
         d = x.dollars_per_million_output_tokens
         table.add_row("$ per million output tokens", f"{d.low:.4g}", f"{d.estimate:.4g}",
                       f"{d.high:.4g}", "", "", "")
+    if getattr(x, "joules_per_output_token", None) is not None:
+        j = x.joules_per_output_token
+        table.add_row("joules per output token (boards)", f"{j.low:.4g}", f"{j.estimate:.4g}",
+                      f"{j.high:.4g}", "", "", "")
     st = x.steady_step_seconds
     table.add_row(f"steady step, {x.steady_batch:.4g} decoding ({x.binds}-bound GEMMs)",
                   duration(st.low), duration(st.estimate), duration(st.high), "", "", "")

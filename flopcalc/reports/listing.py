@@ -104,7 +104,8 @@ def build_accelerators_report() -> AcceleratorsReport:
 
     loaded = all_accelerators()
     rows = [AcceleratorRow(name=a.name, **{k: v for k, v in asdict(a.spec).items()
-                                           if k not in ("aliases", "architecture")})
+                                           if k not in ("aliases", "architecture", "board_watts",
+                                                        "board_watts_source")})
             for a in loaded]
     aliases = {alias: a.name for a in loaded for alias in a.spec.aliases}
     return AcceleratorsReport(SCHEMA_VERSION, "accelerators", rows, aliases)

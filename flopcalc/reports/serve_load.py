@@ -34,6 +34,10 @@ class LoadOptions:
     attention_peak: Optional[float] = None
     price: Optional[float] = None  # per device-hour
     prefill_devices: Union[int, str, None] = None  # disaggregated: the prefill pool, or auto
+    # one device's board power limit (TDP) in W, and its source (the accelerator preset's
+    # `board_watts`, or --board-watts): energy per output token; None: not reported
+    board_watts: Optional[float] = None
+    board_watts_source: str = ""
 
 
 @dataclass
@@ -77,6 +81,7 @@ class Performance:
     binds: str
     dollars_per_million_output_tokens: Optional[Interval]
     model: list[str]
+    joules_per_output_token: Optional[Interval] = None  # the accelerators' boards only
 
 
 @dataclass
@@ -93,7 +98,8 @@ class Speculation:
 
 def step_model(spec: ModelSpec, costs: DeviceCosts, peak: float, bandwidth: float, net: Network,
                opts: LoadOptions, prompt: int, gen: int,
-               speculation: Optional[Speculation] = None) -> StepModel:
+               speculation: Optional[Speculation] = None, max_num_seqs: int = 256,
+               max_num_batched_tokens: int = 8192) -> StepModel:
     contexts = (prompt + 1, prompt + max(gen, 2))
     m = StepModel(spec, costs, peak, bandwidth, net, opts.eff, ENGINES[opts.engine], contexts,
                   opts.attention_peak)
@@ -103,6 +109,7 @@ def step_model(spec: ModelSpec, costs: DeviceCosts, peak: float, bandwidth: floa
             draft = StepModel(speculation.draft, speculation.draft_costs, peak, bandwidth, net,
                               opts.eff, ENGINES[opts.engine], contexts, opts.attention_peak)
         m.speculate(speculation.tokens, speculation.expected, draft, speculation.head_bytes)
+    m.capture_limit(max_num_seqs, max_num_batched_tokens)
     return m
 
 
@@ -140,7 +147,8 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
         raise FlopcalcError(f"the cache holds no request of {prompt + gen:,} tokens; shorten "
                             "--prompt/--gen or add memory")
     users = resolve_users(opts, max_num_seqs, room, dp)
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation,
+                       max_num_seqs, max_num_batched_tokens)
     per_users = math.ceil(users / dp) if users is not None else None
     rate = opts.rate / dp if opts.rate is not None else None
     w = Workload(prompt, gen, max_num_seqs, max_num_batched_tokens, room,
@@ -176,6 +184,19 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
     if opts.price is not None:  # $ per device-hour x devices / (tokens per hour) x 1e6
         price = Interval(*(opts.price * devices / (t * 3600) * 1e6 if t else 0.0
                            for t in (tput.high, tput.estimate, tput.low)))
+    energy, energy_lines = None, []
+    if opts.board_watts is not None:
+        if opts.board_watts <= 0:
+            raise FlopcalcError(f"board power {opts.board_watts:g} W must be more than 0")
+        from ..predict.energy import POWER_SHARE, joules_per_token
+
+        energy = Interval(*joules_per_token(opts.board_watts, devices,
+                                            (tput.low, tput.estimate, tput.high)))
+        energy_lines = [
+            f"energy: {devices} x {opts.board_watts:g} W ({opts.board_watts_source or 'given'})"
+            f" x {POWER_SHARE[1]:g} ({POWER_SHARE[0]:g}-{POWER_SHARE[2]:g}) of it while "
+            "serving ('Energy Use of AI Inference: Efficiency Pathways and Test-Time Compute', "
+            "2025) / output tokens/s; boards only (no host, network or PUE)"]
     loop = "open" if rate is not None else ("offline" if opts.concurrency == "max" else "closed")
     return Performance(
         engine=eng.title, loop=loop, concurrency=users, request_rate=opts.rate, replicas=dp,
@@ -190,14 +211,20 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
         ttft_seconds=metric("ttft"), tpot_seconds=tpot, e2e_seconds=metric("e2e"),
         steady_step_seconds=Interval(*st.step_s), steady_batch=st.batch,
         binds=model.binds(st.batch, st.batch * (prompt + gen / 2)),
-        dollars_per_million_output_tokens=price,
-        model=_model_lines(eng, opts, w) + ([
+        dollars_per_million_output_tokens=price, joules_per_output_token=energy,
+        model=_model_lines(eng, opts, w) + energy_lines + ([
             f"speculative decoding: {speculation.tokens} draft tokens verified per decode "
             f"step (the target over k + 1 tokens, the cache read once), {speculation.expected:.4g} "
             "tokens a step expected; draft: "
             + ("its own decode step" if speculation.draft is not None else
                "one decoder layer of the target's step + the LM head (MTP)")]
             if speculation is not None else []))
+
+
+EAGER_OPS_NOTE = ("each operator at 5/15/30 µs (PyTorch's dispatch and launch), operators per "
+                  "layer counted per slot (attention 16, latent attention 35, MLP 8, MoE 40)")
+OVERLAP_NOTE = ("the kernels hide the host's time fully at the low end, half at the estimate, "
+                "not at all at the high end")
 
 
 def _model_lines(eng: Any, opts: LoadOptions, w: Workload) -> list[str]:
@@ -214,7 +241,16 @@ def _model_lines(eng: Any, opts: LoadOptions, w: Workload) -> list[str]:
         f"{eng.request_s[1] * 1e3:g} ms per request in the API server "
         f"({eng.request_s[0] * 1e3:g}-{eng.request_s[2] * 1e3:g}) added to TTFT and end to end",
         "GEMM rows padded to tiles of 64 (dense: the step's tokens; experts: the tokens routed "
-        "to each expert touched)",
+        "to each expert touched); a GEMM's rate x (K/(K+718)) / (8192/(8192+718)) at its depth "
+        "K on a device, at most 1 (fitted through DeepGEMM's published H800 rates)",
+        "prefill attention in the forward's form (latent attention decompressed per head, as "
+        "the engines' prefill runs it); expert parallelism inside the tensor-parallel group "
+        "all-reduces the MoE output, wider expert parallelism dispatches by all-to-alls",
+        f"CUDA graphs: {eng.graph_source}; a step no graph captures runs eagerly: the host "
+        f"issues {EAGER_OPS_NOTE}; {OVERLAP_NOTE}",
+        "latent-attention and MoE layers: + 0.49 µs (0.245-0.735) per prefill token and layer, "
+        "fitted on TensorRT-LLM issue 5929's DeepSeek-R1 TTFT slope on H200 and B200 (the "
+        "development half of tests/serving_runs.py), attributed to no kernel",
         "scheduler: continuous batching, chunked prefill (decodes first, then prefills in "
         "arrival order within max_num_batched_tokens), at most max_num_seqs running and what "
         "the cache holds at the workload's length; "
@@ -266,7 +302,8 @@ def pareto_points(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak: fl
     room = min(max_num_seqs, slots(plan, prompt + gen))
     if room < 1:
         return []
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation,
+                       max_num_seqs, max_num_batched_tokens)
     out = []
     users = 1
     devices = tp * dp
@@ -365,14 +402,15 @@ def build_disaggregated(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, pe
                             f"replicas of {replica_devices} devices (tp x pp)")
     if opts.concurrency is None or opts.concurrency == "max":
         raise FlopcalcError("--prefill-devices times a closed loop: give --concurrency N")
-    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation)
+    model = step_model(spec, costs, peak, bandwidth, net, opts, prompt, gen, speculation,
+                       max_num_seqs, max_num_batched_tokens)
     dp_p, dp_d = prefill_devices // replica_devices, (devices - prefill_devices) // replica_devices
     users = int(opts.concurrency)
     room = min(max_num_seqs, slots(plan, prompt + gen))
     batch = min(users / dp_d, room)
     n_d = math.ceil((gen - 1) / model.spec_expect - 1e-9) if gen > 1 else 0
     per_step = max(1.0, max_num_batched_tokens / prompt)  # prompts a prefill step holds
-    p_attn = prompt * model.a0 + model.a1 * prompt * (prompt + 1) / 2
+    p_attn = model.prefill_attn(0, prompt)
     p_kv = prompt * model.token_bytes + 2 * model.state_bytes
     n = min(per_step, users)
     steps_per_prompt = max(1, math.ceil(prompt / max_num_batched_tokens))
