@@ -34,7 +34,7 @@ def _ways(name: str, help_: str) -> Option:
 _ALL = (
     # ------------------------------------------------------------------ the model and workload
     _length("seq", "Sequence (source) length; k = 1024 (32k = 32,768). Default: the model's "
-            "training length, else its context."),
+            "training length, else its context, else 2,048."),
     Option("seqs", "text", "Lengths: 1k,2k,4k; a range 1k..1M (every power of two); or a range "
            "with --points N (N log-spaced lengths). k = 1024.", "1k..1M", metavar="SPEC"),
     Option("points", "count", "With a range: this many log-spaced integer lengths.",
@@ -52,10 +52,10 @@ _ALL = (
            "chunk (FlopCounterMode's count); recurrent: token by token, the decode step on "
            "every real token.", "chunked", SCANS),
     Option("elementwise", "flag", "Also count bias adds, norms, activations, softmax, residual "
-           "adds.", False),
+           "adds and routing.", False),
     Option("images", "count", "Images per sequence through the model's vision tower (a "
-           "multimodal config.json): adds the tower's FLOPs and the image tokens to the text's "
-           "sequence.", metavar="N"),
+           "multimodal config.json): adds the tower's and projector's FLOPs and the image tokens "
+           "to the text's sequence. Default: none, the tower is not run.", metavar="N"),
     Option("image_size", "text", "Size of each image, HEIGHTxWIDTH in pixels (448x448, or 448). "
            "Default: the tower's trained size.", metavar="HxW"),
     Option("set", "texts", "Override a config field (repeatable; dotted keys for nested ones, "
@@ -105,8 +105,9 @@ _ALL = (
            "interleaved, zero-bubble (ZB-H1, Qi et al. 2023), dualpipe or dualpipev "
            "(DeepSeek-V3): each with its paper's bubble and activation memory.", "1f1b",
            ("1f1b", "interleaved", "zero-bubble", "dualpipe", "dualpipev")),
-    Option("zero", "number", "ZeRO stage: 1 splits the optimizer, 2 also the gradients "
-           "(reduced every micro-batch), 3 also the weights (gathered layer by layer).", 0,
+    Option("zero", "number", "ZeRO stage: 0 none (DDP), 1 splits the optimizer (a distributed "
+           "optimizer), 2 also the gradients (reduce-scattered every micro-batch), 3 also the "
+           "weights (gathered layer by layer).", 0,
            tuple(map(str, ZERO_STAGES))),
     Option("recompute", "choice", "Activation recomputation: selective recomputes the attention "
            "core (its s² tensors are not kept), full each layer's forward from its input.",
@@ -156,11 +157,12 @@ _ALL = (
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's compute "
            "(Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
            "Megatron-Bridge's MoE recipes).", False),
-    Option("capacity_factor", "amount", "MoE capacity factor of the all-to-all (1: dropless).",
+    Option("capacity_factor", "amount", "MoE capacity factor: the all-to-all's padding (1, the default: "
+           "dropless).",
            metavar="F"),
     # ----------------------------------------------------------------------- training runs
-    Option("mfu", "share", "Model FLOPs utilisation: the sustained share of peak, 0.4 or 40%.",
-           metavar="F"),
+    Option("mfu", "share", "Model FLOPs utilisation: the sustained share of peak, 0.4 or 40% "
+           "(above 0, at most 1).", metavar="F"),
     Option("days", "amount", "A deadline instead of --count: the fewest devices that finish in "
            "N days.", metavar="N"),
     Option("tokens_per_second", "amount", "Measured training tokens per second (all devices "
@@ -274,8 +276,7 @@ assert len(OPTIONS) == len(_ALL), "an option declared twice"
 # Why a command gives an option another default (the reason travels with the option).
 CAUSAL = ("the commands that predict a time, a throughput or an MFU count the pairs the kernels "
           "compute; the counting commands keep the source documents' and PyTorch's full count")
-UNKNOWN = ("not given: unknown, the estimate takes the likeliest value and the interval every "
-           "value that works")
+UNKNOWN = "the estimate takes the likeliest value and the interval every value that works"
 
 
 def pick(*names: str) -> tuple[Option, ...]:

@@ -1,7 +1,8 @@
 """The docs cannot drift from the code: every generated region of README.md and docs/ (sample
 outputs, option tables, the kinds and hardware tables) is what `python tools/docs.py` writes
 now; every command has exactly one page, whose option table lists every option the command line
-parses; every relative link and every source path a page names exists."""
+parses and is the page's only option table; every relative link and every source path a page
+names exists."""
 
 from __future__ import annotations
 
@@ -80,6 +81,52 @@ def test_the_check_catches_a_stale_table(tmp_path):
     edited = page.replace("| `--batch` | `B` | `1` |", "| `--batch` | `B` | `2` |")
     assert edited != page
     assert docs.rendered(edited) == page
+
+
+# A table whose first column lists flags (`--seq`, `-f`): an option table.
+FLAG_CELL = re.compile(r"^`-{1,2}[A-Za-z]")
+
+
+def option_tables(text: str) -> list[str]:
+    """The first row of every markdown table outside the generated regions and code blocks whose
+    first column lists flags: an option table written by hand beside the generated one."""
+    text = FENCE.sub("", docs.REGION.sub("", text))
+    found, table = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        firsts = [row.strip("|").split(" | ")[0].strip() for row in table[2:]]
+        if any(FLAG_CELL.match(cell) for cell in firsts):
+            found.append(table[0])
+        table = []
+    return found
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs" / "commands").glob("*.md")),
+                         ids=lambda p: p.name)
+def test_options_are_documented_once_in_the_generated_table(page):
+    """A command's options are documented in one place, the table generated from the registry:
+    a second table of them written by hand would drift (an old name, another default). What an
+    option's one-line help cannot hold is prose under "Notes on the options"."""
+    assert option_tables(page.read_text()) == [], (
+        f"{page.relative_to(ROOT)}: an option table outside the generated region; put its "
+        "details into the option's help (flopcalc/commands/options.py) or prose")
+
+
+def test_the_check_finds_a_hand_written_option_table():
+    """The check sees an option table outside the generated markers (the generated one itself
+    without them, one written by hand) and not inside them, nor the pages' other tables
+    (formulas, conventions)."""
+    table = dict(docs.regions((ROOT / "docs" / "commands" / "model.md").read_text()))[
+        "options model"]
+    assert option_tables(table) == ["| option | value | default | meaning |"]
+    page = f"# model\n\n<!-- generated: options model -->\n{table}<!-- end generated -->\n"
+    assert option_tables(page) == []
+    hand = "Text.\n\n| option | meaning |\n|---|---|\n| `--seq N` | the length |\n\nMore.\n"
+    assert option_tables(hand + page) == ["| option | meaning |"]
+    formulas = "| term | per head |\n|---|---|\n| `qk` (QKᵀ) | `m·n·(2·d_k − 1)` |\n"
+    assert option_tables(formulas) == []
 
 
 def test_every_kind_has_a_description():
