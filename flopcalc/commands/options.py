@@ -157,9 +157,8 @@ _ALL = (
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's compute "
            "(Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
            "Megatron-Bridge's MoE recipes).", False),
-    Option("capacity_factor", "amount", "MoE capacity factor: the all-to-all's padding (1, the default: "
-           "dropless).",
-           metavar="F"),
+    Option("capacity_factor", "amount", "MoE capacity factor: the all-to-all's padding (1, the "
+           "default: dropless).", metavar="F"),
     # ----------------------------------------------------------------------- training runs
     Option("mfu", "share", "Model FLOPs utilisation: the sustained share of peak, 0.4 or 40% "
            "(above 0, at most 1).", metavar="F"),
@@ -196,10 +195,10 @@ _ALL = (
            "--weights-dtype.", None, WEIGHT_FORMATS),
     Option("max_batch", "flag", "Serve the largest batch whose weights and KV cache fit the "
            "devices (needs --accelerator).", False),
-    Option("engine", "choice", "The serving engine: its capacity arithmetic (vllm: 0.33.0's "
-           "blocks; sglang adds its token pool, max_total_num_tokens, with SGLang's own options "
-           "below; trtllm takes vLLM's) and its per-step overhead under load.", "vllm",
-           ("vllm", "sglang", "trtllm")),
+    Option("engine", "text", "The serving engine (flopcalc/engines/registry.py): vllm (its "
+           "capacity arithmetic is vLLM 0.33.0's blocks), sglang (adds its token pool, "
+           "max_total_num_tokens, with SGLang's own options below) or trtllm (takes vLLM's); "
+           "each with its per-step overhead under load.", "vllm", metavar="NAME"),
     _length("max_model_len", "Longest request the engine admits (--max-model-len). Default: the "
             "model's context."),
     Option("gpu_memory_utilization", "share", "Share of each device's memory the engine takes "

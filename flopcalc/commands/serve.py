@@ -11,24 +11,28 @@ from .base import Command, Render
 from .common import config_json, data_parallel, load, platform
 from .options import CAUSAL, OPTIONS, pick
 
+# The options SGLang alone reads (its entry's `options` in engines/registry.py), in serve's order.
 SGLANG = ("mem_fraction_static", "page_size", "chunked_prefill_size", "max_running_requests",
           "context_length")
-# --kv-cache-dtype as SGLang names it (server_args.py: auto, fp8_e5m2, fp8_e4m3, bf16; fp8 is
-# vLLM's name for e4m3).
-SGLANG_KV = {"auto": "auto", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8_e4m3",
-             "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
 
 
-def _kv_dtypes(engine: str, kv_cache_dtype: str) -> tuple[str, str]:
-    """(vLLM's cache dtype, SGLang's) for --kv-cache-dtype; an engine that has no such cache
-    says so."""
+def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> Any:
+    """The engine of --engine, with each engine-owned option given checked against it."""
+    from ..engines.registry import engine, owner
+
+    chosen = engine(name)
+    for option, value in given.items():
+        own = owner(option) if value is not None else None
+        if own is not None and own is not chosen:
+            flag = "--" + option.replace("_", "-")
+            raise FlopcalcError(f"{flag} is {own.title.split(' (')[0]}'s option: add --engine "
+                                f"{own.name} (vLLM's are --gpu-memory-utilization, "
+                                "--block-size, --max-num-batched-tokens, --max-num-seqs, "
+                                "--max-model-len, --kv-cache-dtype)")
     if kv_cache_dtype == "int8":
         raise FlopcalcError("--kv-cache-dtype int8: vLLM and SGLang keep no int8 KV cache; "
                             "choose fp8 (or size an int8 cache with flopcalc infer)")
-    if engine == "sglang" and kv_cache_dtype not in SGLANG_KV:
-        raise FlopcalcError(f"--kv-cache-dtype {kv_cache_dtype} is not one of SGLang's: "
-                            + ", ".join(SGLANG_KV))
-    return kv_cache_dtype, SGLANG_KV.get(kv_cache_dtype, "auto")
+    return chosen
 
 
 def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_utilization,
@@ -40,16 +44,9 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         request_rate, requests, random_state, pareto, price, board_watts, prefill_devices,
         mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
         context_length, set):  # noqa: A002
-    sglang_given = {k: v for k, v in dict(
-        mem_fraction_static=mem_fraction_static, page_size=page_size,
-        chunked_prefill_size=chunked_prefill_size, max_running_requests=max_running_requests,
-        context_length=context_length).items() if v is not None}
-    if engine != "sglang" and sglang_given:
-        flag = "--" + next(iter(sglang_given)).replace("_", "-")
-        raise FlopcalcError(f"{flag} is SGLang's option: add --engine sglang (vLLM's are "
-                            "--gpu-memory-utilization, --block-size, --max-num-batched-tokens, "
-                            "--max-num-seqs, --max-model-len, --kv-cache-dtype)")
-    kv_dtype, sglang_kv = _kv_dtypes(engine, kv_cache_dtype)
+    values = dict(locals())  # serve's parsed options, for an engine's own capacity
+    chosen = _engine(engine, values, kv_cache_dtype)
+    engine = chosen.name
 
     from ..numbers import parse_bytes
     from ..predict.latency import Network
@@ -119,7 +116,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
     common = dict(
         hw=hw, max_model_len=max_model_len, pp=pp,
         gpu_memory_utilization=Fraction(gpu_memory_utilization), block_size=block_size,
-        kv_dtype=kv_dtype, max_num_batched_tokens=max_num_batched_tokens,
+        kv_dtype=kv_cache_dtype, max_num_batched_tokens=max_num_batched_tokens,
         max_num_seqs=max_num_seqs, async_scheduling=async_scheduling,
         prefix_caching=prefix_caching, hybrid_kv_cache_manager=hybrid_kv_cache_manager,
         mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
@@ -141,21 +138,13 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
             "takes some models' from their config.json (Nemotron-H: fp32, Qwen3.5: "
             "mamba_ssm_dtype), which a model file does not carry: give the config.json or "
             "--mamba-ssm-cache-dtype")
-    if engine == "sglang":
-        from ..reports.serve_sglang import sglang_capacity
+    if chosen.capacity is not None:  # the engine's own capacity beside vLLM's
+        import importlib
 
-        report.sglang = sglang_capacity(
-            loaded.spec, hw, tp=tp, pp=pp, weights_bytes=max(report.weights.device_bytes),
-            kv_memory=memories, mem_fraction_static=mem_fraction_static, page_size=page_size,
-            chunked_prefill_size=chunked_prefill_size,
-            max_running_requests=max_running_requests, context_length=context_length,
-            kv_cache_dtype=sglang_kv)
-        report.conventions.append(
-            "sglang: SGLang's token pool as its 0.5 code sizes it (server_args.py "
-            "_handle_gpu_memory_settings; the model runner's profile_max_num_token and "
-            "init_memory_pool): max_total_num_tokens = int(free after weights − free before × "
-            "(1 − mem_fraction_static)) // bytes per token, in whole pages; recurrent states "
-            "first (handle_max_mamba_cache); the rest of the report is vLLM's")
+        module, function = chosen.capacity
+        path = module if "." in module else f"{__package__.rsplit('.', 1)[0]}.reports.{module}"
+        values["kv_memory"] = memories
+        getattr(importlib.import_module(path), function)(report, loaded, hw, values)
     return report
 
 

@@ -4,6 +4,8 @@ the engines themselves are not needed (the tests run them where they install).
 
 Modules:
 
+- `registry`: the engines `serve --engine` knows: each one's overheads under load, its own
+  capacity arithmetic and options (a new engine is an entry here).
 - `vllm`: vLLM's paged KV-cache blocks, cache groups and maximum concurrency.
 - `sglang`: SGLang's token pool (`max_total_num_tokens`).
 """

@@ -200,11 +200,11 @@ def token_bytes(cache: EngineCache, engine: Engine, sparse: bool) -> int:
                                     "and 64 rotary dims; choose fp8 or auto")
             return 352
         if dtype == "nvfp4":
-            raise FlopcalcError("--kv-dtype nvfp4 packs softmax attention's K and V; for "
+            raise FlopcalcError("--kv-cache-dtype nvfp4 packs softmax attention's K and V; for "
                                 "latent attention vLLM has nvfp4_ds_mla")
         return cache.k_dim * engine.value_bytes(dtype)
     if dtype in ("fp8_ds_mla", "nvfp4_ds_mla"):
-        raise FlopcalcError(f"--kv-dtype {dtype} is a latent-attention (MLA) layout; this "
+        raise FlopcalcError(f"--kv-cache-dtype {dtype} is a latent-attention (MLA) layout; this "
                             "model has softmax attention: choose fp8")
     if dtype == "nvfp4":  # FlashInfer: d/2 fp4 bytes + d/16 fp8 scales per head and side
         return cache.heads * sum(d // 2 + d // 16 for d in (cache.k_dim, cache.v_dim))
@@ -248,7 +248,7 @@ def _layer_caches(layer: Any, tp: int) -> tuple[EngineCache, ...]:
         if not caches and (kept.per_token or kept.states):
             raise FlopcalcError(f"{kind.describe()} keeps a cache but does not say how a paged "
                                 "serving engine stores it (its kind needs engine_cache(): "
-                                "README, Adding a kind of layer)")
+                                "docs/layer-kinds.md, Adding a kind of layer)")
         out += caches
     return tuple(out)
 

@@ -215,8 +215,8 @@ class Span:
 class State:
     """A fixed-size tensor a mixer keeps per sequence whatever the length: a convolution window
     or a recurrent state, of `values` values, stored in the cache's dtype (`dtype="cache"`, as
-    the K/V are: --kv-dtype) or the state dtype (`"state"`: --state-dtype, fp32 by default, as
-    Hugging Face keeps recurrent states)."""
+    the K/V are: --kv-cache-dtype) or the state dtype (`"state"`: --state-dtype, fp32 by
+    default, as Hugging Face keeps recurrent states)."""
 
     name: str
     values: int

@@ -213,8 +213,8 @@ def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = F
     lines.append("LM head counted: 2·T·d·V on every output token"
                  + (" (tied to the embedding)" if tied else ", tied or not"))
     if elementwise:
-        lines.append("element-wise ops counted as *.elementwise.* parts (README: Element-wise "
-                     "costs); forward = weights + attention + elementwise")
+        lines.append("element-wise ops counted as *.elementwise.* parts (docs/conventions.md: "
+                     "Element-wise costs); forward = weights + attention + elementwise")
     else:
         lines.append("not counted: bias adds, norms, activations, softmax, residual adds, "
                      "embedding lookups, routing")

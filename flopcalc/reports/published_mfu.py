@@ -1,5 +1,5 @@
 """The MFU that published training runs measured, to set a predicted MFU beside: the one place
-this table lives (`step` and `plan` read it; the README cites it).
+this table lives (`step` and `plan` read it; docs/validation.md cites it).
 
 An entry applies to a run of the same model (a preset name) on the same accelerator (a preset
 name). A published MFU divides FLOPs counted by the publication's own formula, which may

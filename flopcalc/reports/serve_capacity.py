@@ -216,11 +216,11 @@ def resolve_gdn(backend: str, hw: Optional[Hardware]) -> str:
     SM100/SM120 with CUDA 13), Triton elsewhere."""
     if backend != "auto":
         return backend
+    from ..models.accelerators import HOPPER_UP
+
     if hw is None:
         return "flashinfer"
-    name = hw.name.lower()
-    return "flashinfer" if name.startswith(("h100", "h200", "b200", "b300", "gb")) \
-        else "triton"
+    return "flashinfer" if hw.architecture in HOPPER_UP else "triton"
 
 
 def context_length(loaded: LoadedModel, given: Optional[int]) -> tuple[int, str, list[str]]:
@@ -263,9 +263,9 @@ def engine_setup(loaded: LoadedModel, opts: EngineOptions, layout: ServeLayout,
     if block_size is None:  # FlashMLA-sparse + the indexer need MultipleOf(64): vLLM on Hopper
         block_size = 64 if sparse or ds_layout else E.DEFAULT_BLOCK_SIZE
     elif ds_layout and block_size % 64:
-        raise FlopcalcError(f"--kv-dtype fp8_ds_mla runs on FlashMLA-sparse alone, whose pages "
-                            f"hold 64 tokens: --block-size {block_size} is refused; give 64 or "
-                            "leave it out")
+        raise FlopcalcError(f"--kv-cache-dtype fp8_ds_mla runs on FlashMLA-sparse alone, whose "
+                            f"pages hold 64 tokens: --block-size {block_size} is refused; give "
+                            "64 or leave it out")
     k = draft.tokens if draft is not None else 0
     if draft is not None:
         check_draft_tokens(k, max_model_len, o.max_num_batched_tokens)
@@ -436,7 +436,7 @@ def conventions(engine: E.Engine, plan: E.Plan, kinds: set[str]) -> list[str]:
         "blocks per request: " + "; ".join(blocks),
         "tensor parallelism: KV heads split over --tp, one replicated per device when there are "
         "fewer; a latent (MLA) cache is never split; Mamba heads and conv channels split",
-        f"--kv-dtype {engine.kv_dtype} (auto = the model dtype, {engine.model_dtype}); fp8 "
+        f"--kv-cache-dtype {engine.kv_dtype} (auto = the model dtype, {engine.model_dtype}); fp8 "
         "caches keep per-tensor scales outside the pages; DeepSeek's sparse MLA serves fp8 as "
         "fp8_ds_mla (656 bytes per token); nvfp4 K/V are ½ byte per value + an fp8 scale per 16",
     ]

@@ -12,10 +12,6 @@ from ..engines import vllm as E
 from ..engines import sglang as S
 from ..errors import FlopcalcError
 
-SGLANG_ONLY = ("mem_fraction_static", "page_size", "chunked_prefill_size",
-               "max_running_requests", "context_length", "kv_cache_dtype")
-
-
 @dataclass
 class SglangCapacity:
     engine: str  # "sglang"
@@ -116,3 +112,31 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         else pool.max_num_reqs,
         max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how,
         mamba_cache_per_req=per_req, max_mamba_cache_size=states)
+
+
+# --kv-cache-dtype as SGLang names it (server_args.py: auto, fp8_e5m2, fp8_e4m3, bf16; fp8 is
+# vLLM's name for e4m3).
+SGLANG_KV = {"auto": "auto", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8_e4m3",
+             "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
+
+
+def add_sglang(report: Any, loaded: Any, hw: Any, values: dict[str, Any]) -> None:
+    """`serve --engine sglang`: SGLang's token pool beside vLLM's report (the engine registry's
+    capacity hook), from serve's parsed options."""
+    kv = values["kv_cache_dtype"]
+    if kv not in SGLANG_KV:
+        raise FlopcalcError(f"--kv-cache-dtype {kv} is not one of SGLang's: "
+                            + ", ".join(SGLANG_KV))
+    report.sglang = sglang_capacity(
+        loaded.spec, hw, tp=values["tp"], pp=values["pp"],
+        weights_bytes=max(report.weights.device_bytes), kv_memory=values["kv_memory"],
+        mem_fraction_static=values["mem_fraction_static"], page_size=values["page_size"],
+        chunked_prefill_size=values["chunked_prefill_size"],
+        max_running_requests=values["max_running_requests"],
+        context_length=values["context_length"], kv_cache_dtype=SGLANG_KV[kv])
+    report.conventions.append(
+        "sglang: SGLang's token pool as its 0.5 code sizes it (server_args.py "
+        "_handle_gpu_memory_settings; the model runner's profile_max_num_token and "
+        "init_memory_pool): max_total_num_tokens = int(free after weights − free before × "
+        "(1 − mem_fraction_static)) // bytes per token, in whole pages; recurrent states "
+        "first (handle_max_mamba_cache); the rest of the report is vLLM's")

@@ -158,7 +158,7 @@ def test_token_bytes_of_each_cache_layout():
     with pytest.raises(FlopcalcError, match="latent-attention .*model has softmax attention: "
                                             "choose fp8$"):
         E.token_bytes(attn, E.Engine(max_model_len=10, kv_dtype="fp8_ds_mla"), False)
-    with pytest.raises(FlopcalcError, match="^--kv-dtype nvfp4 packs softmax attention's K and "
+    with pytest.raises(FlopcalcError, match="^--kv-cache-dtype nvfp4 packs softmax attention's K and "
                                             "V; for latent attention vLLM has nvfp4_ds_mla$"):
         E.token_bytes(mla, E.Engine(max_model_len=10, kv_dtype="nvfp4"), False)
     odd = EngineCache("mla", heads=1, k_dim=320, rope_dim=64)

@@ -14,7 +14,8 @@ pytest.importorskip("simpy")
 from flopcalc import api  # noqa: E402
 from flopcalc.engines.vllm import Engine  # noqa: E402
 from flopcalc.predict import engine_step as ES  # noqa: E402
-from flopcalc.predict.engine_step import Chunk, EngineOverhead, Efficiencies, StepModel  # noqa
+from flopcalc.engines.registry import ServingEngine as EngineOverhead  # noqa: E402
+from flopcalc.predict.engine_step import Chunk, Efficiencies, StepModel  # noqa
 from flopcalc.predict.latency import DeviceCosts, Layout, Network  # noqa: E402
 
 pytestmark = [pytest.mark.hand, pytest.mark.published]

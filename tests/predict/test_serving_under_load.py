@@ -18,7 +18,8 @@ from flopcalc import api  # noqa: E402
 from flopcalc.engines.vllm import Engine  # noqa: E402
 from flopcalc.predict.latency import DeviceCosts, Layout, Network  # noqa: E402
 from flopcalc.errors import FlopcalcError  # noqa: E402
-from flopcalc.predict.engine_step import EngineOverhead, Efficiencies, StepModel  # noqa: E402
+from flopcalc.engines.registry import ServingEngine as EngineOverhead
+from flopcalc.predict.engine_step import Efficiencies, StepModel  # noqa: E402
 from flopcalc.predict.scheduler import Workload, metrics, simulate, steady_state  # noqa: E402
 from flopcalc.reports.serve_load import ParetoPoint, front  # noqa: E402
 
