@@ -223,3 +223,29 @@ def test_package_docstrings_list_exactly_their_modules():
 def test_the_docstring_check_sees_a_stale_name(tmp_path):
     (tmp_path / "__init__.py").write_text('"""P.\n\nModules:\n\n- `gone`: was here.\n"""\n')
     assert _listed(tmp_path) == ["gone"]
+
+
+# ------------------------------------------------- files are read in models/ alone
+
+READS = (" open(", "(open(", ".read_text(", ".read_bytes()", "read_mapping(", "yaml.safe_load(")
+# Below models/, no module reads a file: the counts, the engines' arithmetic and the
+# predictions take what models/ resolved. The one exception is flopcalc's own cache of the kinds
+# listing (kinds/registry.py: names only, each checked against the module it names).
+NO_FILES = ("counting", "engines", "predict", "reports")
+READS_ALLOWED = {"kinds/registry.py"}
+
+
+def file_reads(source: str) -> list[str]:
+    return [f"line {i}: {line.strip()}" for i, line in enumerate(source.splitlines(), 1)
+            if not line.lstrip().startswith("#") and any(r in line for r in READS)]
+
+
+def test_no_module_below_models_reads_a_file():
+    wrong = [f"{path.relative_to(PACKAGE)} {hit}"
+             for package in (*NO_FILES, "kinds")
+             for path in sorted((PACKAGE / package).glob("*.py"))
+             if str(path.relative_to(PACKAGE)) not in READS_ALLOWED
+             for hit in file_reads(path.read_text())]
+    assert not wrong, "\n".join(wrong)
+    assert file_reads("x = Path(p).read_text()\nwith open(p) as f:") == [
+        "line 1: x = Path(p).read_text()", "line 2: with open(p) as f:"]
