@@ -148,11 +148,14 @@ def _hub(ref: str) -> Optional[str]:
     """What a model id (`org/name`, `models--org--name`) names: the cached config.json of its
     main revision, else a preset that is the same model (said on stderr); None when `ref` is
     no model id or is a file or folder here."""
+    # a preset's name has no "/" and a cache folder's starts "models--": those alone import the
+    # cache's code, which a run on a preset never needs
+    if ref.lower().endswith((".yaml", ".yml", ".json")) or \
+            ("/" not in ref and "models--" not in ref):
+        return None
     from .hub import (CACHE_FOLDER, cache_dir, cached_config, fetch_config, model_id,
                       snapshot_config)
 
-    if ref.lower().endswith((".yaml", ".yml", ".json")):
-        return None
     ids = model_id(ref)
     if ids is None:
         return None
@@ -188,7 +191,6 @@ def _hub(ref: str) -> Optional[str]:
 def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
     """Find, read, override and validate a model."""
     from .files import read_mapping
-    from .overrides import apply_overrides
 
     ref = _hub(ref) or ref
     stored_as = None
@@ -200,7 +202,11 @@ def load_model(ref: str, overrides: Iterable[str] = ()) -> LoadedModel:
                            "flopcalc list shows all presets; a YAML or config.json path works too")
         origin, label = "preset", name
         raw = read_mapping(presets_dir() / f"{name}.yaml", "model file")
-    raw = apply_overrides(raw, overrides)
+    overrides = tuple(overrides)
+    if overrides:
+        from .overrides import apply_overrides
+
+        raw = apply_overrides(raw, overrides)
     return LoadedModel(name=name, origin=origin, spec=validated(raw, label), raw=raw, label=label,
                        stored_as=stored_as)
 

@@ -82,7 +82,7 @@ def _rare(obj: Any) -> Any:
     return copy.deepcopy(obj)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class ModelInfo:
     name: str
     title: str

@@ -15,7 +15,7 @@ from ..kinds import base as p
 from ..models.spec import ModelSpec
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class ImagesInfo:
     """Images per sequence through one vision tower: per image `image_tokens` (the tower's
     features after its projector) and `special_tokens` (the processor's markers around them),

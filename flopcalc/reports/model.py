@@ -21,7 +21,7 @@ from .common import (SCHEMA_VERSION, ModelInfo, Report, as_argument, context_war
 from .images import ImagesInfo, image_lines, place
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class Settings:
     seq: int
     tgt_seq: Optional[int]
@@ -38,7 +38,7 @@ class Settings:
     images: list[ImagesInfo] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class Row:
     name: str
     value: int
@@ -47,7 +47,7 @@ class Row:
     shape: Optional[list[int]] = None
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class LayerGroup:
     """One kind of layer of a stack (all the layers alike), and how many layers have it."""
 
@@ -62,7 +62,7 @@ class LayerGroup:
     flop_rows: list[Row]
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class Params:
     total: int
     active: int  # total minus the unused routed experts of every MoE layer (= total if dense)
@@ -81,7 +81,7 @@ class Params:
     groups: list[Row]  # rows merged by their first two name parts (decoder.attn, embed.tokens)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class Flops:
     """Forward FLOPs: `forward` is the sum of its families (`families`, in the order of
     `kinds.base.FAMILIES`, those that occur): `weights`, `attention` and `elementwise` are
@@ -111,7 +111,7 @@ def family_keys(flops: dict, families: dict[str, int]) -> dict:
     return {**flops, **{k: v for k, v in families.items() if k not in flops}}
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class Training:
     tokens: int
     tokens_source: str
@@ -128,7 +128,7 @@ class Training:
     conventions_line: str  # 6ND and PaLM against exact, pointing to `flopcalc conventions`
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class Crossover:
     seq: Optional[int]  # the first whole length at which attention >= weights; None: never
     exact: Optional[str]  # s* exactly, as a fraction string ("73728", "7168/3"), when rational
@@ -139,7 +139,7 @@ class Crossover:
     note: str = ""  # why there is no crossover
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
 class ModelReport(Report):
     schema_version: int
     command: str
