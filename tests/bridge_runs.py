@@ -2,7 +2,8 @@
 step` inputs: each row's layout as the page gives it, flopcalc's defaults for what the page
 does not state, and the measured step time from its tokens/s per GPU.
 
-    python tests/bridge_runs.py            # the table for the README (estimate error per run)
+    python tests/bridge_runs.py              # the table for the README (estimate error per run)
+    python tests/bridge_runs.py development  # one half only (`half`: development, held-out)
 
 A row is predicted when its model has a preset (Nemotron 3 and DeepSeek-V4 do not) and its
 precision is stated (25.09's tables do not say). The measured step time is
@@ -11,6 +12,7 @@ global batch × sequence / (GPUs × tokens/s per GPU), ± half the last digit of
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -45,6 +47,19 @@ def runs(kinds: tuple[str, ...] = ("pretrain",)) -> list[dict[str, Any]]:
 def run_id(r: dict[str, Any]) -> str:
     return (f"{r['release']}/{r['model']}/{r['system']}/{r['precision']}/{r['gpus']}"
             f"/tp{r['tp']}pp{r['pp']}cp{r['cp']}ep{r['ep']}/v{r['variant']}")
+
+
+CONFIGURATION = ("model", "system", "precision", "gpus", "tp", "pp", "cp", "ep", "vp",
+                 "micro_batch", "global_batch", "seq")
+
+
+def half(r: dict[str, Any]) -> str:
+    """`development` or `held-out`, by a fixed rule chosen before any tuning: the first byte of
+    the SHA-256 of the run's configuration (model, system, precision, GPUs, layout, batch,
+    sequence: every field but the release) odd is held out. The same configuration measured in
+    several releases falls in one half, so a held-out run never has a development twin."""
+    key = "/".join(str(r.get(k)) for k in CONFIGURATION)
+    return "held-out" if hashlib.sha256(key.encode()).digest()[0] % 2 else "development"
 
 
 def measured(r: dict[str, Any]) -> tuple[float, float]:
@@ -96,7 +111,8 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
         lo, hi = measured(r)
         mid = (lo + hi) / 2
         p = predict(r)
-        row = {"id": run_id(r), "run": r, "measured": mid, "measured_range": (lo, hi)}
+        row = {"id": run_id(r), "run": r, "measured": mid, "measured_range": (lo, hi),
+               "half": half(r)}
         if "refused" in p:
             row["refused"] = p["refused"]
         else:
@@ -113,9 +129,9 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
     return out
 
 
-def summary(rows: list[dict[str, Any]]) -> str:
+def summary(rows: list[dict[str, Any]], title: str = "") -> str:
     done = [r for r in rows if "refused" not in r]
-    lines = [f"predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
+    lines = [f"{title}predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
     for name, sel in (("all", done), ("moe", [r for r in done if r["moe"]]),
                       ("dense", [r for r in done if not r["moe"]])):
         if not sel:
@@ -156,18 +172,27 @@ def zoo_runs() -> list[dict[str, Any]]:
     return out
 
 
-def main() -> None:
+def main(which: str = "all") -> None:
     rows = evaluate()
-    print("| run | measured s | low | estimate | high | inside | error |")
-    print("|---|---:|---:|---:|---:|:-:|---:|")
+    if which != "all":
+        rows = [r for r in rows if r["half"] == which]
+    print("| run | half | measured s | low | estimate | high | inside | error |")
+    print("|---|---|---:|---:|---:|---:|:-:|---:|")
     for r in rows:
         if "refused" in r:
-            print(f"| {r['id']} | {r['measured']:.3f} | refused: {r['refused'][:80]} | | | | |")
+            print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | refused: "
+                  f"{r['refused'][:80]} | | | | |")
             continue
-        print(f"| {r['id']} | {r['measured']:.3f} | {r['low']:.3f} | **{r['estimate']:.3f}** | "
+        print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | {r['low']:.3f} | **{r['estimate']:.3f}** | "
               f"{r['high']:.3f} | {'yes' if r['inside'] else 'NO'} | {r['error_pct']:+.1f}% |")
     print()
-    print(summary(rows))
+    for name in ("development", "held-out"):
+        sel = [r for r in rows if r["half"] == name]
+        if sel:
+            print(summary(sel, f"{name}: "))
+            print()
+    if which == "all":
+        print(summary(rows, "both halves: "))
     zoo = evaluate(zoo_runs())
     print("\n| Megatron-MoE model zoo run | measured s | low | estimate | high | inside | error |")
     print("|---|---:|---:|---:|---:|:-:|---:|")
@@ -181,4 +206,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else "all")
