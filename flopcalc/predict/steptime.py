@@ -6,8 +6,9 @@ Compute, per micro-batch and device (`StageCost`):
 - **Weight matmuls**: each forward matmul of each layer, with its shape from its weight's
   (n_in × n_out) and the tokens its exact FLOPs imply (M = FLOPs / 2·n_in·n_out), split by its
   tensor-parallel role (column: n_out/t, row: n_in/t; routed experts: E/e local experts, each
-  over e·T·k/E tokens). Backward: the input gradient (M×N)·(N×K) and the weight gradient
-  (K×M)·(M×N), each as many FLOPs as the forward. A matmul takes
+  over e·T·k/E tokens, at the grouped kernel's share of the dense rate for that many tokens:
+  `GROUPED_M`, DeepGEMM's measurements). Backward: the input gradient (M×N)·(N×K) and the
+  weight gradient (K×M)·(M×N), each as many FLOPs as the forward. A matmul takes
       max(FLOPs / (peak · MAMF share · shape factor · wave), bytes / (HBM · memory share))
   with wave = tiles / (⌈tiles / SMs⌉ · SMs) for 128×256 output tiles (NVIDIA, "Matrix
   Multiplication Background User's Guide": wave quantisation) and bytes = the operands read
@@ -35,6 +36,8 @@ Compute, per micro-batch and device (`StageCost`):
   reads 2, writes 2 and a 1-byte mask (9 per score): 44·sbh + 9·as²b forward against 1.5·A =
   51·sbh + 7.5·as²b; backward each reads its saved input and the output gradient and writes
   the input gradient (3 tensors for 2: 1.5 ×).
+- **Routed tokens**: the unpermutation after the experts reads the k copies of each token and
+  writes it, 2·(k + 1)·d bytes forward and 2·(2k + 1)·d backward (Megatron-Core's `unpermute`).
 - **Head**: the LM head's matmul (vocabulary split by t) and fp32 cross-entropy, 22 bytes per
   logit forward (cast, max, exp-sum, log, gather) and 33 backward.
 - **Recomputation**: `full` runs each layer's forward again in backward (not the head);
