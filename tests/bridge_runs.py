@@ -77,13 +77,24 @@ def options(r: dict[str, Any]) -> dict[str, Any]:
         seq=r["seq"], tp=r["tp"], pp=r["pp"], cp=r["cp"], dp=r["gpus"] // ways,
         micro_batch=r["micro_batch"], global_batch=r["global_batch"],
         accelerator=SYSTEMS[r["system"]], dtype=dtype, zero=3 if r.get("fsdp") else 1,
-        sequence_parallel=r["tp"] > 1, dropout="off", grad_fp32=True)
+        sequence_parallel=r["tp"] > 1, dropout="off",
+        # the benchmarks reduce gradients in bf16: perf_recipes/_common.py _perf_precision
+        # sets grad_reduce_in_fp32 = False (line 122 at 067f987df); the model zoo's runs keep
+        # Megatron-Core's fp32 reduction with bf16
+        grad_fp32=r["release"] == "modelzoo")
     if r.get("vp"):
         opts["vp"] = r["vp"]
     if r.get("ep") and r["ep"] > 1:
         opts["ep"] = r["ep"]
     if recipe:
         opts["fp8_recipe"] = recipe
+    # Recomputation as the recipes state it: at the pages' commit (067f987df) every
+    # pre-training recipe of these models (src/megatron/bridge/perf_recipes/<family>/<system>/)
+    # recomputes nothing or a list of modules (layernorm, moe_act, mla_up_proj, mlp: element-wise
+    # kernels and small projections, a few per cent of the step), none of them whole layers, except
+    # Llama 3 8B FP8 on H100 (llama/h100/llama3.py line 87: 5 of 32 layers): none is the nearest.
+    if r["release"] != "modelzoo":
+        opts["recompute"] = "none"
     for key in ("recompute", "moe_overlap", "dispatcher"):
         if key in r:
             opts[key] = r[key]
