@@ -329,13 +329,25 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
     return _best(prof, mc, fitting, top), len(fitting)
 
 
+_FLOORS: dict[tuple, tuple] = {}
+
+
 def lower_bound(prof: Profile, lay: Layout, mc: Machine) -> float:
     """A time the estimate of `lay` cannot beat: the last stage's compute and never-hidden
     communication (`exposed_floor`) of every micro-batch and the bubble they alone make,
     without the rest of the communication or the optimizer (the step adds them and takes the
     slowest stage; the bubble grows with the stage's time)."""
     comp = stage_compute(prof, lay, mc, "estimate", last=True)
-    exposed = exposed_floor(prof, lay, mc)  # inside t_f + t_b: the bubble grows with it too
+    # the same for every ZeRO stage and virtual-stage count of a layout: remembered
+    key = (id(prof), id(mc), lay.tp, lay.cp, lay.dp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
+           lay.global_batch, lay.recompute, lay.sequence_parallel, lay.dispatcher,
+           lay.tp_overlap, lay.moe_overlap, lay.schedule, lay.capacity)
+    held = _FLOORS.get(key)
+    if held is None or held[0] is not prof or held[1] is not mc:
+        if len(_FLOORS) > 50_000:
+            _FLOORS.clear()
+        held = _FLOORS[key] = (prof, mc, exposed_floor(prof, lay, mc))
+    exposed = held[2]  # inside t_f + t_b: the bubble grows with it too
     t = comp.forward + comp.backward + exposed
     return (lay.micro_batches * t
             + pipeline_bubble(lay.schedule, lay.pp, lay.vp, comp.forward + exposed,
