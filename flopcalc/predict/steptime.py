@@ -60,7 +60,8 @@ overlap model (Megatron-LM's and PyTorch FSDP's, from their code):
 - tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
   hides behind ¼ of the layer's forward matmul time (½ in backward);
 - context parallelism: each ring step hides behind one block of attention;
-- expert parallelism: exposed;
+- expert parallelism: exposed; with --moe-overlap (or DualPipe) hidden behind another
+  micro-batch's compute, which meanwhile lacks the 20 SMs the dispatch kernels hold;
 - pipeline sends: exposed, 2·(v·m + p − 1) of them; with interleaving (v > 1, Megatron-Core's
   overlap_p2p_comm) only the 2·(p − 1) of the fill and drain;
 - data parallelism, ZeRO 0-1: the gradient reduction overlaps the last micro-batch's backward
@@ -127,6 +128,10 @@ MEM_BACKWARD = 1.5  # × the forward's
 # down to GROUPED_FLOOR.
 GROUPED_M = ((256, 0.728), (512, 0.816), (1024, 0.894), (4096, 1.0))
 GROUPED_FLOOR = 0.25
+# An all-to-all hidden behind compute runs on SMs the compute then lacks: DeepSeek-V3's
+# dispatch and combine kernels need "only 20 SMs" to fill InfiniBand and NVLink (DeepSeek-V3
+# Technical Report, arXiv:2412.19437, §3.2.2), and DeepEP's buffers default to them.
+COMM_SMS = 20
 # Unpermutation after the experts (Megatron-Core moe_utils.py `unpermute`, lines 497-625 at
 # d98e8a64: each routed copy times its probability, scatter-added back to its token; fused by
 # Transformer Engine's moe_unpermute): forward reads the k copies and writes the token,
@@ -763,8 +768,13 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
                 # Megatron-Core's 1F1B all-to-all overlap: one micro-batch's dispatch and
                 # combine run under another's forward and backward compute
                 hide = comp.forward + comp.backward
+                full_f, full_b = ep_f, ep_b
                 ep_f, ep_b = (max(0.0, ep_f - hide * ep_f / (ep_f + ep_b)),
                               max(0.0, ep_b - hide * ep_b / (ep_f + ep_b)))
+                # the hidden dispatch still holds COMM_SMS of the SMs: the compute it runs
+                # under loses that share for as long
+                ep_f += (full_f - ep_f) * min(1.0, COMM_SMS / mc.sms)
+                ep_b += (full_b - ep_b) * min(1.0, COMM_SMS / mc.sms)
     # --- data parallelism ------------------------------------------------------------------
     dense, expert = _remembered(prof, ("params", lay.pp, lay.tp, lay.ep, lay.etp, which),
                                 lambda: tuple(map(float, stage_params(prof, lay, which))))

@@ -313,7 +313,8 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
             "(DeepGEMM's measurements: 73% of the dense rate at 256 tokens, all of it from "
             "4,096), the unpermutation's traffic after them; each device dispatches the routed copies of the tokens it holds (1/t "
             f"under sequence parallelism) through the {lay.dispatcher} dispatcher, "
-            + ("hidden behind another micro-batch's compute (--moe-overlap)"
+            + ("hidden behind another micro-batch's compute (--moe-overlap), which loses the "
+               "20 SMs its kernels hold meanwhile (DeepSeek-V3 Technical Report §3.2.2)"
                if lay.moe_overlap else "exposed (--moe-overlap hides it behind another "
                "micro-batch)"))
     if outcome.considered > 1:
