@@ -130,7 +130,8 @@ GROUPED_M = ((256, 0.728), (512, 0.816), (1024, 0.894), (4096, 1.0))
 GROUPED_FLOOR = 0.25
 # An all-to-all hidden behind compute runs on SMs the compute then lacks: DeepSeek-V3's
 # dispatch and combine kernels need "only 20 SMs" to fill InfiniBand and NVLink (DeepSeek-V3
-# Technical Report, arXiv:2412.19437, §3.2.2), and DeepEP's buffers default to them.
+# Technical Report, arXiv:2412.19437, §3.2.2, "Efficient Implementation of Cross-Node
+# All-to-All Communication").
 COMM_SMS = 20
 # Unpermutation after the experts (Megatron-Core moe_utils.py `unpermute`, lines 497-625 at
 # d98e8a64: each routed copy times its probability, scatter-added back to its token; fused by
