@@ -102,8 +102,9 @@ def test_a_pruned_plan_search_answers_as_the_exhaustive_one():
     orig = P._best
     try:
         P._best = lambda prof_, mc_, fitting, top: [  # type: ignore[assignment]
-            P.Candidate(lay, S.step_time(prof_, lay, mc_, "estimate"), used)
-            for _, _, lay, used in fitting]
+            P.Candidate(replace(lay, dispatcher=disp),
+                        S.step_time(prof_, replace(lay, dispatcher=disp), mc_, "estimate"), used)
+            for _, _, lay, used, disp in fitting]
         every, _ = P.search(spec, prof, res.machine, 64, 256, hw.memory_bytes, True, True,
                             False, top=10**9)
     finally:
@@ -113,6 +114,9 @@ def test_a_pruned_plan_search_answers_as_the_exhaustive_one():
     assert [(c.layout, c.time.total) for c in best] == [(c.layout, c.time.total)
                                                         for c in every[:5]]
     assert all(P.lower_bound(prof, c.layout, res.machine) <= c.time.total for c in every)
+    # every token dispatcher is tried where experts are split
+    assert {c.layout.dispatcher for c in every if c.layout.ep > 1} == {"alltoall", "allgather",
+                                                                        "flex"}
 
 
 def test_a_hidden_dispatch_costs_its_sms_share_of_the_time_it_hides_behind():
