@@ -2,7 +2,8 @@
 step` inputs: each row's layout as the page gives it, flopcalc's defaults for what the page
 does not state, and the measured step time from its tokens/s per GPU.
 
-    python tests/bridge_runs.py            # docs/validation-training.md (estimate error per run)
+    python tests/bridge_runs.py              # docs/validation-training.md (error per run)
+    python tests/bridge_runs.py development  # one half only (`half`: development, held-out)
 
 A row is predicted when its model has a preset (Nemotron 3 and DeepSeek-V4 do not) and its
 precision is stated (25.09's tables do not say). The measured step time is
@@ -11,6 +12,7 @@ global batch × sequence / (GPUs × tokens/s per GPU), ± half the last digit of
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -47,6 +49,19 @@ def run_id(r: dict[str, Any]) -> str:
             f"/tp{r['tp']}pp{r['pp']}cp{r['cp']}ep{r['ep']}/v{r['variant']}")
 
 
+CONFIGURATION = ("model", "system", "precision", "gpus", "tp", "pp", "cp", "ep", "vp",
+                 "micro_batch", "global_batch", "seq")
+
+
+def half(r: dict[str, Any]) -> str:
+    """`development` or `held-out`, by a fixed rule chosen before any tuning: the first byte of
+    the SHA-256 of the run's configuration (model, system, precision, GPUs, layout, batch,
+    sequence: every field but the release) odd is held out. The same configuration measured in
+    several releases falls in one half, so a held-out run never has a development twin."""
+    key = "/".join(str(r.get(k)) for k in CONFIGURATION)
+    return "held-out" if hashlib.sha256(key.encode()).digest()[0] % 2 else "development"
+
+
 def measured(r: dict[str, Any]) -> tuple[float, float]:
     if r.get("step_time_s"):  # the model zoo's step seconds, ± half the last digit
         return r["step_time_s"] - 0.05, r["step_time_s"] + 0.05
@@ -62,13 +77,24 @@ def options(r: dict[str, Any]) -> dict[str, Any]:
         seq=r["seq"], tp=r["tp"], pp=r["pp"], cp=r["cp"], dp=r["gpus"] // ways,
         micro_batch=r["micro_batch"], global_batch=r["global_batch"],
         accelerator=SYSTEMS[r["system"]], dtype=dtype, zero=3 if r.get("fsdp") else 1,
-        sequence_parallel=r["tp"] > 1, dropout="off", grad_fp32=True)
+        sequence_parallel=r["tp"] > 1, dropout="off",
+        # the benchmarks reduce gradients in bf16: perf_recipes/_common.py _perf_precision
+        # sets grad_reduce_in_fp32 = False (line 122 at 067f987df); the model zoo's runs keep
+        # Megatron-Core's fp32 reduction with bf16
+        grad_fp32=r["release"] == "modelzoo")
     if r.get("vp"):
         opts["vp"] = r["vp"]
     if r.get("ep") and r["ep"] > 1:
         opts["ep"] = r["ep"]
     if recipe:
         opts["fp8_recipe"] = recipe
+    # Recomputation as the recipes state it: at the pages' commit (067f987df) every
+    # pre-training recipe of these models (src/megatron/bridge/perf_recipes/<family>/<system>/)
+    # recomputes nothing or a list of modules (layernorm, moe_act, mla_up_proj, mlp: element-wise
+    # kernels and small projections, a few per cent of the step), none of them whole layers, except
+    # Llama 3 8B FP8 on H100 (llama/h100/llama3.py line 87: 5 of 32 layers): none is the nearest.
+    if r["release"] != "modelzoo":
+        opts["recompute"] = "none"
     for key in ("recompute", "moe_overlap", "dispatcher"):
         if key in r:
             opts[key] = r[key]
@@ -96,7 +122,8 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
         lo, hi = measured(r)
         mid = (lo + hi) / 2
         p = predict(r)
-        row = {"id": run_id(r), "run": r, "measured": mid, "measured_range": (lo, hi)}
+        row = {"id": run_id(r), "run": r, "measured": mid, "measured_range": (lo, hi),
+               "half": half(r)}
         if "refused" in p:
             row["refused"] = p["refused"]
         else:
@@ -113,9 +140,9 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
     return out
 
 
-def summary(rows: list[dict[str, Any]]) -> str:
+def summary(rows: list[dict[str, Any]], title: str = "") -> str:
     done = [r for r in rows if "refused" not in r]
-    lines = [f"predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
+    lines = [f"{title}predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
     for name, sel in (("all", done), ("moe", [r for r in done if r["moe"]]),
                       ("dense", [r for r in done if not r["moe"]])):
         if not sel:
@@ -156,18 +183,27 @@ def zoo_runs() -> list[dict[str, Any]]:
     return out
 
 
-def main() -> None:
+def main(which: str = "all") -> None:
     rows = evaluate()
-    print("| run | measured s | low | estimate | high | inside | error |")
-    print("|---|---:|---:|---:|---:|:-:|---:|")
+    if which != "all":
+        rows = [r for r in rows if r["half"] == which]
+    print("| run | half | measured s | low | estimate | high | inside | error |")
+    print("|---|---|---:|---:|---:|---:|:-:|---:|")
     for r in rows:
         if "refused" in r:
-            print(f"| {r['id']} | {r['measured']:.3f} | refused: {r['refused'][:80]} | | | | |")
+            print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | refused: "
+                  f"{r['refused'][:80]} | | | | |")
             continue
-        print(f"| {r['id']} | {r['measured']:.3f} | {r['low']:.3f} | **{r['estimate']:.3f}** | "
+        print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | {r['low']:.3f} | **{r['estimate']:.3f}** | "
               f"{r['high']:.3f} | {'yes' if r['inside'] else 'NO'} | {r['error_pct']:+.1f}% |")
     print()
-    print(summary(rows))
+    for name in ("development", "held-out"):
+        sel = [r for r in rows if r["half"] == name]
+        if sel:
+            print(summary(sel, f"{name}: "))
+            print()
+    if which == "all":
+        print(summary(rows, "both halves: "))
     zoo = evaluate(zoo_runs())
     print("\n| Megatron-MoE model zoo run | measured s | low | estimate | high | inside | error |")
     print("|---|---:|---:|---:|---:|:-:|---:|")
@@ -181,4 +217,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else "all")

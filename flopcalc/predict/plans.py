@@ -14,7 +14,8 @@ The search (`search`) tries every tensor-parallel size that divides the heads an
 domain, every pipeline depth up to the layers, context-parallel sizes that divide the sequence
 (with flash attention), expert-parallel sizes that divide the experts and the tp·cp·dp ranks of
 a stage they are drawn from (gcd: only 1 for a dense model, so the search is bounded by the
-model's heads, layers and experts, never by the device count), ZeRO stages 0-3, micro-batches that
+model's heads, layers and experts, never by the device count), with ep > 1 each token
+dispatcher (alltoall, allgather, flex), ZeRO stages 0-3, micro-batches that
 divide each replica's batch, virtual stages that divide each stage's layers, sequence
 parallelism whenever tp > 1 (it never costs time here and saves memory), and the least
 recomputation that fits; it keeps the layouts that fit and ranks them by the estimate.
@@ -35,11 +36,12 @@ from ..models.accelerators import Hardware
 from ..models.hardware import Platform
 from ..models.spec import ModelSpec
 from ..tables import RECOMPUTE
-from .collectives import Net
+from .collectives import DISPATCHERS, Net
 from ..counting.memory import (Setup, activation_parts, check_setup, default_etp, state_parts,
                      vp_problem)
 from ..counting.memory_layouts import FastMemory
-from .steptime import EFFICIENCY_END, ENDS, Layout, Machine, Profile, StepTime, step_time
+from .steptime import (EFFICIENCY_END, ENDS, NVFP4_BYTES, Layout, Machine, Profile, StepTime,
+                       exposed_floor, pipeline_bubble, stage_compute, step_time)
 
 UNKNOWABLE = ("micro_batch", "vp", "recompute", "dropout")
 
@@ -80,7 +82,8 @@ def machine_for(platform: Platform) -> Resolved:
         attention_forward={e: spec.attention_forward.at(EFFICIENCY_END[e]) for e in ENDS},
         attention_backward={e: spec.attention_backward.at(EFFICIENCY_END[e]) for e in ENDS},
         memory_share={e: spec.memory.at(EFFICIENCY_END[e]) for e in ENDS},
-        net=Net.of(net.spec), matmul_bytes=1 if dtype in ("fp8", "int8") else 2)
+        net=Net.of(net.spec),
+        matmul_bytes=NVFP4_BYTES if dtype == "fp4" else 1 if dtype in ("fp8", "int8") else 2)
     return Resolved(machine, net.name, net.spec.title, net.spec.source, eff.name,
                     spec.source, platform.warnings)
 
@@ -271,7 +274,8 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
     layers = prof.n_layers
     experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
                       if k.ep_units()})
-    fitting: list[Candidate] = []
+    fitting: list[tuple[float, int, Layout, int, str]] = []  # bound, order, layout, memory,
+    # dispatcher
     for tp in tp_sizes(spec, mc.net.domain):
         for cp in (1, 2, 4, 8, 16, 32):
             if cp > 1 and (not flash or seq % cp or seq // cp < 1024):
@@ -305,7 +309,56 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                             used = memory_bytes(spec, setup_of(seq, cand, **mem))  # type: ignore
                             if used is None or used > capacity:
                                 continue
-                            t = step_time(prof, cand, mc, "estimate")
-                            fitting.append(Candidate(cand, t, used))
-    fitting.sort(key=lambda c: c.time.total)
-    return fitting[:top], len(fitting)
+                            # the token dispatcher changes the time, not the memory: each
+                            # layout is made only if it is timed (`_best`)
+                            for disp in (DISPATCHERS if ep > 1 else (cand.dispatcher,)):
+                                fitting.append((lower_bound(prof, cand, mc, disp),
+                                                len(fitting), cand, used, disp))
+    return _best(prof, mc, fitting, top), len(fitting)
+
+
+_FLOORS: dict[tuple, tuple] = {}
+
+
+def lower_bound(prof: Profile, lay: Layout, mc: Machine, dispatcher: str = "") -> float:
+    """A time the estimate of `lay` cannot beat: the last stage's compute and never-hidden
+    communication (`exposed_floor`) of every micro-batch and the bubble they alone make,
+    without the rest of the communication or the optimizer (the step adds them and takes the
+    slowest stage; the bubble grows with the stage's time). `dispatcher`: the layout's with
+    this token dispatcher instead."""
+    dispatcher = dispatcher or lay.dispatcher
+    comp = stage_compute(prof, lay, mc, "estimate", last=True)
+    # the same for every ZeRO stage and virtual-stage count of a layout: remembered
+    key = (id(prof), id(mc), lay.tp, lay.cp, lay.dp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
+           lay.global_batch, lay.recompute, lay.sequence_parallel, dispatcher,
+           lay.tp_overlap, lay.moe_overlap, lay.schedule, lay.capacity)
+    held = _FLOORS.get(key)
+    if held is None or held[0] is not prof or held[1] is not mc:
+        if len(_FLOORS) > 50_000:
+            _FLOORS.clear()
+        held = _FLOORS[key] = (prof, mc, exposed_floor(
+            prof, lay if dispatcher == lay.dispatcher else replace(lay, dispatcher=dispatcher),
+            mc))
+    exposed = held[2]  # inside t_f + t_b: the bubble grows with it too
+    t = comp.forward + comp.backward + exposed
+    return (lay.micro_batches * t
+            + pipeline_bubble(lay.schedule, lay.pp, lay.vp, comp.forward + exposed,
+                              comp.backward, comp.gemm_w))
+
+
+def _best(prof: Profile, mc: Machine, fitting: list[tuple[float, int, Layout, int, str]],
+          top: int) -> list[Candidate]:
+    """The `top` fastest estimates, found by timing layouts in the order of their lower
+    bounds and stopping where the bound passes the top-th estimate so far: the same
+    answer, ties in the order the search met them, as timing every one."""
+    best: list[tuple[float, int, Candidate]] = []
+    for bound, order, lay, used, disp in sorted(fitting, key=lambda f: (f[0], f[1])):
+        if len(best) >= top and bound > best[top - 1][0]:
+            break
+        if disp != lay.dispatcher:
+            lay = replace(lay, dispatcher=disp)
+        t = step_time(prof, lay, mc, "estimate")
+        best.append((t.total, order, Candidate(lay, t, used)))
+        best.sort(key=lambda b: (b[0], b[1]))
+        del best[top:]
+    return [c for _, _, c in best]

@@ -6,8 +6,9 @@ Compute, per micro-batch and device (`StageCost`):
 - **Weight matmuls**: each forward matmul of each layer, with its shape from its weight's
   (n_in × n_out) and the tokens its exact FLOPs imply (M = FLOPs / 2·n_in·n_out), split by its
   tensor-parallel role (column: n_out/t, row: n_in/t; routed experts: E/e local experts, each
-  over e·T·k/E tokens). Backward: the input gradient (M×N)·(N×K) and the weight gradient
-  (K×M)·(M×N), each as many FLOPs as the forward. A matmul takes
+  over e·T·k/E tokens, at the grouped kernel's share of the dense rate for that many tokens:
+  `GROUPED_M`, DeepGEMM's measurements). Backward: the input gradient (M×N)·(N×K) and the
+  weight gradient (K×M)·(M×N), each as many FLOPs as the forward. A matmul takes
       max(FLOPs / (peak · MAMF share · shape factor · wave), bytes / (HBM · memory share))
   with wave = tiles / (⌈tiles / SMs⌉ · SMs) for 128×256 output tiles (NVIDIA, "Matrix
   Multiplication Background User's Guide": wave quantisation) and bytes = the operands read
@@ -35,6 +36,8 @@ Compute, per micro-batch and device (`StageCost`):
   reads 2, writes 2 and a 1-byte mask (9 per score): 44·sbh + 9·as²b forward against 1.5·A =
   51·sbh + 7.5·as²b; backward each reads its saved input and the output gradient and writes
   the input gradient (3 tensors for 2: 1.5 ×).
+- **Routed tokens**: the unpermutation after the experts reads the k copies of each token and
+  writes it, 2·(k + 1)·d bytes forward and 2·(2k + 1)·d backward (Megatron-Core's `unpermute`).
 - **Head**: the LM head's matmul (vocabulary split by t) and fp32 cross-entropy, 22 bytes per
   logit forward (cast, max, exp-sum, log, gather) and 33 backward.
 - **Recomputation**: `full` runs each layer's forward again in backward (not the head);
@@ -57,7 +60,8 @@ overlap model (Megatron-LM's and PyTorch FSDP's, from their code):
 - tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
   hides behind ¼ of the layer's forward matmul time (½ in backward);
 - context parallelism: each ring step hides behind one block of attention;
-- expert parallelism: exposed;
+- expert parallelism: exposed; with --moe-overlap (or DualPipe) hidden behind another
+  micro-batch's compute, which meanwhile lacks the 20 SMs the dispatch kernels hold;
 - pipeline sends: exposed, 2·(v·m + p − 1) of them; with interleaving (v > 1, Megatron-Core's
   overlap_p2p_comm) only the 2·(p − 1) of the fill and drain;
 - data parallelism, ZeRO 0-1: the gradient reduction overlaps the last micro-batch's backward
@@ -72,7 +76,7 @@ overlap model (Megatron-LM's and PyTorch FSDP's, from their code):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from functools import lru_cache
 from typing import Optional
@@ -114,8 +118,38 @@ MEM_BACKWARD = 1.5  # × the forward's
 # Transformer Engine's delayed scaling takes the scale from its amax history: tensorwise
 # without the amax read. Blockwise (DeepSeek-V3's 1×128 and 128×128 tiles) casts each way, as
 # MXFP8.
+# Grouped expert GEMMs run below a dense GEMM's rate when each expert gets few tokens: DeepGEMM's
+# README (deepseek-ai/DeepGEMM, its first release of February 2025: H800, FP8, "Grouped GEMMs for MoE
+# models") measured masked-layout groups of M = 256 / 512 / 1,024 tokens at 932 / 1,040 / 1,233
+# TFLOP/s for N×K = 4,096×7,168 against 1,304 for the dense GEMM at M = 4,096 (1,297 grouped
+# at 8,192), and 815 / 916 / 925 for 7,168×2,048 against 1,099 grouped at M = 4,096-8,192: the
+# means of the two shapes' ratios, (M, share of the large-M rate). Between the points linear in
+# log₂ M, 1 from 4,096 up; below 256 the 256-512 slope continues (an extrapolation, no figure)
+# down to GROUPED_FLOOR.
+GROUPED_M = ((256, 0.728), (512, 0.816), (1024, 0.894), (4096, 1.0))
+GROUPED_FLOOR = 0.25
+# An all-to-all hidden behind compute runs on SMs the compute then lacks: DeepSeek-V3's
+# dispatch and combine kernels need "only 20 SMs" to fill InfiniBand and NVLink (DeepSeek-V3
+# Technical Report, arXiv:2412.19437, §3.2.2, "Efficient Implementation of Cross-Node
+# All-to-All Communication").
+COMM_SMS = 20
+# Unpermutation after the experts (Megatron-Core moe_utils.py `unpermute`, lines 497-625 at
+# d98e8a64: each routed copy times its probability, scatter-added back to its token; fused by
+# Transformer Engine's moe_unpermute): forward reads the k copies and writes the token,
+# 2·(k + 1)·d bytes per token; backward reads the token's gradient and the copies (for the
+# probabilities' gradient) and writes the copies' gradient, 2·(2k + 1)·d. The permutation
+# before the experts writes the copies the layer keeps (`expert_inputs`): the memory-bound
+# term of the kept bytes already moves them.
 FP8_RECIPES = ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8")
+# NVFP4 (fp4 matmuls, Transformer Engine's NVFP4BlockScaling as Megatron-Bridge's
+# bf16_with_nvfp4_mixed selects it): E2M1 values with an E4M3 scale per 16, 4.5 bits an element
+# (NVIDIA, "Pretraining Large Language Models with NVFP4", arXiv:2509.25149). Its casts are
+# MXFP8's each way, read 16 bits and write 4.5 (2 + 0.5625, twice: 5.125), and the random
+# Hadamard transform of the weight gradient's two operands (the same paper) reads and writes them once
+# more in 16 bits (+4): (9.125, 9.125, 5.125), rounded up to whole bytes.
+NVFP4_BYTES = 0.5625
 FP8_CAST_BYTES = {"tensorwise": (6, 6, 8), "delayed": (4, 4, 6), "rowwise": (8, 8, 10),
+                  "nvfp4": (10, 10, 6),
                   "blockwise": (6, 6, 6), "mxfp8": (6, 6, 6)}
 
 
@@ -188,7 +222,7 @@ class Machine:
     attention_backward: dict
     memory_share: dict
     net: Net
-    matmul_bytes: int = 2  # bytes per element of a matmul's inputs
+    matmul_bytes: float = 2  # bytes per element of a matmul's inputs (NVFP4: 0.5625)
 
 
 # ---------------------------------------------------------------------- the model's profile
@@ -325,12 +359,30 @@ def profile(spec: ModelSpec, seq: int) -> Profile:
 # ------------------------------------------------------------------------- matmul timing
 
 
-def gemm_time(m: float, n: float, k: float, mc: Machine, end: str, batch: int = 1) -> float:
-    """One (batched) matmul (m×k)·(k×n): its roofline with wave quantisation."""
+def grouped_share(tokens: float) -> float:
+    """The share of a dense GEMM's rate a grouped expert GEMM reaches with `tokens` rows per
+    expert (GROUPED_M: DeepGEMM's measurements)."""
+    if tokens >= GROUPED_M[-1][0]:
+        return 1.0
+    x = math.log2(max(tokens, 1.0))
+    pts = [(math.log2(m), f) for m, f in GROUPED_M]
+    for (x0, f0), (x1, f1) in zip(pts, pts[1:]):
+        if x >= x0:
+            if x <= x1:
+                return f0 + (f1 - f0) * (x - x0) / (x1 - x0)
+    (x0, f0), (x1, f1) = pts[0], pts[1]
+    return max(GROUPED_FLOOR, f0 - (f1 - f0) * (x0 - x) / (x1 - x0))
+
+
+def gemm_time(m: float, n: float, k: float, mc: Machine, end: str, batch: int = 1,
+              share: float = 1.0) -> float:
+    """One (batched) matmul (m×k)·(k×n): its roofline with wave quantisation; `share` scales
+    its compute rate (grouped expert GEMMs: `grouped_share`)."""
     if m <= 0 or n <= 0 or k <= 0:
         return 0.0
     flops = 2 * m * n * k * batch
-    rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
+    rate = (mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
+            * share)
     tiles = math.ceil(m / TILE_M) * math.ceil(n / TILE_N) * batch
     wave = tiles / (math.ceil(tiles / mc.sms) * mc.sms)
     compute = flops / (rate * wave)
@@ -402,19 +454,32 @@ def _activation_bytes(layer: object, d: int, seq: int, batch: int, tp: int, sp: 
     return sum(p.value for p in layer_activations(layer, d, k))  # type: ignore[arg-type]
 
 
+def _casts(lay: Layout, mc: Machine) -> Optional[tuple[int, int, int]]:
+    """Bytes moved per element to quantise a matmul's operands (FP8_CAST_BYTES): the fp8
+    recipe's with fp8 matmuls, NVFP4's with fp4, none in 16 bits."""
+    if mc.matmul_bytes == 1:
+        return FP8_CAST_BYTES.get(lay.fp8_recipe)
+    if mc.matmul_bytes < 1:
+        return FP8_CAST_BYTES["nvfp4"]
+    return None
+
+
 def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end: str
                   ) -> Compute:
     """One layer, one micro-batch, one device."""
     b, t, cp = lay.micro_batch, lay.tp, lay.cp
     scale = b / cp  # sequences' worth of tokens per device
     c = Compute()
-    cast = FP8_CAST_BYTES.get(lay.fp8_recipe) if mc.matmul_bytes == 1 else None
+    cast = _casts(lay, mc)
     bw = mc.hbm * mc.memory_share[end]
     rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
     r = lay.lora_rank
     for g in lp.gemms:
         m, n, k, batch = _gemm_shapes(g, scale, lay)
-        c.gemm_f += gemm_time(m, n, k, mc, end, batch)
+        # an expert's tokens are its rows forward and backward, its reduction in the weight
+        # gradient: the grouped kernel's rate at that many tokens for all three
+        gs = grouped_share(m) if g.role == EXPERT else 1.0
+        c.gemm_f += gemm_time(m, n, k, mc, end, batch, gs)
         if cast:  # quantising the input forward and the output gradient backward
             c.mem_f += cast[0] * m * k * batch / bw
             c.mem_b += cast[1] * m * n * batch / bw
@@ -422,14 +487,14 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
             # LoRA (Hu et al. 2021): the frozen weight needs no gradient of its own; its
             # adapters A (K×r) and B (r×N) run x·A·B forward, 2·M·r·(K + N) FLOPs, and twice
             # that backward (their input and weight gradients), as small matmuls
-            c.gemm_b += gemm_time(m, k, n, mc, end, batch)
+            c.gemm_b += gemm_time(m, k, n, mc, end, batch, gs)
             adapter = 2 * m * r * (k + n) * batch
             c.gemm_f += adapter / rate
             c.gemm_b += 2 * adapter / rate
             c.gemm_w += adapter / rate
             continue
-        weight_grad = gemm_time(k, n, m, mc, end, batch)
-        c.gemm_b += gemm_time(m, k, n, mc, end, batch) + weight_grad
+        weight_grad = gemm_time(k, n, m, mc, end, batch, gs)
+        c.gemm_b += gemm_time(m, k, n, mc, end, batch, gs) + weight_grad
         c.gemm_w += weight_grad
     loose = lp.loose * scale / t
     c.gemm_f += loose / rate
@@ -462,6 +527,11 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
                               lay.sequence_parallel, lay.dropout, lay.flash)
     c.mem_f += MEM_FORWARD * saved / bw
     c.mem_b += MEM_BACKWARD * MEM_FORWARD * saved / bw
+    experts, top_k = lp.moe
+    if experts:  # the unpermutation of the tokens this device routes (1/t under SP)
+        routed = prof.seq * scale / t * prof.d * ACT_BYTES
+        c.mem_f += (top_k + 1) * routed / bw
+        c.mem_b += (2 * top_k + 1) * routed / bw
     if lay.recompute == "full":
         c.recompute = c.gemm_f + c.attn_f + c.mem_f
     elif lay.recompute == "selective":
@@ -607,20 +677,62 @@ def _remembered(prof: Profile, key: tuple, work):  # type: ignore[no-untyped-def
     return value
 
 
+def _in_floats(c):  # type: ignore[no-untyped-def]
+    """The micro-batch's collectives with their exact counts as floats: the step's arithmetic
+    is in seconds anyway, and Fraction arithmetic was most of a plan search's time."""
+    return type(c)(*(float(getattr(c, f.name)) for f in fields(c)))
+
+
+def _micro_comm(prof: Profile, lay: Layout, layers: int):  # type: ignore[no-untyped-def]
+    """The collectives of one micro-batch (per_microbatch reads these fields of the layout),
+    remembered."""
+    return _remembered(prof, ("comm", lay.micro_batch, lay.cp, lay.recompute, lay.tp,
+                              lay.sequence_parallel, lay.ep, lay.etp, lay.capacity, layers),
+                       lambda: _in_floats(per_microbatch(prof, lay, layers)))
+
+
+def _tp_time(comm, lay: Layout, where: dict[str, int], net: Net) -> float:  # type: ignore
+    """One tensor-parallel collective (0 over one rank)."""
+    return collective("allgather" if lay.sequence_parallel else "allreduce", comm.tp_size,
+                      lay.tp, where["tp"], net)
+
+
+def _a2a_time(comm, lay: Layout, where: dict[str, int], net: Net) -> float:  # type: ignore
+    """One dispatch (or combine) of the routed tokens, with the gather over the expert's t_e
+    ranks."""
+    t = dispatch(lay.dispatcher, comm.ep_size, comm.ep_top_k, lay.ep, where["ep"], net)
+    if lay.etp > 1:  # the dispatched tokens gathered over the expert's t_e ranks
+        t += collective("allgather", comm.ep_size * lay.etp, lay.etp, where["etp"], net)
+    return t
+
+
+def exposed_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
+    """Communication of one micro-batch the estimate never hides: every tensor-parallel
+    collective without --tp-overlap, every expert dispatch without an overlapping schedule
+    (`_schedule`'s rules), on the last stage."""
+    if not (lay.tp > 1 and not lay.tp_overlap) and not (lay.ep > 1 or lay.etp > 1):
+        return 0.0
+    where = placement(lay, mc.net)
+    comm = _micro_comm(prof, lay, stage_layers(prof, lay.pp))
+    floor = 0.0
+    if lay.tp > 1 and not lay.tp_overlap:
+        floor += (comm.tp_forward + comm.tp_backward) * _tp_time(comm, lay, where, mc.net)
+    overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
+    if (lay.ep > 1 or lay.etp > 1) and comm.ep_size and not overlapped:
+        floor += (comm.ep_forward + comm.ep_backward) * _a2a_time(comm, lay, where, mc.net)
+    return floor
+
+
 def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, which: str,
               where: dict[str, int]) -> StepTime:
     net = mc.net
     p, v = lay.pp, lay.vp
     m = lay.micro_batches
     layers = stage_layers(prof, p)
-    # per_microbatch reads these fields of the layout, stage_params the next key's
-    comm = _remembered(prof, ("comm", lay.micro_batch, lay.cp, lay.recompute, lay.tp,
-                              lay.sequence_parallel, lay.ep, lay.etp, lay.capacity, layers),
-                       lambda: per_microbatch(prof, lay, layers))
+    comm = _micro_comm(prof, lay, layers)
     hidden_all, none_hidden = end == "low", end == "high"
     # --- tensor parallelism: every micro-batch, on the critical path --------------------
-    t_coll = collective("allgather" if lay.sequence_parallel else "allreduce", comm.tp_size,
-                        lay.tp, where["tp"], net)  # 0 over one rank
+    t_coll = _tp_time(comm, lay, where, net)
     tp_f_all, tp_b_all = comm.tp_forward * t_coll, comm.tp_backward * t_coll
     if hidden_all:
         tp_f = tp_b = 0.0
@@ -648,9 +760,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     # --- expert parallelism: all-to-all --------------------------------------------------
     ep_f = ep_b = ep_all = 0.0
     if (lay.ep > 1 or lay.etp > 1) and comm.ep_size:
-        t_a2a = dispatch(lay.dispatcher, comm.ep_size, comm.ep_top_k, lay.ep, where["ep"], net)
-        if lay.etp > 1:  # the dispatched tokens gathered over the expert's t_e ranks
-            t_a2a += collective("allgather", comm.ep_size * lay.etp, lay.etp, where["etp"], net)
+        t_a2a = _a2a_time(comm, lay, where, net)
         ep_all = (comm.ep_forward + comm.ep_backward) * t_a2a
         if not hidden_all:
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
@@ -659,8 +769,13 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
                 # Megatron-Core's 1F1B all-to-all overlap: one micro-batch's dispatch and
                 # combine run under another's forward and backward compute
                 hide = comp.forward + comp.backward
+                full_f, full_b = ep_f, ep_b
                 ep_f, ep_b = (max(0.0, ep_f - hide * ep_f / (ep_f + ep_b)),
                               max(0.0, ep_b - hide * ep_b / (ep_f + ep_b)))
+                # the hidden dispatch still holds COMM_SMS of the SMs: the compute it runs
+                # under loses that share for as long
+                ep_f += (full_f - ep_f) * min(1.0, COMM_SMS / mc.sms)
+                ep_b += (full_b - ep_b) * min(1.0, COMM_SMS / mc.sms)
     # --- data parallelism ------------------------------------------------------------------
     dense, expert = _remembered(prof, ("params", lay.pp, lay.tp, lay.ep, lay.etp, which),
                                 lambda: tuple(map(float, stage_params(prof, lay, which))))
@@ -741,7 +856,7 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     sharded = dense / (lay.dp * lay.cp) + expert / lay.expert_dp
     updated = sharded if lay.zero >= 1 else local
     grads_local = sharded if lay.zero >= 2 else local
-    cast = FP8_CAST_BYTES.get(lay.fp8_recipe) if mc.matmul_bytes == 1 else None
+    cast = _casts(lay, mc)
     weight_casts = cast[2] * local if cast else 0  # each weight quantised once a step
     optimizer = (OPT_UPDATED * updated + OPT_PER_GRAD * grads_local + weight_casts) / (
         mc.hbm * mc.memory_share[end])

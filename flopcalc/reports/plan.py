@@ -104,7 +104,8 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
     conventions = [
         f"searched: tensor parallelism dividing the heads within a fast domain of "
         f"{res.machine.net.domain}, pipeline depths up to the layers, context parallelism "
-        "(with --flash) dividing the sequence, expert parallelism dividing the experts, ZeRO "
+        "(with --flash) dividing the sequence, expert parallelism dividing the experts (each "
+        "token dispatcher: alltoall, allgather, flex), ZeRO "
         "0-3, micro-batches dividing each replica's batch (up to 16), virtual stages 1-8 "
         "dividing each stage's layers, sequence parallelism whenever tp > 1, and the least "
         "recomputation that fits",

