@@ -9,7 +9,7 @@ say, the converter stops with a FlopcalcError naming it.
   Kimi K2's checkpoints of it), gpt-oss.
 - Of their own shape: DeepSeek-V2 and MiniCPM3 (latent attention), PhiMoE, DBRX, JetMoE
   (mixture of attention heads), Granite MoE (and its shared expert), GLM-4.5 (glm4_moe), ERNIE
-  4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE.
+  4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE, Hy3 (hy_v3).
 - transformers 5.25's: Param2-MoE (GLM-4.5's classes under another name) and MiniCPM5-MoE
   (gated attention with DeepSeek-V3's mixture); tests/test_torch_hf_new_types.py checks them
   against transformers 5.25 when it is installed. Refused: Ergo (`REFUSED`).
@@ -453,12 +453,50 @@ def _longcat_flash(c: Config) -> Raw:
                     "dense_layers": list(range(1, 2 * n, 2))}}
 
 
+def _hy_v3(c: Config) -> Raw:
+    """Hy3 (hy_v3): Apertus's attention (a per-head QK-norm, `attention_bias` on q, k, v and
+    o), Llama's MLP (`mlp_bias`) on the layers `mlp_layer_types` calls "dense" (absent: the
+    first) and a mixture on the "sparse" ones: a bias-free router (fp32; its
+    e_score_correction_bias is a buffer), `num_experts` routed experts of
+    moe_intermediate_size (never biased) and one shared Llama MLP of
+    num_shared_experts × moe_intermediate_size, which `HYV3MLP` widens to intermediate_size
+    when that product is 0 (`intermediate_size or config.intermediate_size`). Never tied by
+    default; the multi-token-prediction layer of its checkpoints is not built by transformers
+    and not counted (`hy_v3/modular_hy_v3.py`)."""
+    attn = c("attention_bias", False)
+    raw = {**rotary_decoder(c), **bias(attn, attn, c("mlp_bias", False)), "qk_norm": "per_head"}
+    n = c.layers()
+    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1))
+    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
+                            "'dense' or 'sparse'")
+    if "sparse" in kinds:
+        f, shared = c("moe_intermediate_size", kind=int), c("num_shared_experts", 1, int)
+        raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": f, "expert_bias": False, "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"],
+                      # a 0-wide shared MLP falls back to intermediate_size in HYV3MLP
+                      "shared_experts": shared or 1,
+                      "shared_d_ff": f if shared else c("intermediate_size")}
+    return raw
+
+
+# HYV3Config's defaults (transformers 5.24) for the keys that size the model
+_HY_V3_DEFAULTS: Raw = {
+    "vocab_size": 120832, "hidden_size": 4096, "intermediate_size": 13312,
+    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": False,
+    "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1,
+    "moe_intermediate_size": 1536}
+
+
 _OWN_SHAPE = {
     "deepseek_v2": _deepseek_v2, "minicpm3": _minicpm3, "phimoe": _phimoe, "dbrx": _dbrx,
     "jetmoe": _jetmoe, "granitemoe": _granitemoe, "granitemoeshared": _granitemoe,
     "glm4_moe": _glm4_moe, "ernie4_5_moe": _ernie4_5_moe, "hunyuan_v1_moe": _hunyuan_v1_moe,
     "minimax_m2": _minimax_m2, "dots1": _dots1, "longcat_flash": _longcat_flash,
-    "exaone_moe": _exaone_moe,
+    "exaone_moe": _exaone_moe, "hy_v3": _hy_v3,
 }
 
 # alias → canonical: each config class's `attribute_map` in transformers 5.24
@@ -472,6 +510,7 @@ _OWN_SHAPE_ALIASES: dict[str, dict[str, str]] = {
     "ernie4_5_moe": {"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},
     "hunyuan_v1_moe": {"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
     "minimax_m2": {"num_experts": "num_local_experts"},
+    "hy_v3": {"num_local_experts": "num_experts"},
     "dots1": {"num_local_experts": "n_routed_experts"},
     "longcat_flash": {"num_local_experts": "n_routed_experts", "num_experts_per_tok": "moe_topk",
                       "intermediate_size": "ffn_hidden_size",
@@ -540,7 +579,7 @@ _NEW_ALIASES: dict[str, dict[str, str]] = {
 
 
 CONVERTERS = {**_CORE, **_OWN_SHAPE, "param2moe": _glm4_moe, "minicpm5_moe": _minicpm5_moe}
-DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS}
+DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_DEFAULTS}
 ALIASES: dict[str, dict[str, str]] = {**_OWN_SHAPE_ALIASES, **_NEW_ALIASES}
 
 _YAML = "; describe an approximation in a YAML file if one will do"

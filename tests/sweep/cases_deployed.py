@@ -1,0 +1,44 @@
+"""Families people deploy that transformers 5.24 has and flopcalc once refused, each read
+through the layer kinds it already had (flopcalc/models/hf/moe.py, sparse.py): Hy3 (hy_v3),
+GLM-MoE-DSA (GLM-5).
+
+Tiny sizes keep every feature: GQA, dense and sparse layers in one model, shared experts (a
+0-wide one that transformers widens), biases, tying."""
+
+from . import Case
+
+TIED = dict(tie_word_embeddings=True)
+
+CASES = [
+    # 4 experts of 16, top-2; d 32 with 4 query heads of 8 and 2 KV heads; 3 layers (the first
+    # dense by default)
+    Case("hy_v3",
+         shrink=dict(hidden_size=32, intermediate_size=48, moe_intermediate_size=16,
+                     num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=8, num_experts=4, num_experts_per_tok=2, vocab_size=64,
+                     max_position_embeddings=64),
+         lengths=(1, 6),
+         variants=(dict(num_hidden_layers=3, mlp_layer_types=["sparse", "dense", "sparse"],
+                        num_shared_experts=2, attention_bias=True, mlp_bias=True, **TIED),
+                   dict(num_shared_experts=0, num_key_value_heads=64))),
+]
+
+# latent attention as DeepSeek-V3.2's sweep case (q rank 16, kv rank 12, heads of 8 + 4 / 6), an
+# indexer of 3 heads of 8 and top-3 (lengths below and above it); 4 layers, the first 3 dense
+CASES.append(
+    Case("glm_moe_dsa",
+         shrink=dict(hidden_size=32, intermediate_size=24, moe_intermediate_size=8,
+                     num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
+                     q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=8, qk_rope_head_dim=4,
+                     v_head_dim=6, index_n_heads=3, index_head_dim=8, index_topk=3,
+                     n_routed_experts=4, num_experts_per_tok=2, vocab_size=64,
+                     max_position_embeddings=64),
+         variants=(dict(num_hidden_layers=4, indexer_types=["full", "shared", "shared", "full"],
+                        first_k_dense_replace=1, attention_bias=True, **TIED),
+                   dict(num_hidden_layers=4, index_topk_pattern="FSFS",
+                        mlp_layer_types=["sparse", "dense", "sparse", "dense"],
+                        n_shared_experts=2),
+                   dict(num_hidden_layers=5, index_topk_freq=2, index_skip_topk_offset=1,
+                        first_k_dense_replace=2, num_nextn_predict_layers=1)),
+         lengths=(1, 3, 4, 13), cache=True,
+         note="the eager path scores every key (the top-k only masks): --attention full"))

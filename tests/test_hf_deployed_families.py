@@ -1,0 +1,88 @@
+"""Hy3 (hy_v3) and GLM-5 (glm_moe_dsa) by hand, and their bad layer lists: each error names
+the key and the entry (tests/test_torch_deployed_families.py checks the same types against
+transformers)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import run
+
+# Hy3 at d 32: 4 query heads of 8, 2 KV heads, 2 layers (the first dense of 48, the second 4
+# experts of 16, top-2, one shared expert of 16), vocabulary 64, untied.
+HY = dict(model_type="hy_v3", hidden_size=32, intermediate_size=48, moe_intermediate_size=16,
+          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+          num_experts=4, num_experts_per_tok=2, num_shared_experts=1, vocab_size=64,
+          max_position_embeddings=64)
+# GLM-5 at d 32: query rank 16, KV rank 12, heads of 8 + 4 (rope) / 6, an indexer of 3 heads of
+# 8 picking 3 keys; 2 layers, both dense
+GLM = dict(model_type="glm_moe_dsa", hidden_size=32, intermediate_size=24,
+           moe_intermediate_size=8, num_hidden_layers=2, num_attention_heads=4,
+           num_key_value_heads=4, q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=8,
+           qk_rope_head_dim=4, v_head_dim=6, index_n_heads=3, index_head_dim=8, index_topk=3,
+           n_routed_experts=4, num_experts_per_tok=2, vocab_size=64,
+           max_position_embeddings=64, first_k_dense_replace=2)
+
+
+def _file(tmp_path, data):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_hy_v3_by_hand(cli, tmp_path):
+    # embeddings and head 2·64·32 = 4,096; final norm 32
+    # per layer: q 32·32 + k 32·16 + v 32·16 + o 32·32 = 3,072, q/k norms 8 + 8, two norms 64
+    #   → 3,152, twice → 6,304
+    # layer 0's MLP 3·32·48 = 4,608
+    # layer 1: router 4·32 = 128, experts 4·3·32·16 = 6,144, shared 3·32·16 = 1,536 → 7,808
+    # total 4,096 + 32 + 6,304 + 4,608 + 7,808 = 22,848
+    assert run(cli, "model", _file(tmp_path, HY))["params"]["total"] == 22_848
+
+
+def test_hy_v3_zero_shared_experts_widen_to_intermediate_size(cli, tmp_path):
+    # HYV3MLP(intermediate_size=0) takes config.intermediate_size: the shared expert is
+    # 3·32·48 = 4,608 wide instead of 1,536, so 22,848 + 3,072
+    data = dict(HY, num_shared_experts=0)
+    assert run(cli, "model", _file(tmp_path, data))["params"]["total"] == 25_920
+
+
+def test_glm_moe_dsa_shared_layer_has_no_indexer(cli, tmp_path):
+    # a shared layer drops the indexer: wq_b 16·(3·8) = 384, wk 32·8 = 256, k_norm 2·8 = 16,
+    # weights_proj 32·3 = 96 → 752 parameters; forward at 4 tokens (--attention full, the
+    # eager path: 16 scored pairs) 2·4·(384 + 256 + 96) = 5,888 for the projections and
+    # 16·2·3·(8 + 1) = 864 for the scores → 6,752 FLOPs
+    full = run(cli, "model", _file(tmp_path, dict(GLM, indexer_types=["full", "full"])),
+               "--seq", "4", "--attention", "full")
+    shared = run(cli, "model", _file(tmp_path, dict(GLM, indexer_types=["full", "shared"])),
+                 "--seq", "4", "--attention", "full")
+    assert full["params"]["total"] - shared["params"]["total"] == 752
+    assert full["flops"]["forward"] - shared["flops"]["forward"] == 6_752
+
+
+def test_glm_moe_dsa_pattern_and_schedule_read_as_the_config_class_derives_them(cli, tmp_path):
+    # index_topk_pattern "FS" and, without it, index_topk_freq 2 with offset 1 (layer i full
+    # when max(i − 1 + 1, 0) is even: layer 1 shared) give the same model as the list
+    listed = run(cli, "model", _file(tmp_path, dict(GLM, indexer_types=["full", "shared"])))
+    pattern = run(cli, "model", _file(tmp_path, dict(GLM, index_topk_pattern="FS")))
+    schedule = run(cli, "model", _file(tmp_path, dict(GLM, index_topk_freq=2,
+                                                      index_skip_topk_offset=1)))
+    assert listed["params"]["total"] == pattern["params"]["total"] == \
+        schedule["params"]["total"]
+
+
+@pytest.mark.parametrize("data, words", [
+    (dict(GLM, indexer_types=["shared", "full"]), "indexer_types[0] is 'shared'"),
+    (dict(GLM, indexer_types=["full", "half"]), "indexer_types[1] = 'half'"),
+    (dict(GLM, indexer_types=["full"]), "indexer_types has 1 entries, num_hidden_layers is 2"),
+    (dict(GLM, index_topk_pattern="FX"), "index_topk_pattern[1] = 'X'"),
+    (dict(GLM, index_topk_pattern="FSF"), "index_topk_pattern has 3 entries"),
+    (dict(HY, mlp_layer_types=["dense", "moe"]), "mlp_layer_types[1] = 'moe'"),
+    (dict(HY, mlp_layer_types=["dense"]), "mlp_layer_types has 1 entries, num_hidden_layers"),
+])
+def test_bad_layer_lists_name_the_key_and_the_entry(cli, tmp_path, data, words):
+    r = cli("model", str(_file(tmp_path, data)))
+    assert r.code == 2
+    assert words in r.err and len(r.err.strip().splitlines()) == 1, r.err
