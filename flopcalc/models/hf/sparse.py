@@ -1,6 +1,7 @@
 """Sparse and interleaved attention: DeepSeek-V3.2 and GLM-5 (latent attention with DeepSeek
-sparse attention's lightning indexer; GLM-5's layers may reuse an earlier one's) and Llama 4's text model (chunked RoPE layers interleaved with
-global NoPE layers, mixtures of experts interleaved with dense layers)."""
+sparse attention's lightning indexer; GLM-5's layers may reuse an earlier one's) and Llama 4's
+text model (chunked RoPE layers interleaved with global NoPE layers, mixtures of experts
+interleaved with dense layers)."""
 
 from __future__ import annotations
 
