@@ -86,3 +86,22 @@ def test_bad_layer_lists_name_the_key_and_the_entry(cli, tmp_path, data, words):
     r = cli("model", str(_file(tmp_path, data)))
     assert r.code == 2
     assert words in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
+# MiMo-V2-Flash at d 32: 4 query heads, q/k heads of 12 and values of 8, 2 KV heads (4 on the
+# sliding layers), 2 dense layers, window 4
+MIMO = dict(model_type="mimo_v2_flash", hidden_size=32, intermediate_size=48,
+            moe_intermediate_size=16, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=12, v_head_dim=8, n_routed_experts=4,
+            num_experts_per_tok=2, sliding_window=4, vocab_size=64, max_position_embeddings=64,
+            mlp_layer_types=["dense", "dense"])
+
+
+def test_mimo_v2_flash_sliding_layer_holds_twice_the_kv_heads_and_sinks(cli, tmp_path):
+    # a sliding layer instead of a full one: 2 more KV heads, k 32·2·12 = 768 and v 32·2·8 =
+    # 512, and a sink per query head, 4 → 1,284 more parameters
+    full = run(cli, "model", _file(tmp_path, dict(
+        MIMO, layer_types=["full_attention", "full_attention"])))
+    sliding = run(cli, "model", _file(tmp_path, dict(
+        MIMO, layer_types=["full_attention", "sliding_attention"])))
+    assert sliding["params"]["total"] - full["params"]["total"] == 1_284

@@ -81,3 +81,18 @@ def test_glm_moe_dsa_shared_layers_keep_no_indexer_keys():
         doc = sweep.flopcalc_report(data, seq=0, batch=batch, command="infer", prompt=prompt,
                                     gen=new - 1, kv_dtype="fp32", state_dtype="fp32")
         assert doc.kv_cache.bytes == sweep.hf_generated_cache(case, config, batch, prompt, new)
+
+
+def test_mimo_v2_flash_sliding_layers_cache_twice_the_heads():
+    """MiMo-V2-Flash's sliding layers keep twice the full layers' key/value heads: the bytes of
+    transformers' cache after a real generate, with a window of 16 (longer than the 12 tokens
+    kept: transformers holds window − 1 tokens of a sliding layer, flopcalc the window)."""
+    if not _known("mimo_v2_flash"):
+        pytest.skip(f"transformers {transformers.__version__} has no mimo_v2_flash")
+    case = next(c for c in CASES if c.model_type == "mimo_v2_flash")
+    config = sweep.config_of("mimo_v2_flash", {**case.shrink, "sliding_window": 16})
+    data = sweep.saved(config)
+    for batch, prompt, new in ((1, 3, 2), (2, 9, 4)):
+        doc = sweep.flopcalc_report(data, seq=0, batch=batch, command="infer", prompt=prompt,
+                                    gen=new - 1, kv_dtype="fp32", state_dtype="fp32")
+        assert doc.kv_cache.bytes == sweep.hf_generated_cache(case, config, batch, prompt, new)

@@ -42,3 +42,21 @@ CASES.append(
                         first_k_dense_replace=2, num_nextn_predict_layers=1)),
          lengths=(1, 3, 4, 13), cache=True,
          note="the eager path scores every key (the top-k only masks): --attention full"))
+
+# q/k heads of 12, values of 8 (v_head_dim below head_dim); 2 KV heads on full layers, 4 on
+# the sliding ones (with sinks); 6 layers: full, 4 sliding, full; window 4 below the longer
+# length (the cache is checked in tests/test_torch_deployed_families.py, with a window longer
+# than the generated text: transformers keeps window − 1 tokens, flopcalc the window); 4 experts of 16, top-2, the first layer dense
+CASES.append(
+    Case("mimo_v2_flash",
+         shrink=dict(hidden_size=32, intermediate_size=48, moe_intermediate_size=16,
+                     num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=12, v_head_dim=8, n_routed_experts=4, num_experts_per_tok=2,
+                     sliding_window=4, vocab_size=64, max_position_embeddings=64),
+         lengths=(1, 6),
+         variants=(dict(num_hidden_layers=6,
+                        layer_types=["sliding_attention", "full_attention"] * 3,
+                        mlp_layer_types=["sparse", "dense", "sparse", "sparse", "dense",
+                                         "sparse"],
+                        attention_bias=True, **TIED),
+                   dict(num_hidden_layers=3, num_key_value_heads=8, v_head_dim=64))))

@@ -9,7 +9,8 @@ say, the converter stops with a FlopcalcError naming it.
   Kimi K2's checkpoints of it), gpt-oss.
 - Of their own shape: DeepSeek-V2 and MiniCPM3 (latent attention), PhiMoE, DBRX, JetMoE
   (mixture of attention heads), Granite MoE (and its shared expert), GLM-4.5 (glm4_moe), ERNIE
-  4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE, Hy3 (hy_v3).
+  4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE, Hy3 (hy_v3),
+  MiMo-V2-Flash.
 - transformers 5.25's: Param2-MoE (GLM-4.5's classes under another name) and MiniCPM5-MoE
   (gated attention with DeepSeek-V3's mixture); tests/test_torch_hf_new_types.py checks them
   against transformers 5.25 when it is installed. Refused: Ergo (`REFUSED`).
@@ -491,12 +492,58 @@ _HY_V3_DEFAULTS: Raw = {
     "moe_intermediate_size": 1536}
 
 
+def _mimo_v2_flash(c: Config) -> Raw:
+    """MiMo-V2-Flash: Qwen2's attention with queries and keys `head_dim` wide and values
+    `v_head_dim` wide, q, k, v biased by `attention_bias` (o never); its sliding layers
+    (`layer_types`; absent, every layer but 0 and every 6th) hold twice the KV heads and a
+    learned sink per head (`window_attention`); a dense MLP of intermediate_size on the
+    `mlp_layer_types` "dense" layers (absent: the first), else DeepSeek-V3's routed experts
+    without a shared expert (the router fp32, e_score_correction_bias a buffer). Partial
+    rotary and `attention_value_scale` (a multiply on the values) count nothing; the
+    checkpoints' `model.mtp.*` tensors are not read by transformers and not counted
+    (`mimo_v2_flash/modular_mimo_v2_flash.py`)."""
+    raw = {**rotary_decoder(c), **bias(c("attention_bias", False), False)}
+    raw["v_head_dim"] = c("v_head_dim")
+    n = c.layers()
+    if c.has("sliding_window_size"):  # the reference attends to that many tokens plus itself
+        c.data["sliding_window"] = c("sliding_window_size", kind=int) + 1
+    if c.has("layer_types"):
+        raw.update(layer_types(c))
+    else:
+        kinds = ["full" if i == 0 or (i + 1) % 6 == 0 else "window" for i in range(n)]
+        if "window" in kinds:
+            raw.update(layer_types=shortest_period(kinds), sliding_window=c("sliding_window"))
+    if "window" in raw.get("layer_types", ()):
+        kv = raw["n_kv_heads"]
+        raw["window_attention"] = {"n_kv_heads": 2 * kv if type(kv) is int else kv,
+                                   "sinks": True}
+    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1))
+    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
+                            "'dense' or 'sparse'")
+    if "sparse" in kinds:
+        raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"]}
+    return raw
+
+
+# MiMoV2FlashConfig's defaults (transformers 5.24: its own over Glm4MoeConfig's)
+_MIMO_V2_FLASH_DEFAULTS: Raw = {
+    "vocab_size": 152576, "hidden_size": 4096, "intermediate_size": 16384,
+    "moe_intermediate_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 64,
+    "num_key_value_heads": 4, "n_routed_experts": 256, "num_experts_per_tok": 8,
+    "max_position_embeddings": 131072, "head_dim": 192, "v_head_dim": 128,
+    "sliding_window": 129, "tie_word_embeddings": False}
+
+
 _OWN_SHAPE = {
     "deepseek_v2": _deepseek_v2, "minicpm3": _minicpm3, "phimoe": _phimoe, "dbrx": _dbrx,
     "jetmoe": _jetmoe, "granitemoe": _granitemoe, "granitemoeshared": _granitemoe,
     "glm4_moe": _glm4_moe, "ernie4_5_moe": _ernie4_5_moe, "hunyuan_v1_moe": _hunyuan_v1_moe,
     "minimax_m2": _minimax_m2, "dots1": _dots1, "longcat_flash": _longcat_flash,
-    "exaone_moe": _exaone_moe, "hy_v3": _hy_v3,
+    "exaone_moe": _exaone_moe, "hy_v3": _hy_v3, "mimo_v2_flash": _mimo_v2_flash,
 }
 
 # alias → canonical: each config class's `attribute_map` in transformers 5.24
@@ -511,6 +558,7 @@ _OWN_SHAPE_ALIASES: dict[str, dict[str, str]] = {
     "hunyuan_v1_moe": {"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
     "minimax_m2": {"num_experts": "num_local_experts"},
     "hy_v3": {"num_local_experts": "num_experts"},
+    "mimo_v2_flash": {"num_local_experts": "n_routed_experts"},
     "dots1": {"num_local_experts": "n_routed_experts"},
     "longcat_flash": {"num_local_experts": "n_routed_experts", "num_experts_per_tok": "moe_topk",
                       "intermediate_size": "ffn_hidden_size",
@@ -579,7 +627,8 @@ _NEW_ALIASES: dict[str, dict[str, str]] = {
 
 
 CONVERTERS = {**_CORE, **_OWN_SHAPE, "param2moe": _glm4_moe, "minicpm5_moe": _minicpm5_moe}
-DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_DEFAULTS}
+DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_DEFAULTS,
+                           "mimo_v2_flash": _MIMO_V2_FLASH_DEFAULTS}
 ALIASES: dict[str, dict[str, str]] = {**_OWN_SHAPE_ALIASES, **_NEW_ALIASES}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
