@@ -105,3 +105,19 @@ def test_mimo_v2_flash_sliding_layer_holds_twice_the_kv_heads_and_sinks(cli, tmp
     sliding = run(cli, "model", _file(tmp_path, dict(
         MIMO, layer_types=["full_attention", "sliding_attention"])))
     assert sliding["params"]["total"] - full["params"]["total"] == 1_284
+
+
+@pytest.mark.parametrize("model_type, total", [
+    # transformers 5.24's own count of each config class's default, on the meta device
+    # (tests/sweep/cases_deployed.py checks the same against the model it builds)
+    ("hy_v3", 295_033_528_320),
+    ("glm_moe_dsa", 743_911_199_232),
+    ("mimo_v2_flash", 308_778_768_832),
+    ("olmo_hybrid", 7_430_870_688),
+])
+def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type, total):
+    """A hand-written file that leaves every size out: transformers fills each from its config
+    class, derived ones included (OLMo Hybrid's linear heads of int(0.75·3840/30) = 96 and
+    values twice that; MiMo-V2-Flash's sliding layers every 6th but layer 0)."""
+    assert run(cli, "model", _file(tmp_path, {"model_type": model_type}))["params"][
+        "total"] == total

@@ -60,3 +60,21 @@ CASES.append(
                                          "sparse"],
                         attention_bias=True, **TIED),
                    dict(num_hidden_layers=3, num_key_value_heads=8, v_head_dim=64))))
+
+# OLMo 3's attention (4 heads of 8, 2 KV heads) between gated DeltaNet layers (2 key heads of
+# 8, 4 value heads of 12); 4 layers, the 4th attention by default; lengths across the
+# DeltaNet's 64-token chunk
+CASES.append(
+    Case("olmo_hybrid",
+         shrink=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4,
+                     num_attention_heads=4, num_key_value_heads=2, linear_num_key_heads=2,
+                     linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12,
+                     vocab_size=64, max_position_embeddings=128, pad_token_id=1,
+                     eos_token_id=2),
+         lengths=(1, 5, 64, 70), cache=True,
+         variants=(dict(num_hidden_layers=4,
+                        layer_types=["full_attention", "linear_attention", "full_attention",
+                                     "linear_attention"],
+                        attention_bias=True, linear_conv_kernel_dim=3, **TIED),
+                   dict(num_hidden_layers=3, linear_num_key_heads=6,
+                        linear_allow_neg_eigval=False))))
