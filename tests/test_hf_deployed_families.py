@@ -121,3 +121,20 @@ def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, mo
     values twice that; MiMo-V2-Flash's sliding layers every 6th but layer 0)."""
     assert run(cli, "model", _file(tmp_path, {"model_type": model_type}))["params"][
         "total"] == total
+
+
+@pytest.mark.parametrize("model_type, feature", [
+    ("gemma4", "per-layer input embeddings"), ("gemma4_text", "KV-shared layers"),
+    ("deepseek_v4", "compressed attention"), ("hy_v4", "hyper-connections"),
+    ("mistral_large4", "kv_source_layers"), ("mistral_large4_text", "no_rope_layers"),
+    ("qwen4_exp", "QSA attention"), ("qwen4_exp_text", "n-gram"),
+    ("rwkv", "time-mixing"), ("recurrent_gemma", "Griffin recurrent blocks"),
+])
+def test_families_flopcalc_cannot_count_are_refused_by_what_they_lack(cli, tmp_path,
+                                                                      model_type, feature):
+    """A type whose layers are not kinds flopcalc has stops with one line naming the feature
+    and the YAML route, not the list of every supported type."""
+    r = cli("model", str(_file(tmp_path, {"model_type": model_type})))
+    assert r.code == 2
+    assert feature in r.err and "YAML" in r.err and "qwen2_moe" not in r.err  # no list
+    assert len(r.err.strip().splitlines()) == 1, r.err

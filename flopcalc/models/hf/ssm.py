@@ -37,3 +37,12 @@ def _mamba2(c: Config) -> Raw:
 
 
 CONVERTERS = {"mamba2": _mamba2}
+
+_YAML = "; describe an approximation in a YAML file if one will do"
+REFUSED = {
+    "rwkv": ("RWKV's time-mixing and channel-mixing blocks (receptance, a learned time decay, "
+             "token shift) are not layer kinds flopcalc has" + _YAML),
+    "recurrent_gemma": ("RecurrentGemma's Griffin recurrent blocks (a real-gated linear "
+                        "recurrent unit with its convolution and gates, between local-attention "
+                        "layers) are not a layer kind flopcalc has" + _YAML),
+}
