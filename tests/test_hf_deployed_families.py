@@ -114,6 +114,7 @@ def test_mimo_v2_flash_sliding_layer_holds_twice_the_kv_heads_and_sinks(cli, tmp
     ("glm_moe_dsa", 743_911_199_232),
     ("mimo_v2_flash", 308_778_768_832),
     ("olmo_hybrid", 7_430_870_688),
+    ("rwkv", 7_392_649_216),
 ])
 def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type, total):
     """A hand-written file that leaves every size out: transformers fills each from its config
@@ -128,7 +129,7 @@ def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, mo
     ("deepseek_v4", "compressed attention"), ("hy_v4", "hyper-connections"),
     ("mistral_large4", "kv_source_layers"), ("mistral_large4_text", "no_rope_layers"),
     ("qwen4_exp", "QSA attention"), ("qwen4_exp_text", "n-gram"),
-    ("rwkv", "time-mixing"), ("recurrent_gemma", "Griffin recurrent blocks"),
+    ("recurrent_gemma", "Griffin recurrent blocks"),
 ])
 def test_families_flopcalc_cannot_count_are_refused_by_what_they_lack(cli, tmp_path,
                                                                       model_type, feature):
@@ -138,3 +139,20 @@ def test_families_flopcalc_cannot_count_are_refused_by_what_they_lack(cli, tmp_p
     assert r.code == 2
     assert feature in r.err and "YAML" in r.err and "qwen2_moe" not in r.err  # no list
     assert len(r.err.strip().splitlines()) == 1, r.err
+
+
+# RWKV-4 at d 8: time mixing 6 wide, channel mixing 10, one layer, vocabulary 16, untied
+RWKV = dict(model_type="rwkv", hidden_size=8, attention_hidden_size=6, intermediate_size=10,
+            num_hidden_layers=1, vocab_size=16, context_length=64)
+
+
+def test_rwkv_by_hand(cli, tmp_path):
+    # embeddings and head 2·16·8 = 256; LayerNorms (gain and bias, 16 each): pre_ln, ln1, ln2,
+    # ln_out → 64; time mixing: key, value, receptance 3·8·6 = 144, output 6·8 = 48, decay and
+    # first 6 + 6, three mixes 24 → 228; channel mixing: key 8·10 = 80, value 10·8 = 80,
+    # receptance 8·8 = 64, two mixes 16 → 240; total 256 + 64 + 228 + 240 = 788
+    # forward at 4 tokens: time 2·4·(144 + 48) = 1,536, channel 2·4·(80 + 80 + 64) = 1,792,
+    # head 2·4·8·16 = 1,024 → 4,352
+    doc = run(cli, "model", _file(tmp_path, RWKV), "--seq", "4")
+    assert doc["params"]["total"] == 788
+    assert doc["flops"]["forward"] == 4_352

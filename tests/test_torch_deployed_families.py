@@ -96,3 +96,25 @@ def test_mimo_v2_flash_sliding_layers_cache_twice_the_heads():
         doc = sweep.flopcalc_report(data, seq=0, batch=batch, command="infer", prompt=prompt,
                                     gen=new - 1, kv_dtype="fp32", state_dtype="fp32")
         assert doc.kv_cache.bytes == sweep.hf_generated_cache(case, config, batch, prompt, new)
+
+
+def test_rwkv_state_bytes_equal_transformers_state():
+    """RWKV keeps two token-shift vectors and the WKV numerator, denominator and maximum per
+    layer and sequence: the bytes of the `state` list transformers returns with use_cache
+    (fp32 model; its WKV states are hidden_size wide, so time mixing is d wide here)."""
+    import torch
+
+    if not _known("rwkv"):
+        pytest.skip(f"transformers {transformers.__version__} has no rwkv")
+    case = next(c for c in CASES if c.model_type == "rwkv")
+    config = sweep.config_of("rwkv", {**case.shrink, "attention_hidden_size": 32})
+    data = sweep.saved(config)
+    model = sweep.build(case, config, "cpu").eval()
+    for batch, prompt in ((1, 3), (2, 9)):
+        ids = torch.randint(0, config.vocab_size, (batch, prompt))
+        with torch.no_grad():
+            state = model(input_ids=ids, use_cache=True).state
+        hf = sum(t.numel() * t.element_size() for t in state)
+        doc = sweep.flopcalc_report(data, seq=0, batch=batch, command="infer", prompt=prompt,
+                                    gen=1, kv_dtype="fp32", state_dtype="fp32")
+        assert doc.kv_cache.bytes == hf

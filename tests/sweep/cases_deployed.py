@@ -78,3 +78,12 @@ CASES.append(
                         attention_bias=True, linear_conv_kernel_dim=3, **TIED),
                    dict(num_hidden_layers=3, linear_num_key_heads=6,
                         linear_allow_neg_eigval=False))))
+
+# RWKV-4: time mixing 24 wide, channel mixing 40, d 32, 3 layers
+CASES.append(
+    Case("rwkv",
+         shrink=dict(hidden_size=32, num_hidden_layers=3, attention_hidden_size=24,
+                     intermediate_size=40, vocab_size=64, context_length=64),
+         lengths=(1, 6),
+         variants=(dict(attention_hidden_size=None, intermediate_size=None, **TIED),
+                   dict(num_hidden_layers=2, attention_hidden_size=64))))

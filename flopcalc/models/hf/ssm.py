@@ -1,4 +1,5 @@
-"""State-space models: Mamba-2 (and, with the kinds for them, the hybrids built from it)."""
+"""State-space and recurrent models: Mamba-2 (and, with the kinds for them, the hybrids built
+from it), RWKV-4 (`_rwkv`, the `rwkv` kind)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,33 @@ def _mamba2(c: Config) -> Raw:
     }
 
 
-CONVERTERS = {"mamba2": _mamba2}
+def _rwkv(c: Config) -> Raw:
+    """RwkvForCausalLM (RWKV-4): embeddings, a LayerNorm on them (layer 0's `pre_ln`), layers
+    of a LayerNorm and an RWKV block (time mixing at `attention_hidden_size`, default d; a
+    LayerNorm; channel mixing at `intermediate_size`, default 4d), `ln_out` and the head
+    (untied by default). `context_length` is the context it was trained at; no position
+    table. `rescale_every` halves the hidden states in inference (element-wise)."""
+    d = c("hidden_size", kind=int)
+    return {
+        "n_layers": c.layers(), "d_model": d, "norm": "layernorm", "positions": "none",
+        "max_seq_len": c("context_length", None), "vocab_size": c("vocab_size"),
+        "tie_embeddings": bool(c("tie_word_embeddings", False)), "embedding_norm": True,
+        "layer_types": ["rwkv"],
+        "rwkv": {"attention_hidden_size": c("attention_hidden_size", None) or d,
+                 "intermediate_size": c("intermediate_size", None) or 4 * d},
+    }
+
+
+# RwkvConfig's defaults (transformers 5.24) for the keys that size the model
+_RWKV_DEFAULTS: Raw = {"vocab_size": 50277, "context_length": 1024, "hidden_size": 4096,
+                       "num_hidden_layers": 32, "tie_word_embeddings": False}
+
+CONVERTERS = {"mamba2": _mamba2, "rwkv": _rwkv}
+DEFAULTS = {"rwkv": _RWKV_DEFAULTS}
+ALIASES = {"rwkv": {"max_position_embeddings": "context_length"}}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
 REFUSED = {
-    "rwkv": ("RWKV's time-mixing and channel-mixing blocks (receptance, a learned time decay, "
-             "token shift) are not layer kinds flopcalc has" + _YAML),
     "recurrent_gemma": ("RecurrentGemma's Griffin recurrent blocks (a real-gated linear "
                         "recurrent unit with its convolution and gates, between local-attention "
                         "layers) are not a layer kind flopcalc has" + _YAML),
