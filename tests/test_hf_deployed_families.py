@@ -115,6 +115,7 @@ def test_mimo_v2_flash_sliding_layer_holds_twice_the_kv_heads_and_sinks(cli, tmp
     ("mimo_v2_flash", 308_778_768_832),
     ("olmo_hybrid", 7_430_870_688),
     ("rwkv", 7_392_649_216),
+    ("recurrent_gemma", 2_010_263_040),
 ])
 def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type, total):
     """A hand-written file that leaves every size out: transformers fills each from its config
@@ -129,7 +130,6 @@ def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, mo
     ("deepseek_v4", "compressed attention"), ("hy_v4", "hyper-connections"),
     ("mistral_large4", "kv_source_layers"), ("mistral_large4_text", "no_rope_layers"),
     ("qwen4_exp", "QSA attention"), ("qwen4_exp_text", "n-gram"),
-    ("recurrent_gemma", "Griffin recurrent blocks"),
 ])
 def test_families_flopcalc_cannot_count_are_refused_by_what_they_lack(cli, tmp_path,
                                                                       model_type, feature):
@@ -156,3 +156,28 @@ def test_rwkv_by_hand(cli, tmp_path):
     doc = run(cli, "model", _file(tmp_path, RWKV), "--seq", "4")
     assert doc["params"]["total"] == 788
     assert doc["flops"]["forward"] == 4_352
+
+
+# RecurrentGemma at d 8: one recurrent layer, an LRU width of 4 in 2 gate blocks of 2, a conv
+# of 2 taps, an MLP of 12 // 2 = 6, vocabulary 16, tied
+GRIFFIN = dict(model_type="recurrent_gemma", hidden_size=8, num_attention_heads=2, lru_width=4,
+               conv1d_width=2, num_hidden_layers=1, block_types=["recurrent"],
+               intermediate_size=12, vocab_size=16)
+
+
+def test_recurrent_gemma_by_hand(cli, tmp_path):
+    # embeddings 16·8 = 128 (the head tied); RMSNorms 8 + 8 + the final 8 = 24
+    # recurrent block: linear_y and linear_x 8·4 + 4 = 36 each, the conv 4·2 + 4 = 12, Λ 4,
+    #   two gates 2·2·2 + 2·2 = 12 each, linear_out 4·8 + 8 = 40 → 152
+    # MLP: gate and up 8·6 + 6 = 54 each, down 6·8 + 8 = 56 → 164; total 468
+    # forward at 4 tokens: linear_y, linear_x, linear_out 2·4·8·4 = 256 each, the conv
+    #   2·4·2·(4 + 1) = 80, the gates 2·4·2·(2·2) = 64 each → 976; the MLP 2·4·(2·8·6 + 6·8)
+    #   = 1,152; the head 2·4·8·16 = 1,024 → 3,152
+    doc = run(cli, "model", _file(tmp_path, GRIFFIN), "--seq", "4")
+    assert doc["params"]["total"] == 468
+    assert doc["flops"]["forward"] == 3_152
+
+
+def test_recurrent_gemma_bad_block_type_names_the_entry(cli, tmp_path):
+    r = cli("model", str(_file(tmp_path, dict(GRIFFIN, block_types=["recurrent", "mlp"]))))
+    assert r.code == 2 and "block_types[1]" in r.err, r.err

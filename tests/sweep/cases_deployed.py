@@ -87,3 +87,15 @@ CASES.append(
          lengths=(1, 6),
          variants=(dict(attention_hidden_size=None, intermediate_size=None, **TIED),
                    dict(num_hidden_layers=2, attention_hidden_size=64))))
+
+# RecurrentGemma (Griffin): d 32, 4 heads (gate blocks of 6 at an LRU width of 24), 3 layers
+# (recurrent, recurrent, attention), a window of 4 below the longer length, 2 KV heads
+CASES.append(
+    Case("recurrent_gemma",
+         shrink=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3,
+                     num_attention_heads=4, num_key_value_heads=2, lru_width=24,
+                     attention_window_size=4, vocab_size=64),
+         lengths=(1, 6),
+         variants=(dict(num_hidden_layers=4, block_types=["attention", "recurrent"],
+                        attention_bias=True, conv1d_width=3, tie_word_embeddings=False),
+                   dict(num_hidden_layers=5, lru_width=None, num_key_value_heads=1))))
