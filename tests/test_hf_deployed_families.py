@@ -116,6 +116,8 @@ def test_mimo_v2_flash_sliding_layer_holds_twice_the_kv_heads_and_sinks(cli, tmp
     ("olmo_hybrid", 7_430_870_688),
     ("rwkv", 7_392_649_216),
     ("recurrent_gemma", 2_010_263_040),
+    ("solar_open", 102_651_793_408),
+    ("youtu", 1_961_560_064),
 ])
 def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type, total):
     """A hand-written file that leaves every size out: transformers fills each from its config

@@ -99,3 +99,27 @@ CASES.append(
          variants=(dict(num_hidden_layers=4, block_types=["attention", "recurrent"],
                         attention_bias=True, conv1d_width=3, tie_word_embeddings=False),
                    dict(num_hidden_layers=5, lru_width=None, num_key_value_heads=1))))
+
+# Solar Open: d 32, 4 query heads of 8, 2 KV heads; every layer 4 experts of 16, top-2, one
+# shared expert
+CASES.append(
+    Case("solar_open",
+         shrink=dict(hidden_size=32, moe_intermediate_size=16, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                     n_routed_experts=4, num_experts_per_tok=2, vocab_size=64,
+                     max_position_embeddings=64),
+         lengths=(1, 6),
+         variants=(dict(n_shared_experts=2, attention_bias=True, **TIED),
+                   dict(n_shared_experts=0, num_key_value_heads=64))))
+
+# Youtu-LLM: latent attention as DeepSeek-V3.2's case (q rank 16, kv rank 12, heads of 8 + 4 /
+# 6) over a dense MLP
+CASES.append(
+    Case("youtu",
+         shrink=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=4, q_lora_rank=16,
+                     kv_lora_rank=12, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=6,
+                     vocab_size=64, max_position_embeddings=64),
+         lengths=(1, 6),
+         variants=(dict(q_lora_rank=None, attention_bias=True,
+                        tie_word_embeddings=False),)))

@@ -10,7 +10,7 @@ say, the converter stops with a FlopcalcError naming it.
 - Of their own shape: DeepSeek-V2 and MiniCPM3 (latent attention), PhiMoE, DBRX, JetMoE
   (mixture of attention heads), Granite MoE (and its shared expert), GLM-4.5 (glm4_moe), ERNIE
   4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE, Hy3 (hy_v3),
-  MiMo-V2-Flash.
+  MiMo-V2-Flash, Solar Open; Youtu-LLM (latent attention, dense).
 - transformers 5.25's: Param2-MoE (GLM-4.5's classes under another name) and MiniCPM5-MoE
   (gated attention with DeepSeek-V3's mixture); tests/test_torch_hf_new_types.py checks them
   against transformers 5.25 when it is installed. Refused: Ergo (`REFUSED`).
@@ -538,12 +538,56 @@ _MIMO_V2_FLASH_DEFAULTS: Raw = {
     "sliding_window": 129, "tie_word_embeddings": False}
 
 
+def _solar_open(c: Config) -> Raw:
+    """Solar Open: Llama's attention (q, k, v biased by `attention_bias`, o never) and GLM-4.5's
+    mixture on every layer (a bias-free router whose e_score_correction_bias is a buffer,
+    `n_shared_experts` fused shared experts of moe_intermediate_size; 0 builds 0-wide
+    linears, no tensor); no dense MLP (its config has no intermediate_size)
+    (`solar_open/modular_solar_open.py`)."""
+    f = c("moe_intermediate_size", kind=int)
+    raw = rotary_decoder(Config({**c.data, "intermediate_size": f}, c.label, c.model_type))
+    raw.update(bias(c("attention_bias", False)))
+    raw.pop("d_ff")
+    raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": f, "shared_experts": c("n_shared_experts", 1)}
+    return raw
+
+
+# SolarOpenConfig's defaults (transformers 5.24: its own over Glm4MoeConfig's)
+_SOLAR_OPEN_DEFAULTS: Raw = {
+    "vocab_size": 196608, "hidden_size": 4096, "num_hidden_layers": 48,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+    "max_position_embeddings": 131072, "moe_intermediate_size": 1280,
+    "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128,
+    "tie_word_embeddings": False}
+
+
+def _youtu(c: Config) -> Raw:
+    """Youtu-LLM: DeepSeek-V3's latent attention (`attention_bias` on q_a, kv_a and o; sizes as
+    DeepseekV3Config's defaults) with a dense Qwen3 MLP of intermediate_size on every layer, no
+    experts; tied by default (`youtu/modular_youtu.py`)."""
+    attn = c("attention_bias", False)
+    return {**_mla_decoder(c, tie=True), **bias(attn, attn),
+            # q_lora_rank: absent is the class default (DEFAULTS), null a direct projection
+            "latent_attention": _latent(c, q_rank=None, kv_rank=512, nope=128, rope=64,
+                                        v=128)}
+
+
+# YoutuConfig's defaults (transformers 5.24: its own over DeepseekV3Config's)
+_YOUTU_DEFAULTS: Raw = {
+    "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 6144,
+    "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "max_position_embeddings": 131072, "tie_word_embeddings": True, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+
+
 _OWN_SHAPE = {
     "deepseek_v2": _deepseek_v2, "minicpm3": _minicpm3, "phimoe": _phimoe, "dbrx": _dbrx,
     "jetmoe": _jetmoe, "granitemoe": _granitemoe, "granitemoeshared": _granitemoe,
     "glm4_moe": _glm4_moe, "ernie4_5_moe": _ernie4_5_moe, "hunyuan_v1_moe": _hunyuan_v1_moe,
     "minimax_m2": _minimax_m2, "dots1": _dots1, "longcat_flash": _longcat_flash,
     "exaone_moe": _exaone_moe, "hy_v3": _hy_v3, "mimo_v2_flash": _mimo_v2_flash,
+    "solar_open": _solar_open, "youtu": _youtu,
 }
 
 # alias → canonical: each config class's `attribute_map` in transformers 5.24
@@ -559,6 +603,7 @@ _OWN_SHAPE_ALIASES: dict[str, dict[str, str]] = {
     "minimax_m2": {"num_experts": "num_local_experts"},
     "hy_v3": {"num_local_experts": "num_experts"},
     "mimo_v2_flash": {"num_local_experts": "n_routed_experts"},
+    "solar_open": {"num_local_experts": "n_routed_experts"},
     "dots1": {"num_local_experts": "n_routed_experts"},
     "longcat_flash": {"num_local_experts": "n_routed_experts", "num_experts_per_tok": "moe_topk",
                       "intermediate_size": "ffn_hidden_size",
@@ -628,7 +673,8 @@ _NEW_ALIASES: dict[str, dict[str, str]] = {
 
 CONVERTERS = {**_CORE, **_OWN_SHAPE, "param2moe": _glm4_moe, "minicpm5_moe": _minicpm5_moe}
 DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_DEFAULTS,
-                           "mimo_v2_flash": _MIMO_V2_FLASH_DEFAULTS}
+                           "mimo_v2_flash": _MIMO_V2_FLASH_DEFAULTS,
+                           "solar_open": _SOLAR_OPEN_DEFAULTS, "youtu": _YOUTU_DEFAULTS}
 ALIASES: dict[str, dict[str, str]] = {**_OWN_SHAPE_ALIASES, **_NEW_ALIASES}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
