@@ -118,6 +118,7 @@ def test_mimo_v2_flash_sliding_layer_holds_twice_the_kv_heads_and_sinks(cli, tmp
     ("recurrent_gemma", 2_010_263_040),
     ("solar_open", 102_651_793_408),
     ("youtu", 1_961_560_064),
+    ("sarvam_moe", 32_152_648_064),
 ])
 def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type, total):
     """A hand-written file that leaves every size out: transformers fills each from its config
@@ -183,3 +184,13 @@ def test_recurrent_gemma_by_hand(cli, tmp_path):
 def test_recurrent_gemma_bad_block_type_names_the_entry(cli, tmp_path):
     r = cli("model", str(_file(tmp_path, dict(GRIFFIN, block_types=["recurrent", "mlp"]))))
     assert r.code == 2 and "block_types[1]" in r.err, r.err
+
+
+def test_sarvam_moe_reads_the_published_files_names(cli, tmp_path):
+    """sarvamai/sarvam-30b's config names its experts `num_experts`, `num_shared_experts` and
+    its biases `use_qkv_bias` (SarvamMoEConfig's attribute_map): read as transformers reads
+    them, over the class defaults. 17,878,994,816: transformers 5.24's count of the model with
+    64 routed experts, 2 shared and q/k/v biases (the rest the defaults)."""
+    data = {"model_type": "sarvam_moe", "num_experts": 64, "num_shared_experts": 2,
+            "use_qkv_bias": True}
+    assert run(cli, "model", _file(tmp_path, data))["params"]["total"] == 17_878_994_816

@@ -123,3 +123,15 @@ CASES.append(
          lengths=(1, 6),
          variants=(dict(q_lora_rank=None, attention_bias=True,
                         tie_word_embeddings=False),)))
+
+# Sarvam MoE (GLM-4.5's classes): d 32, 4 query heads of 8, 2 KV heads, QK-norm; 3 layers,
+# the first dense, then 4 experts of 16, top-2, one shared
+CASES.append(
+    Case("sarvam_moe",
+         shrink=dict(hidden_size=32, intermediate_size=48, moe_intermediate_size=16,
+                     num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=8, n_routed_experts=4, num_experts_per_tok=2, vocab_size=64,
+                     max_position_embeddings=64),
+         lengths=(1, 6),
+         variants=(dict(first_k_dense_replace=2, n_shared_experts=2, use_qk_norm=False,
+                        attention_bias=True, **TIED),)))

@@ -10,7 +10,8 @@ say, the converter stops with a FlopcalcError naming it.
 - Of their own shape: DeepSeek-V2 and MiniCPM3 (latent attention), PhiMoE, DBRX, JetMoE
   (mixture of attention heads), Granite MoE (and its shared expert), GLM-4.5 (glm4_moe), ERNIE
   4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE, Hy3 (hy_v3),
-  MiMo-V2-Flash, Solar Open; Youtu-LLM (latent attention, dense).
+  MiMo-V2-Flash, Solar Open, Sarvam MoE (GLM-4.5's classes); Youtu-LLM (latent attention,
+  dense).
 - transformers 5.25's: Param2-MoE (GLM-4.5's classes under another name) and MiniCPM5-MoE
   (gated attention with DeepSeek-V3's mixture); tests/test_torch_hf_new_types.py checks them
   against transformers 5.25 when it is installed. Refused: Ergo (`REFUSED`).
@@ -588,6 +589,7 @@ _OWN_SHAPE = {
     "minimax_m2": _minimax_m2, "dots1": _dots1, "longcat_flash": _longcat_flash,
     "exaone_moe": _exaone_moe, "hy_v3": _hy_v3, "mimo_v2_flash": _mimo_v2_flash,
     "solar_open": _solar_open, "youtu": _youtu,
+    "sarvam_moe": _glm4_moe,  # GLM-4.5's classes under another config (as Param2-MoE)
 }
 
 # alias → canonical: each config class's `attribute_map` in transformers 5.24
@@ -604,6 +606,11 @@ _OWN_SHAPE_ALIASES: dict[str, dict[str, str]] = {
     "hy_v3": {"num_local_experts": "num_experts"},
     "mimo_v2_flash": {"num_local_experts": "n_routed_experts"},
     "solar_open": {"num_local_experts": "n_routed_experts"},
+    # and the names of the original sarvamai/sarvam-30b config
+    "sarvam_moe": {"num_local_experts": "n_routed_experts",
+                   "num_mtp_layers": "num_nextn_predict_layers",
+                   "num_experts": "n_routed_experts", "num_shared_experts": "n_shared_experts",
+                   "use_qkv_bias": "attention_bias"},
     "dots1": {"num_local_experts": "n_routed_experts"},
     "longcat_flash": {"num_local_experts": "n_routed_experts", "num_experts_per_tok": "moe_topk",
                       "intermediate_size": "ffn_hidden_size",
@@ -642,6 +649,18 @@ def _minicpm5_moe(c: Config) -> Raw:
     return raw
 
 
+# SarvamMoEConfig's defaults (transformers 5.24): GLM-4.5's classes build it
+# (Glm4MoeForCausalLM), with its own sizes; its rotary covers the whole head (counts nothing)
+_SARVAM_MOE_DEFAULTS: Raw = {
+    "vocab_size": 262144, "hidden_size": 4096, "intermediate_size": 8192,
+    "num_hidden_layers": 19, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 64,
+    "max_position_embeddings": 131072, "tie_word_embeddings": False,
+    "moe_intermediate_size": 1024, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
+    "use_qk_norm": True,
+    # under the published file's names (the aliases): a default under the canonical name would
+    # win over a file's alias, while a file's canonical name still wins over these
+    "num_experts": 128, "num_shared_experts": 1, "use_qkv_bias": False, "num_mtp_layers": 0}
+
 # The config classes' defaults (transformers 5.25): Param2MoeConfig overrides GLM-4.5's sizes
 # (its multi-token-prediction count under the alias, so a file's canonical key still wins).
 _NEW_DEFAULTS: dict[str, Raw] = {
@@ -674,7 +693,8 @@ _NEW_ALIASES: dict[str, dict[str, str]] = {
 CONVERTERS = {**_CORE, **_OWN_SHAPE, "param2moe": _glm4_moe, "minicpm5_moe": _minicpm5_moe}
 DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_DEFAULTS,
                            "mimo_v2_flash": _MIMO_V2_FLASH_DEFAULTS,
-                           "solar_open": _SOLAR_OPEN_DEFAULTS, "youtu": _YOUTU_DEFAULTS}
+                           "solar_open": _SOLAR_OPEN_DEFAULTS, "youtu": _YOUTU_DEFAULTS,
+                           "sarvam_moe": _SARVAM_MOE_DEFAULTS}
 ALIASES: dict[str, dict[str, str]] = {**_OWN_SHAPE_ALIASES, **_NEW_ALIASES}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
