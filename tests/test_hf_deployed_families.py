@@ -194,3 +194,12 @@ def test_sarvam_moe_reads_the_published_files_names(cli, tmp_path):
     data = {"model_type": "sarvam_moe", "num_experts": 64, "num_shared_experts": 2,
             "use_qkv_bias": True}
     assert run(cli, "model", _file(tmp_path, data))["params"]["total"] == 17_878_994_816
+
+
+def test_param2moe_reads_its_alias_names_over_the_class_defaults(cli, tmp_path):
+    """Param2-MoE (transformers 5.25) written with its attribute_map's names: 32 routed
+    experts, one shared, q/k/v biases; 8,845,155,968 is transformers 5.25's count of that
+    model (the class defaults once silently won over the aliases: 17,151,124,096)."""
+    data = {"model_type": "param2moe", "num_experts": 32, "num_shared_experts": 1,
+            "use_qkv_bias": True}
+    assert run(cli, "model", _file(tmp_path, data))["params"]["total"] == 8_845_155_968

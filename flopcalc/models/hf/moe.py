@@ -662,15 +662,17 @@ _SARVAM_MOE_DEFAULTS: Raw = {
     "num_experts": 128, "num_shared_experts": 1, "use_qkv_bias": False, "num_mtp_layers": 0}
 
 # The config classes' defaults (transformers 5.25): Param2MoeConfig overrides GLM-4.5's sizes
-# (its multi-token-prediction count under the alias, so a file's canonical key still wins).
+# (its expert counts, biases and multi-token-prediction count under the aliases, so a file written
+# with either name reads as transformers reads it).
 _NEW_DEFAULTS: dict[str, Raw] = {
     "param2moe": {"vocab_size": 128000, "hidden_size": 2048, "intermediate_size": 9216,
                   "num_hidden_layers": 21, "num_attention_heads": 32, "num_key_value_heads": 8,
                   "head_dim": 64, "max_position_embeddings": 32768,
                   "tie_word_embeddings": True, "moe_intermediate_size": 2048,
-                  "num_experts_per_tok": 6, "n_shared_experts": 2, "n_routed_experts": 64,
-                  "use_qk_norm": True, "num_mtp_layers": 0, "first_k_dense_replace": 1,
-                  "attention_bias": False},
+                  "num_experts_per_tok": 6, "use_qk_norm": True, "first_k_dense_replace": 1,
+                  # under the aliases, as Sarvam's: a file's alias is read, not overridden
+                  "num_experts": 64, "num_shared_experts": 2, "use_qkv_bias": False,
+                  "num_mtp_layers": 0},
     "minicpm5_moe": {"vocab_size": 130560, "hidden_size": 2048, "intermediate_size": 8192,
                      "num_hidden_layers": 28, "num_attention_heads": 32,
                      "num_key_value_heads": 2, "head_dim": 128,
