@@ -203,3 +203,18 @@ def test_param2moe_reads_its_alias_names_over_the_class_defaults(cli, tmp_path):
     data = {"model_type": "param2moe", "num_experts": 32, "num_shared_experts": 1,
             "use_qkv_bias": True}
     assert run(cli, "model", _file(tmp_path, data))["params"]["total"] == 8_845_155_968
+
+
+@pytest.mark.parametrize("model_type, alias, total", [
+    # transformers 5.24's count of the class default with 16 routed experts (set by the
+    # canonical name there, by its alias here)
+    ("hy_v3", "num_local_experts", 32_547_364_864),
+    ("mimo_v2_flash", "num_local_experts", 24_862_071_232),
+    ("solar_open", "num_local_experts", 18_072_604_672),
+    ("glm_moe_dsa", "num_experts", 64_323_359_232),
+])
+def test_an_alias_is_not_overridden_by_the_default_of_its_canonical_name(cli, tmp_path,
+                                                                          model_type, alias,
+                                                                          total):
+    data = {"model_type": model_type, alias: 16}
+    assert run(cli, "model", _file(tmp_path, data))["params"]["total"] == total
