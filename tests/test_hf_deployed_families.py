@@ -218,3 +218,26 @@ def test_an_alias_is_not_overridden_by_the_default_of_its_canonical_name(cli, tm
                                                                           total):
     data = {"model_type": model_type, alias: 16}
     assert run(cli, "model", _file(tmp_path, data))["params"]["total"] == total
+
+
+def test_mimo_v2_flash_published_config_counts_as_transformers(cli, tmp_path):
+    """XiaomiMiMo/MiMo-V2-Flash's config.json in the hub's spelling (reconstructed from public
+    copies of it in other projects' tests): `hybrid_layer_pattern` and `moe_layer_freq`, which
+    transformers 5.24 does not read (its derived default is the same pattern: layer 0 and every
+    6th global, the first dense), `swa_num_key_value_heads` 8 (its 2 × 4), and
+    `sliding_window_size` 128, which transformers makes a window of 129. 308,778,768,832:
+    transformers' count of the model it builds from this file (the published 309B)."""
+    data = {"model_type": "mimo_v2_flash", "vocab_size": 152576, "hidden_size": 4096,
+            "num_hidden_layers": 48, "num_attention_heads": 64, "num_key_value_heads": 4,
+            "head_dim": 192, "v_head_dim": 128, "swa_num_attention_heads": 64,
+            "swa_num_key_value_heads": 8, "swa_head_dim": 192, "swa_v_head_dim": 128,
+            "partial_rotary_factor": 0.334, "rope_theta": 5000000, "swa_rope_theta": 10000,
+            "sliding_window": 128, "sliding_window_size": 128,
+            "hybrid_layer_pattern": [int(not (i == 0 or (i + 1) % 6 == 0)) for i in range(48)],
+            "moe_layer_freq": [int(i != 0) for i in range(48)],
+            "add_swa_attention_sink_bias": True, "add_full_attention_sink_bias": False,
+            "intermediate_size": 16384, "n_routed_experts": 256, "num_experts_per_tok": 8,
+            "moe_intermediate_size": 2048, "routed_scaling_factor": None,
+            "max_position_embeddings": 262144, "attention_value_scale": 0.707}
+    doc = run(cli, "model", _file(tmp_path, data), "--seq", "256")
+    assert doc["params"]["total"] == 308_778_768_832
