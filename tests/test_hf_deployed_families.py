@@ -119,6 +119,7 @@ def test_mimo_v2_flash_sliding_layer_holds_twice_the_kv_heads_and_sinks(cli, tmp
     ("solar_open", 102_651_793_408),
     ("youtu", 1_961_560_064),
     ("sarvam_moe", 32_152_648_064),
+    ("granite_swa", 2_144_463_840),
 ])
 def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type, total):
     """A hand-written file that leaves every size out: transformers fills each from its config

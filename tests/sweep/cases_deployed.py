@@ -1,9 +1,10 @@
-"""Families people deploy that transformers 5.24 has and flopcalc once refused, each read
-through the layer kinds it already had (flopcalc/models/hf/moe.py, sparse.py): Hy3 (hy_v3),
-GLM-MoE-DSA (GLM-5).
+"""Families people deploy that transformers 5.24 has and flopcalc once refused or did not read:
+Hy3 (hy_v3), GLM-5 (glm_moe_dsa, with its shared-selection layers), MiMo-V2-Flash, OLMo
+Hybrid, Solar Open, Youtu-LLM, Sarvam MoE and GraniteSWA through the kinds flopcalc had; RWKV-4
+and RecurrentGemma through the kinds added for them (flopcalc/kinds/rwkv.py, rglru.py).
 
 Tiny sizes keep every feature: GQA, dense and sparse layers in one model, shared experts (a
-0-wide one that transformers widens), biases, tying."""
+0-wide one that transformers widens), windows shorter than the longer length, biases, tying."""
 
 from . import Case
 
@@ -135,3 +136,16 @@ CASES.append(
          lengths=(1, 6),
          variants=(dict(first_k_dense_replace=2, n_shared_experts=2, use_qk_norm=False,
                         attention_bias=True, **TIED),)))
+
+# GraniteSWA: d 32, 4 query heads of 8, 2 KV heads, sinks on every layer; 4 layers (full,
+# then 3 sliding by default), a window of 4 below the longer length
+CASES.append(
+    Case("granite_swa",
+         shrink=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4,
+                     num_attention_heads=4, num_key_value_heads=2, sliding_window=4,
+                     vocab_size=64, max_position_embeddings=64, bos_token_id=1,
+                     eos_token_id=2),
+         lengths=(1, 6),
+         variants=(dict(num_hidden_layers=4,
+                        layer_types=["sliding_attention", "full_attention"] * 2,
+                        attention_bias=True, mlp_bias=True, tie_word_embeddings=False),)))
