@@ -1,10 +1,15 @@
 """The attention of a model config's layers: which kind (softmax attention, or latent attention
 when the config has a `latent_attention` block) with which mask, for the `layer_types` entries
-`full`, `window` and `chunked` (and for encoders and cross-attention, bidirectional)."""
+`full`, `window` and `chunked` (and for encoders and cross-attention, bidirectional). A
+`window_attention` block gives the window layers their own key/value heads and sinks
+(MiMo-V2-Flash: twice the full layers' KV heads, and a learned sink per head)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Optional
+
+from ..declare import Min
 
 from .attention import Attention
 from .masks import Mask
@@ -27,11 +32,18 @@ def build(cfg: Any, name: str) -> Attention:
     if cfg.n_heads is None:
         raise ValueError("n_heads is required: this model has attention layers")
     heads, d = cfg.n_heads, cfg.d_model
+    kv_heads, sinks = cfg.n_kv_heads, cfg.attention_sinks
+    own = cfg.window_attention
+    if own is not None and name == "window":
+        kv_heads = own.n_kv_heads if own.n_kv_heads is not None else kv_heads
+        sinks = own.sinks if own.sinks is not None else sinks
     common = dict(mask=masks[name](), qkv_bias=cfg.bias.qkv, out_bias=cfg.bias.attn_out,
                   **({"k_bias": cfg.bias.k} if cfg.bias.k is not None else {}),
-                  qk_norm=cfg.qk_norm, sinks=cfg.attention_sinks, norm=qk_norm(cfg),
+                  qk_norm=cfg.qk_norm, sinks=sinks, norm=qk_norm(cfg),
                   alibi=cfg.positions == "alibi")
     mla = cfg.latent_attention
+    if mla is not None and own is not None:
+        raise ValueError("window_attention applies to softmax attention, not latent_attention")
     if mla is not None and cfg.attention_gate:
         raise ValueError("attention_gate applies to softmax attention, not latent_attention")
     if mla is not None and set(scales(cfg, "attention")) - {"output"}:
@@ -49,7 +61,7 @@ def build(cfg: Any, name: str) -> Attention:
         raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
                          "explicitly")
     head_dim = cfg.head_dim or d // heads
-    return Attention(heads=heads, kv_heads=cfg.n_kv_heads or heads, qk_dim=head_dim,
+    return Attention(heads=heads, kv_heads=kv_heads or heads, qk_dim=head_dim,
                      v_dim=cfg.v_head_dim or head_dim, gate=cfg.attention_gate,
                      multipliers=scales(cfg, "attention"), **common)
 
@@ -77,4 +89,15 @@ def qk_norm(cfg: Any) -> Norm:
     return Norm(norm.kind, cfg.qk_norm_bias, norm.affine)
 
 
-REGISTER = Entry(layer_types=("full", "window", "chunked"), build=build)
+@dataclass(frozen=True)
+class WindowAttentionConfig:
+    """`window_attention:` in a model file: what the `window` layers hold unlike the others
+    (MiMo-V2-Flash, transformers `models/mimo_v2_flash/`: `num_key_value_heads × 2` KV heads
+    and sinks on its sliding layers only)."""
+
+    n_kv_heads: Optional[Annotated[int, Min(1)]] = None  # None: the model's n_kv_heads
+    sinks: Optional[bool] = None  # None: the model's attention_sinks
+
+
+REGISTER = Entry(layer_types=("full", "window", "chunked"), build=build,
+                 blocks=(("window_attention", WindowAttentionConfig),))

@@ -121,16 +121,22 @@ def scaled(parts: Iterable[Part], factor: int, prefix: str = "") -> list[Part]:
 def merged(parts: Iterable[Part]) -> list[Part]:
     """Parts of the same name summed into one, in order of first appearance (the groups of a
     stack each add their layers' `attn.q.weight` to the stack's one); FLOPs against weights of
-    different shapes keep no `weight_shape`."""
-    out: dict[str, Part] = {}
+    different shapes keep no `weight_shape`. Tensors of one name but another shape (MiMo-V2-
+    Flash's k and v, wider in its window layers) stay apart, the later shape named with it
+    (`attn.k.weight [4096x1536]`), so that a part is always whole matrices of its shape."""
+    out: dict[tuple[str, tuple[int, ...]], Part] = {}
+    first: dict[str, tuple[int, ...]] = {}
     for p in parts:
-        seen = out.get(p.name)
+        shape = first.setdefault(p.name, p.shape)
+        key = (p.name, p.shape if p.shape != shape else shape)
+        seen = out.get(key)
         if seen is None:
-            out[p.name] = p
+            out[key] = p if p.shape == shape else _updated(
+                p, name=f"{p.name} [{'x'.join(map(str, p.shape))}]")
         elif seen.weight_shape == p.weight_shape:
-            out[p.name] = _updated(seen, value=seen.value + p.value)
+            out[key] = _updated(seen, value=seen.value + p.value)
         else:
-            out[p.name] = _updated(seen, value=seen.value + p.value, weight_shape=())
+            out[key] = _updated(seen, value=seen.value + p.value, weight_shape=())
     return list(out.values())
 
 

@@ -24,6 +24,11 @@ picked), in the cache dtype as transformers keeps them (`DynamicIndexedLayer`).
 The indexer runs under `torch.no_grad()` in transformers (it has no training loss there), so
 FlopCounterMode's forward + backward is 3·forward − 2·indexer; DeepSeek trains it (a KL loss to
 the main attention's distribution, on its detached input), and flopcalc counts 3·forward.
+
+GLM-5's cross-layer sharing (transformers 5.24 `models/glm_moe_dsa/`, GlmMoeDsaAttention; Zhipu
+AI 2026, arXiv:2603.12201): a `dsa_shared` layer has no indexer and attends over the top-k that
+the last `dsa` layer before it picked: its tensors, FLOPs and cache are the latent attention's
+alone, under the same top-k mask.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class SparseLatentAttention(LatentAttention):
 
     index_heads: int = 0
     index_dim: int = 0
+    # False: a `dsa_shared` layer, which reuses an earlier layer's selection (no indexer)
+    indexer: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -87,6 +94,8 @@ class SparseLatentAttention(LatentAttention):
         device)."""
         assert self.q_rank is not None
         hi, di = self.index_heads, self.index_dim
+        if not self.indexer:
+            return super().params(d, active)
         return super().params(d, active) + [
             *linear("indexer.wq_b", self.q_rank, hi * di, False, REPLICATED),
             *linear("indexer.wk", d, di, False, REPLICATED),
@@ -102,8 +111,11 @@ class SparseLatentAttention(LatentAttention):
         return x.batch * CAUSAL.pairs(x.n, x.source, x.convention)
 
     def indexer_flops(self, d: int, tokens: int, pairs: int) -> list[Part]:
-        """The indexer over `tokens` queries and `pairs` scored pairs."""
+        """The indexer over `tokens` queries and `pairs` scored pairs (none in a layer that
+        reuses an earlier layer's selection)."""
         assert self.q_rank is not None
+        if not self.indexer:
+            return []
         hi, di = self.index_heads, self.index_dim
         return [
             # (T×r_q)·(r_q×HI·DI): the indexer's queries from the query latent
@@ -134,6 +146,8 @@ class SparseLatentAttention(LatentAttention):
         softmax scale and the ReLU (2), per query and head the weight's HI^-0.5 (1), per scored
         pair the causal mask add and the top-k compare (2). Rotary embeddings are not counted,
         as for every attention."""
+        if not self.indexer:
+            return super().elementwise(d, x)
         hi, di, pairs = self.index_heads, self.index_dim, self.index_pairs(x)
         work = (LAYERNORM.per_element * x.tokens * di + x.tokens * hi
                 + (2 * hi + 2) * pairs)
@@ -143,13 +157,18 @@ class SparseLatentAttention(LatentAttention):
 
     def cache(self) -> Cache:
         """Per token: the latent and the rotary key (r_kv + d_rope), and the indexer's key (DI),
-        for every token (the indexer may pick any)."""
+        for every token (the indexer may pick any); a layer without an indexer keeps no
+        indexer key."""
+        if not self.indexer:
+            return replace(super().cache(), label="dsa")
         return Cache(per_token=self.kv_rank + self.rope_dim + self.index_dim, window=None,
                      per_token_uncompressed=self.heads * (self.qk_dim + self.v_dim)
                      + self.index_dim, label="dsa")
 
     def cache_reads(self, first: int, last: int) -> int:
         """The selected latents (min(i, k) per step) and every cached indexer key (i)."""
+        if not self.indexer:
+            return (self.kv_rank + self.rope_dim) * self.mask.visible_keys(first, last)
         return ((self.kv_rank + self.rope_dim) * self.mask.visible_keys(first, last)
                 + self.index_dim * CAUSAL.visible_keys(first, last))
 
@@ -157,12 +176,16 @@ class SparseLatentAttention(LatentAttention):
         """vLLM's two specs for the layer: the latent (`MLAAttentionSpec`) and the indexer's keys
         (`DeepseekV32IndexerCache`: DI fp8 values and their fp32 scales per token), neither
         split by tensor parallelism."""
+        if not self.indexer:
+            return super().engine_cache(tp)
         return super().engine_cache(tp) + (EngineCache("indexer", heads=1, k_dim=self.index_dim),)
 
     def extra_activations(self, s: int, b: int, split: Fraction) -> list[tuple[str, Fraction]]:
         """The latents, and the indexer's q, k and head weights (16-bit, replicated), which its
         training loss backpropagates through."""
         hi, di = self.index_heads, self.index_dim
+        if not self.indexer:
+            return super().extra_activations(s, b, split)
         return super().extra_activations(s, b, split) + [
             ("indexer_qk", Fraction(2 * s * b * (hi * di + di + hi)))]
 
@@ -170,6 +193,8 @@ class SparseLatentAttention(LatentAttention):
 
     def pair_terms(self) -> list[tuple[int, Optional[Mask]]]:
         """The main attention's pairs under its top-k mask, the indexer's under a causal one."""
+        if not self.indexer:
+            return [(self.per_pair, self.mask)]
         return [(self.per_pair, self.mask), (self.index_per_pair, CAUSAL)]
 
     def published(self, d: int) -> Published:
@@ -193,10 +218,12 @@ class SparseLatentAttention(LatentAttention):
         assert self.q_rank is not None
         h, hi, di, k = self.heads, self.index_heads, self.index_dim, self.topk
         width = self.qk_dim + self.v_dim
-        index_proj = 2 * (self.q_rank * hi * di + d * di + d * hi)
+        # a layer that reuses an earlier selection has no indexer projections or scores
+        own = 1 if self.indexer else 0
+        index_proj = 2 * (self.q_rank * hi * di + d * di + d * hi) * own
         ratio = Fraction(k, s) - Fraction(k * k, 2 * s * s)
         attention = 2 * s * h * width * ratio
-        scoring = Fraction(2 * s * hi * di + 2 * s * hi, 2)
+        scoring = Fraction(2 * s * hi * di + 2 * s * hi, 2) * own
         return base - s * h * width + index_proj + attention + scoring
 
     def formula_notes(self, name: str, d: int, s: int, local: bool) -> list[str]:
@@ -215,6 +242,8 @@ class SparseLatentAttention(LatentAttention):
         return notes
 
     def describe(self) -> str:
+        if not self.indexer:
+            return f"latent attention, top-{self.topk:,} sparse (an earlier layer's selection)"
         return (f"latent attention, top-{self.topk:,} sparse (indexer {self.index_heads}x"
                 f"{self.index_dim})")
 
@@ -261,8 +290,9 @@ def build(cfg: Any, name: str) -> SparseLatentAttention:
         mask=Mask("topk", s.index_topk), qkv_bias=cfg.bias.qkv, out_bias=cfg.bias.attn_out,
         qk_norm=cfg.qk_norm, sinks=cfg.attention_sinks, norm=model_norm(cfg),
         q_rank=mla.q_lora_rank, kv_rank=mla.kv_lora_rank, rope_dim=mla.qk_rope_head_dim,
-        index_heads=s.index_n_heads, index_dim=s.index_head_dim)
+        index_heads=s.index_n_heads, index_dim=s.index_head_dim, indexer=name == "dsa")
 
 
-REGISTER = Entry(layer_types=("dsa",), build=build,
+# `dsa_shared`: GLM-5's layers that attend over the previous `dsa` layer's top-k (no indexer)
+REGISTER = Entry(layer_types=("dsa", "dsa_shared"), build=build,
                  blocks=(("sparse_attention", SparseAttentionConfig),))

@@ -116,7 +116,9 @@ def from_hf_dict(data: Raw, label: str) -> Raw:
                             "in a YAML file: flopcalc show gpt2 prints an example)")
     # A class default fills a key the file leaves out; a key written as null stays null (as
     # transformers passes it to the config class: DeepSeek-V3's q_lora_rank null is no rank).
-    data = {**defaults.get(model_type, {}), **data}
+    # The file's aliases are resolved first, so that a key it gives under its alias is not
+    # taken for absent and filled by the default of its canonical name.
+    data = {**defaults.get(model_type, {}), **with_aliases(data, model_type)}
     data = with_aliases(data, model_type)
     config = Config(data, label, model_type)
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...errors import FlopcalcError
 from ..spec import MAX_LAYERS
-from .common import Config, Raw, bias, layer_types, rotary_decoder
+from .common import Config, Raw, bias, layer_types, rotary_decoder, shortest_period
 from .dense import _gpt2, _llama, _olmo2
 from .moe import _deepseek_v3, _olmoe
 
@@ -41,6 +41,22 @@ def _granite(c: Config) -> Raw:
     attention scale), `residual_multiplier` and `logits_scaling`, scalars that are neither
     parameters nor matmuls (`granite/modeling_granite.py`)."""
     return _llama(c)
+
+
+def _granite_swa(c: Config) -> Raw:
+    """GraniteSWA (granite-swash): Granite with a learned sink per head in every layer (the
+    eager path rescales the output by sigmoid(logsumexp − sink): element-wise) and a window of
+    `sliding_window` on the `layer_types` "sliding_attention" layers (absent: all but every
+    4th, i % 4 == 0 full); `layer_rope_theta` 0 makes a layer NoPE, which counts nothing
+    (`granite_swa/modular_granite_swa.py`)."""
+    raw = {**_llama(c), "attention_sinks": True}
+    window = c("sliding_window", None)
+    if c.has("layer_types"):
+        return {**raw, **layer_types(c)}
+    kinds = ["full" if i % 4 == 0 else "window" for i in range(c.layers())]
+    if window is None or "window" not in kinds:
+        return raw
+    return {**raw, "layer_types": shortest_period(kinds), "sliding_window": window}
 
 
 def _smollm3(c: Config) -> Raw:
@@ -201,6 +217,11 @@ def _glm4_moe_lite(c: Config) -> Raw:
 # Defaults of config classes that a published file may leave out and that differ from what the
 # converter would assume (head_dim 128 rather than d / heads).
 DEFAULTS: dict[str, Raw] = {
+    # GraniteSWAConfig's own sizes (transformers 5.24)
+    "granite_swa": {"vocab_size": 100352, "hidden_size": 2560, "intermediate_size": 8192,
+                    "num_hidden_layers": 24, "num_attention_heads": 20,
+                    "num_key_value_heads": 4, "max_position_embeddings": 8192,
+                    "tie_word_embeddings": True, "sliding_window": 128},
     "ernie4_5": {"head_dim": 128},
     "seed_oss": {"head_dim": 128},
     "helium": {"head_dim": 128},
@@ -213,7 +234,7 @@ CONVERTERS = {
     "exaone": _llama,  # LlamaForCausalLM; its files use the aliases below
     "internlm3": _llama,  # LlamaForCausalLM; qkv_bias and bias are aliases
     "iquestcoder": _llama,  # LlamaForCausalLM
-    "granite": _granite,
+    "granite": _granite, "granite_swa": _granite_swa,
     "smollm3": _smollm3,
     "ernie4_5": _ernie4_5,
     "ministral": _mistral_like,

@@ -1,4 +1,5 @@
-"""Gated DeltaNet hybrids: Qwen3-Next and the Qwen3.5 text models (dense and MoE).
+"""Gated DeltaNet hybrids: Qwen3-Next and the Qwen3.5 text models (dense and MoE); OLMo Hybrid
+(`_olmo_hybrid`: OLMo 3's attention between gated DeltaNet layers).
 
 Three gated DeltaNet layers to one gated-attention layer by default (`full_attention_interval`
 4, or an explicit `layer_types`), each followed by an MLP (Qwen3.5) or a Qwen2-MoE-style mixture
@@ -177,7 +178,70 @@ def _qwen3_5_moe(c: Config) -> Raw:
     return _mtp(c, {**_core(c), "moe": _experts(c)}, "mtp_num_hidden_layers", 0)
 
 
+def _olmo_hybrid(c: Config) -> Raw:
+    """OlmoHybridForCausalLM (transformers 5.24 `models/olmo_hybrid/`): OLMo 3's attention
+    (q, k, v, o biased by `attention_bias`, a QK RMSNorm over all heads, no window) on the
+    `layer_types` "full_attention" layers (absent: every 4th, (i + 1) % 4 == 0, and the last
+    when that names none), a gated DeltaNet elsewhere with q, k, v, a, b and g as separate
+    bias-free projections (the same tensors as Qwen3-Next's fused in_proj_qkvz and in_proj_ba),
+    a bias-free conv over q, k and v, A_log, dt_bias and a gated RMSNorm of a value head; a
+    SwiGLU MLP of intermediate_size in every layer. Linear heads default to
+    num_attention_heads, key heads to int(0.75·d / key heads) wide and value heads to twice
+    that. OLMo 3's attention layers norm each sublayer's output, the linear layers their input:
+    the same two d-wide RMSNorms per layer either way, so every count is the same as the
+    pre-norm layers flopcalc describes. `linear_allow_neg_eigval` doubles β (element-wise)."""
+    attn = c("attention_bias", False)
+    n = c.layers()
+    if c.has("layer_types"):
+        types = c.per_layer("layer_types", n)
+        bad = [i for i, t in enumerate(types) if t not in _MIXERS]
+        if bad:
+            raise FlopcalcError(f"{c.label}: layer_types[{bad[0]}] = {types[bad[0]]!r} must be "
+                                "'linear_attention' or 'full_attention'")
+        mixers = [_MIXERS[t] for t in types]
+    else:
+        mixers = ["full" if i % 4 == 3 else "gdn" for i in range(n)]
+        if "full" not in mixers:
+            mixers[-1] = "full"
+    heads = c("num_attention_heads", kind=int)
+    kv = c("num_key_value_heads", None) or heads
+    key_heads = c("linear_num_key_heads", None) or heads
+    key_dim = c("linear_key_head_dim", None) or int(0.75 * c("hidden_size", kind=int)
+                                                    / key_heads)
+    raw: Raw = {
+        "n_layers": n, "d_model": c("hidden_size"), "n_heads": heads, "n_kv_heads": kv,
+        "d_ff": c("intermediate_size"), "mlp": "gated",
+        "activation": "gelu" if str(c("hidden_act", "silu")).startswith("gelu") else "silu",
+        **bias(attn, attn), "norm": "rmsnorm", "qk_norm": "all_heads", "positions": "rotary",
+        "max_seq_len": c("max_position_embeddings", None), "vocab_size": c("vocab_size"),
+        "tie_embeddings": bool(c("tie_word_embeddings", False)),
+        "layer_types": shortest_period(mixers),
+    }
+    if "gdn" in mixers:
+        raw["gated_deltanet"] = {
+            "n_key_heads": key_heads,
+            "n_value_heads": c("linear_num_value_heads", None) or heads,
+            "key_head_dim": key_dim,
+            "value_head_dim": c("linear_value_head_dim", None) or 2 * key_dim,
+            "d_conv": c("linear_conv_kernel_dim", 4)}
+    return raw
+
+
+# OlmoHybridConfig's defaults (transformers 5.24) for the keys that size the model
+_OLMO_HYBRID_DEFAULTS: Raw = {
+    "vocab_size": 100352, "hidden_size": 3840, "intermediate_size": 11008,
+    "num_hidden_layers": 32, "num_attention_heads": 30, "max_position_embeddings": 65536,
+    "tie_word_embeddings": False, "linear_conv_kernel_dim": 4}
+
+
 # the wrappers `qwen3_5` and `qwen3_5_moe` are read in models/hf/multimodal.py (their text
 # configs here)
 CONVERTERS = {"qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5,
-              "qwen3_5_moe_text": _qwen3_5_moe}
+              "qwen3_5_moe_text": _qwen3_5_moe, "olmo_hybrid": _olmo_hybrid}
+DEFAULTS = {"olmo_hybrid": _OLMO_HYBRID_DEFAULTS}
+
+_QWEN4_EXP = ("Qwen4-Exp's QSA attention (an indexer over compressed key blocks), gated "
+              "residual streams (hc_count streams mixed in every layer) and hashed n-gram "
+              "per-layer embeddings are not layer kinds flopcalc has; describe an "
+              "approximation in a YAML file if one will do")
+REFUSED = {"qwen4_exp": _QWEN4_EXP, "qwen4_exp_text": _QWEN4_EXP}

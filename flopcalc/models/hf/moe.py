@@ -9,7 +9,9 @@ say, the converter stops with a FlopcalcError naming it.
   Kimi K2's checkpoints of it), gpt-oss.
 - Of their own shape: DeepSeek-V2 and MiniCPM3 (latent attention), PhiMoE, DBRX, JetMoE
   (mixture of attention heads), Granite MoE (and its shared expert), GLM-4.5 (glm4_moe), ERNIE
-  4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE.
+  4.5 MoE, Hunyuan MoE, MiniMax-M2, dots.llm1, LongCat-Flash, EXAONE MoE, Hy3 (hy_v3),
+  MiMo-V2-Flash, Solar Open, Sarvam MoE (GLM-4.5's classes); Youtu-LLM (latent attention,
+  dense).
 - transformers 5.25's: Param2-MoE (GLM-4.5's classes under another name) and MiniCPM5-MoE
   (gated attention with DeepSeek-V3's mixture); tests/pytorch/test_transformers_5_25_types.py
   checks them against transformers 5.25 when it is installed. Refused: Ergo (`REFUSED`).
@@ -453,12 +455,141 @@ def _longcat_flash(c: Config) -> Raw:
                     "dense_layers": list(range(1, 2 * n, 2))}}
 
 
+def _hy_v3(c: Config) -> Raw:
+    """Hy3 (hy_v3): Apertus's attention (a per-head QK-norm, `attention_bias` on q, k, v and
+    o), Llama's MLP (`mlp_bias`) on the layers `mlp_layer_types` calls "dense" (absent: the
+    first) and a mixture on the "sparse" ones: a bias-free router (fp32; its
+    e_score_correction_bias is a buffer), `num_experts` routed experts of
+    moe_intermediate_size (never biased) and one shared Llama MLP of
+    num_shared_experts × moe_intermediate_size, which `HYV3MLP` widens to intermediate_size
+    when that product is 0 (`intermediate_size or config.intermediate_size`). Never tied by
+    default; the multi-token-prediction layer of its checkpoints is not built by transformers
+    and not counted (`hy_v3/modular_hy_v3.py`)."""
+    attn = c("attention_bias", False)
+    raw = {**rotary_decoder(c), **bias(attn, attn, c("mlp_bias", False)), "qk_norm": "per_head"}
+    n = c.layers()
+    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1))
+    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
+                            "'dense' or 'sparse'")
+    if "sparse" in kinds:
+        f, shared = c("moe_intermediate_size", kind=int), c("num_shared_experts", 1, int)
+        raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": f, "expert_bias": False, "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"],
+                      # a 0-wide shared MLP falls back to intermediate_size in HYV3MLP
+                      "shared_experts": shared or 1,
+                      "shared_d_ff": f if shared else c("intermediate_size")}
+    return raw
+
+
+# HYV3Config's defaults (transformers 5.24) for the keys that size the model
+_HY_V3_DEFAULTS: Raw = {
+    "vocab_size": 120832, "hidden_size": 4096, "intermediate_size": 13312,
+    "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": False,
+    "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1,
+    "moe_intermediate_size": 1536}
+
+
+def _mimo_v2_flash(c: Config) -> Raw:
+    """MiMo-V2-Flash: Qwen2's attention with queries and keys `head_dim` wide and values
+    `v_head_dim` wide, q, k, v biased by `attention_bias` (o never); its sliding layers
+    (`layer_types`; absent, every layer but 0 and every 6th) hold twice the KV heads and a
+    learned sink per head (`window_attention`); a dense MLP of intermediate_size on the
+    `mlp_layer_types` "dense" layers (absent: the first), else DeepSeek-V3's routed experts
+    without a shared expert (the router fp32, e_score_correction_bias a buffer). Partial
+    rotary and `attention_value_scale` (a multiply on the values) count nothing; the
+    checkpoints' `model.mtp.*` tensors are not read by transformers and not counted
+    (`mimo_v2_flash/modular_mimo_v2_flash.py`)."""
+    raw = {**rotary_decoder(c), **bias(c("attention_bias", False), False)}
+    raw["v_head_dim"] = c("v_head_dim")
+    n = c.layers()
+    if c.has("sliding_window_size"):  # the reference attends to that many tokens plus itself
+        c.data["sliding_window"] = c("sliding_window_size", kind=int) + 1
+    if c.has("layer_types"):
+        raw.update(layer_types(c))
+    else:
+        kinds = ["full" if i == 0 or (i + 1) % 6 == 0 else "window" for i in range(n)]
+        if "window" in kinds:
+            raw.update(layer_types=shortest_period(kinds), sliding_window=c("sliding_window"))
+    if "window" in raw.get("layer_types", ()):
+        kv = raw["n_kv_heads"]
+        raw["window_attention"] = {"n_kv_heads": 2 * kv if type(kv) is int else kv,
+                                   "sinks": True}
+    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1))
+    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
+                            "'dense' or 'sparse'")
+    if "sparse" in kinds:
+        raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"]}
+    return raw
+
+
+# MiMoV2FlashConfig's defaults (transformers 5.24: its own over Glm4MoeConfig's)
+_MIMO_V2_FLASH_DEFAULTS: Raw = {
+    "vocab_size": 152576, "hidden_size": 4096, "intermediate_size": 16384,
+    "moe_intermediate_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 64,
+    "num_key_value_heads": 4, "n_routed_experts": 256, "num_experts_per_tok": 8,
+    "max_position_embeddings": 131072, "head_dim": 192, "v_head_dim": 128,
+    "sliding_window": 129, "tie_word_embeddings": False}
+
+
+def _solar_open(c: Config) -> Raw:
+    """Solar Open: Llama's attention (q, k, v biased by `attention_bias`, o never) and GLM-4.5's
+    mixture on every layer (a bias-free router whose e_score_correction_bias is a buffer,
+    `n_shared_experts` fused shared experts of moe_intermediate_size; 0 builds 0-wide
+    linears, no tensor); no dense MLP (its config has no intermediate_size)
+    (`solar_open/modular_solar_open.py`)."""
+    f = c("moe_intermediate_size", kind=int)
+    raw = rotary_decoder(Config({**c.data, "intermediate_size": f}, c.label, c.model_type))
+    raw.update(bias(c("attention_bias", False)))
+    raw.pop("d_ff")
+    raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": f, "shared_experts": c("n_shared_experts", 1)}
+    return raw
+
+
+# SolarOpenConfig's defaults (transformers 5.24: its own over Glm4MoeConfig's)
+_SOLAR_OPEN_DEFAULTS: Raw = {
+    "vocab_size": 196608, "hidden_size": 4096, "num_hidden_layers": 48,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+    "max_position_embeddings": 131072, "moe_intermediate_size": 1280,
+    "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128,
+    "tie_word_embeddings": False}
+
+
+def _youtu(c: Config) -> Raw:
+    """Youtu-LLM: DeepSeek-V3's latent attention (`attention_bias` on q_a, kv_a and o; sizes as
+    DeepseekV3Config's defaults) with a dense Qwen3 MLP of intermediate_size on every layer, no
+    experts; tied by default (`youtu/modular_youtu.py`)."""
+    attn = c("attention_bias", False)
+    return {**_mla_decoder(c, tie=True), **bias(attn, attn),
+            # q_lora_rank: absent is the class default (DEFAULTS), null a direct projection
+            "latent_attention": _latent(c, q_rank=None, kv_rank=512, nope=128, rope=64,
+                                        v=128)}
+
+
+# YoutuConfig's defaults (transformers 5.24: its own over DeepseekV3Config's)
+_YOUTU_DEFAULTS: Raw = {
+    "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 6144,
+    "num_hidden_layers": 32, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "max_position_embeddings": 131072, "tie_word_embeddings": True, "q_lora_rank": 1536,
+    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}
+
+
 _OWN_SHAPE = {
     "deepseek_v2": _deepseek_v2, "minicpm3": _minicpm3, "phimoe": _phimoe, "dbrx": _dbrx,
     "jetmoe": _jetmoe, "granitemoe": _granitemoe, "granitemoeshared": _granitemoe,
     "glm4_moe": _glm4_moe, "ernie4_5_moe": _ernie4_5_moe, "hunyuan_v1_moe": _hunyuan_v1_moe,
     "minimax_m2": _minimax_m2, "dots1": _dots1, "longcat_flash": _longcat_flash,
-    "exaone_moe": _exaone_moe,
+    "exaone_moe": _exaone_moe, "hy_v3": _hy_v3, "mimo_v2_flash": _mimo_v2_flash,
+    "solar_open": _solar_open, "youtu": _youtu,
+    "sarvam_moe": _glm4_moe,  # GLM-4.5's classes under another config (as Param2-MoE)
 }
 
 # alias → canonical: each config class's `attribute_map` in transformers 5.24
@@ -472,6 +603,14 @@ _OWN_SHAPE_ALIASES: dict[str, dict[str, str]] = {
     "ernie4_5_moe": {"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},
     "hunyuan_v1_moe": {"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
     "minimax_m2": {"num_experts": "num_local_experts"},
+    "hy_v3": {"num_local_experts": "num_experts"},
+    "mimo_v2_flash": {"num_local_experts": "n_routed_experts"},
+    "solar_open": {"num_local_experts": "n_routed_experts"},
+    # and the names of the original sarvamai/sarvam-30b config
+    "sarvam_moe": {"num_local_experts": "n_routed_experts",
+                   "num_mtp_layers": "num_nextn_predict_layers",
+                   "num_experts": "n_routed_experts", "num_shared_experts": "n_shared_experts",
+                   "use_qkv_bias": "attention_bias"},
     "dots1": {"num_local_experts": "n_routed_experts"},
     "longcat_flash": {"num_local_experts": "n_routed_experts", "num_experts_per_tok": "moe_topk",
                       "intermediate_size": "ffn_hidden_size",
@@ -510,16 +649,30 @@ def _minicpm5_moe(c: Config) -> Raw:
     return raw
 
 
+# SarvamMoEConfig's defaults (transformers 5.24): GLM-4.5's classes build it
+# (Glm4MoeForCausalLM), with its own sizes; its rotary covers the whole head (counts nothing)
+_SARVAM_MOE_DEFAULTS: Raw = {
+    "vocab_size": 262144, "hidden_size": 4096, "intermediate_size": 8192,
+    "num_hidden_layers": 19, "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 64,
+    "max_position_embeddings": 131072, "tie_word_embeddings": False,
+    "moe_intermediate_size": 1024, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
+    "use_qk_norm": True,
+    # under the published file's names (the aliases): a default under the canonical name would
+    # win over a file's alias, while a file's canonical name still wins over these
+    "num_experts": 128, "num_shared_experts": 1, "use_qkv_bias": False, "num_mtp_layers": 0}
+
 # The config classes' defaults (transformers 5.25): Param2MoeConfig overrides GLM-4.5's sizes
-# (its multi-token-prediction count under the alias, so a file's canonical key still wins).
+# (its expert counts, biases and multi-token-prediction count under the aliases, so a file written
+# with either name reads as transformers reads it).
 _NEW_DEFAULTS: dict[str, Raw] = {
     "param2moe": {"vocab_size": 128000, "hidden_size": 2048, "intermediate_size": 9216,
                   "num_hidden_layers": 21, "num_attention_heads": 32, "num_key_value_heads": 8,
                   "head_dim": 64, "max_position_embeddings": 32768,
                   "tie_word_embeddings": True, "moe_intermediate_size": 2048,
-                  "num_experts_per_tok": 6, "n_shared_experts": 2, "n_routed_experts": 64,
-                  "use_qk_norm": True, "num_mtp_layers": 0, "first_k_dense_replace": 1,
-                  "attention_bias": False},
+                  "num_experts_per_tok": 6, "use_qk_norm": True, "first_k_dense_replace": 1,
+                  # under the aliases, as Sarvam's: a file's alias is read, not overridden
+                  "num_experts": 64, "num_shared_experts": 2, "use_qkv_bias": False,
+                  "num_mtp_layers": 0},
     "minicpm5_moe": {"vocab_size": 130560, "hidden_size": 2048, "intermediate_size": 8192,
                      "num_hidden_layers": 28, "num_attention_heads": 32,
                      "num_key_value_heads": 2, "head_dim": 128,
@@ -540,11 +693,21 @@ _NEW_ALIASES: dict[str, dict[str, str]] = {
 
 
 CONVERTERS = {**_CORE, **_OWN_SHAPE, "param2moe": _glm4_moe, "minicpm5_moe": _minicpm5_moe}
-DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS}
+DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_DEFAULTS,
+                           "mimo_v2_flash": _MIMO_V2_FLASH_DEFAULTS,
+                           "solar_open": _SOLAR_OPEN_DEFAULTS, "youtu": _YOUTU_DEFAULTS,
+                           "sarvam_moe": _SARVAM_MOE_DEFAULTS}
 ALIASES: dict[str, dict[str, str]] = {**_OWN_SHAPE_ALIASES, **_NEW_ALIASES}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
 REFUSED = {
     "ergo": ("Ergo's RMSNorm after every routed expert (num_experts x hidden_size weights) and "
              "after its shared expert is not a layer kind flopcalc has" + _YAML),
+    "deepseek_v4": ("DeepSeek-V4's compressed attention (heavily compressed and compressed "
+                    "sparse attention, with their compressors and indexer: compress_rates), "
+                    "hyper-connections (several residual streams mixed in every layer) and "
+                    "hash-routed experts are not layer kinds flopcalc has" + _YAML),
+    "hy_v4": ("Hy4's hyper-connections (DeepSeek-V4's residual streams mixed in every layer, and "
+              "a hyper-head before the LM head) and its gated latent attention with sinks and "
+              "an indexer are not layer kinds flopcalc has" + _YAML),
 }

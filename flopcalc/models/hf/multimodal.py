@@ -460,7 +460,16 @@ LLAMA4 = Wrapper("llama4_text", tie="text", tower=llama4_vision, vision_type="ll
 
 _YAML = "; describe an approximation in a YAML file if one will do"
 # transformers 5.25
+_GEMMA4 = ("Gemma 4's per-layer input embeddings (vocab_size_per_layer_input × "
+           "num_hidden_layers·hidden_size_per_layer_input, with their gates and projections), "
+           "KV-shared layers (num_kv_shared_layers; double-wide MLPs with use_double_wide_mlp), "
+           "full-attention layers of their own width (global_head_dim, "
+           "num_global_key_value_heads, keys as values with attention_k_eq_v) and a mixture of "
+           "experts beside the dense MLP (enable_moe_block) are not layer kinds flopcalc has"
+           + _YAML)
 REFUSED = {
+    **{model_type: _GEMMA4 for model_type in ("gemma4", "gemma4_text", "gemma4_unified",
+                                                "gemma4_unified_text")},
     "pi05": ("π0.5 is a vision-language-action model (PaliGemma with bidirectional attention "
              "and a flow-matching action expert), not a text generator flopcalc counts" + _YAML),
 }

@@ -1,6 +1,7 @@
-"""Sparse and interleaved attention: DeepSeek-V3.2 (latent attention with DeepSeek sparse
-attention's lightning indexer) and Llama 4's text model (chunked RoPE layers interleaved with
-global NoPE layers, mixtures of experts interleaved with dense layers)."""
+"""Sparse and interleaved attention: DeepSeek-V3.2 and GLM-5 (latent attention with DeepSeek
+sparse attention's lightning indexer; GLM-5's layers may reuse an earlier one's) and Llama 4's
+text model (chunked RoPE layers interleaved with global NoPE layers, mixtures of experts
+interleaved with dense layers)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,63 @@ def _deepseek_v32(c: Config) -> Raw:
     if c("num_nextn_predict_layers", 0):
         raw["mtp_layers"] = c("num_nextn_predict_layers")
     return raw
+
+
+def _glm_moe_dsa(c: Config) -> Raw:
+    """GlmMoeDsaForCausalLM (GLM-5; transformers 5.24 `models/glm_moe_dsa/`): DeepSeek-V3.2's
+    layers with GLM-5's defaults (`DEFAULTS`), and cross-layer sharing of the indexer's
+    selection: `indexer_types[i]` "full" runs layer i's own indexer (`dsa`), "shared" has none
+    and reuses the top-k of the last full layer before it (`dsa_shared`). Absent, the config
+    class derives the list from `index_topk_pattern` (a string of F and S, or a list), else
+    layer i is full when max(i − index_skip_topk_offset + 1, 0) is a multiple of
+    `index_topk_freq` (defaults 2 and 1: every layer full). Layer 0 must be full: transformers
+    raises on a shared layer with nothing to reuse."""
+    raw = _deepseek_v32(c)
+    n = c.layers()
+    if c.has("indexer_types"):
+        key = "indexer_types"
+        kinds = c.per_layer(key, n)
+    elif c.has("index_topk_pattern"):
+        key = "index_topk_pattern"
+        pattern = c(key)
+        if isinstance(pattern, str):
+            bad = [i for i, ch in enumerate(pattern) if ch not in "FS"]
+            if bad:
+                raise FlopcalcError(f"{c.label}: {key}[{bad[0]}] = {pattern[bad[0]]!r} must be "
+                                    "F (full: the layer runs its indexer) or S (shared)")
+            pattern = [{"F": "full", "S": "shared"}[ch] for ch in pattern]
+        else:
+            pattern = c.per_layer(key, n)
+        if len(pattern) != n:
+            raise FlopcalcError(f"{c.label}: {key} has {len(pattern):,} entries, "
+                                f"num_hidden_layers is {n:,}: give one per layer")
+        kinds = pattern
+    else:
+        freq = max(c("index_topk_freq", 1, int), 1)
+        offset = c("index_skip_topk_offset", 2, int)
+        key = "index_skip_topk_offset"
+        kinds = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(n)]
+    bad = [i for i, k in enumerate(kinds) if k not in ("full", "shared")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: {key}[{bad[0]}] = {kinds[bad[0]]!r} must be 'full' or "
+                            "'shared'")
+    if kinds[0] != "full":
+        raise FlopcalcError(f"{c.label}: {key}[0] is 'shared', but the first layer has no "
+                            "earlier selection to reuse (transformers raises); make it 'full'")
+    raw["layer_types"] = shortest_period(["dsa" if k == "full" else "dsa_shared"
+                                          for k in kinds])
+    return raw
+
+
+# GlmMoeDsaConfig's defaults (transformers 5.24) for the keys that size the model
+_GLM_MOE_DSA_DEFAULTS: Raw = {
+    "vocab_size": 154880, "hidden_size": 6144, "intermediate_size": 12288,
+    "moe_intermediate_size": 2048, "num_hidden_layers": 78, "num_attention_heads": 64,
+    "num_key_value_heads": 64, "n_shared_experts": 1, "n_routed_experts": 256,
+    "kv_lora_rank": 512, "q_lora_rank": 2048, "qk_rope_head_dim": 64, "v_head_dim": 256,
+    "qk_nope_head_dim": 192, "num_experts_per_tok": 8, "max_position_embeddings": 202752,
+    "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32,
+    "first_k_dense_replace": 3, "tie_word_embeddings": False}
 
 
 # (uses RoPE) → layer_types entry → flopcalc's layer kind (kinds/llama4_attention.py)
@@ -142,15 +200,24 @@ def _llama4(c: Config) -> Raw:
 
 
 # transformers' attribute_map and back-compatible keywords of the config classes.
-ALIASES = {"deepseek_v32": {"num_local_experts": "n_routed_experts",
-                            "num_experts": "n_routed_experts"}}
+ALIASES = {model_type: {"num_local_experts": "n_routed_experts",
+                         "num_experts": "n_routed_experts"}
+           for model_type in ("deepseek_v32", "glm_moe_dsa")}
 
-CONVERTERS = {"deepseek_v32": _deepseek_v32, "llama4_text": _llama4_text, "llama4": _llama4}
+CONVERTERS = {"deepseek_v32": _deepseek_v32, "glm_moe_dsa": _glm_moe_dsa,
+              "llama4_text": _llama4_text, "llama4": _llama4}
+DEFAULTS = {"glm_moe_dsa": _GLM_MOE_DSA_DEFAULTS}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
-# transformers 5.25
+_MISTRAL_LARGE4 = ("Mistral Large 4's latent attention without a query latent, with a lightning "
+                   "indexer that projects the hidden states itself (q_input_norm, wq_b) and "
+                   "learned softmax scalings, latent keys and values shared across layers "
+                   "(kv_source_layers) and NoPE layers (no_rope_layers) are not layer kinds "
+                   "flopcalc has" + _YAML)
 REFUSED = {
+    # transformers 5.25
     "kolibri1_1": ("Kolibri 1.1's indexed attention (weightless pools of index_pool_size keys "
                    "scored by index_num_heads heads, layers reading other layers' keys and "
                    "values through kv_source_layers) is not a layer kind flopcalc has" + _YAML),
+    "mistral_large4": _MISTRAL_LARGE4, "mistral_large4_text": _MISTRAL_LARGE4,
 }
