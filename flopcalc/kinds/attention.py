@@ -221,14 +221,14 @@ class Attention(Kind):
         `config/model.py` get_num_kv_heads), for every token (`full`; a top-k mask too: any key
         may be picked), or recycled outside a window or chunk. Bidirectional attention
         (encoders, cross-attention) keeps no decode cache here."""
-        kind = {"causal": "full", "topk": "full", "window": "sliding",
+        layout = {"causal": "full", "topk": "full", "window": "sliding",
                 "chunked": "chunked"}.get(self.mask.pattern)
-        if kind is None:
+        if layout is None:
             return ()
-        return (EngineCache(kind, heads=max(1, self.kv_heads // tp), k_dim=self.qk_dim,
+        return (EngineCache(layout, heads=max(1, self.kv_heads // tp), k_dim=self.qk_dim,
                             v_dim=self.v_dim,
-                            window=self.mask.size if kind == "sliding" else None,
-                            chunk=self.mask.size if kind == "chunked" else None),)
+                            window=self.mask.size if layout == "sliding" else None,
+                            chunk=self.mask.size if layout == "chunked" else None),)
 
     @property
     def kv_kind(self) -> str:
