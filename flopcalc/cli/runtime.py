@@ -26,13 +26,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 class InputError(click.ClickException):
     """Bad input found while running: one line, exit 2 (or 1 for an exceeded budget)."""
 
-    def __init__(self, message: str, exit_code: int = 2, kind: str = "error"):
+    def __init__(self, message: str, exit_code: int = 2, what: str = "error"):
         super().__init__(message)
         self.exit_code = exit_code
-        self.kind = kind
+        self.what = what  # the line's label: "error", "budget exceeded", "internal error"
 
     def show(self, file: Any = None) -> None:
-        say(f"flopcalc: {self.kind}: {self.format_message()}")
+        say(f"flopcalc: {self.what}: {self.format_message()}")
 
 
 def debugging(ctx: Optional[click.Context], here: bool = False) -> bool:

@@ -90,7 +90,7 @@ def mamba_cache_per_req(caches: Iterable[Any], model_bytes: int = 2,
     """Bytes of one request's recurrent states on one rank: conv windows in the model dtype,
     SSM / recurrent states in mamba_ssm_dtype (Mamba2CacheParams.mamba_cache_per_req)."""
     return sum(st.values * (model_bytes if st.dtype == "conv" else ssm_bytes)
-               for c in caches if c.kind == "state" for st in c.states)
+               for c in caches if c.layout == "state" for st in c.states)
 
 
 def split_for_states(rest: Fraction, per_req: int,
@@ -108,19 +108,19 @@ def cell_size(caches: Iterable[Any], kv_cache_dtype: str) -> int:
     size = KV_BYTES[kv_cache_dtype]
     total = 0
     for c in caches:
-        if c.kind == "full":
+        if c.layout == "full":
             if c.k_dim != c.v_dim:
                 raise FlopcalcError("SGLang's token pool is sized with one head_dim for keys "
                                     "and values; this model's differ: not modelled for "
                                     "--engine sglang")
             total += c.heads * c.k_dim * 2 * size  # K and V: kv_heads(tp)·head_dim·2·dtype
-        elif c.kind == "mla":
+        elif c.layout == "mla":
             total += c.k_dim * size  # (kv_lora_rank + qk_rope_head_dim)·dtype, one copy
-        elif c.kind == "state":
+        elif c.layout == "state":
             continue  # the states' pool, sized apart (mamba_cache_per_req)
         else:
             raise FlopcalcError(f"--engine sglang models full and latent (MLA) attention "
-                                f"pools and recurrent states; this model has {c.kind} layers "
+                                f"pools and recurrent states; this model has {c.layout} layers "
                                 "(SGLang's hybrid SWA pool is not modelled yet): use --engine "
                                 "vllm")
     if total == 0:

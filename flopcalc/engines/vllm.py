@@ -131,7 +131,7 @@ class LayerSpec:
 
     layer: int
     name: str
-    kind: str  # full | sliding | chunked | mla | indexer | state
+    layout: str  # full | sliding | chunked | mla | indexer | state
     block_size: int
     per_token: int = 0  # bytes of one token (attention kinds)
     window: Optional[int] = None
@@ -149,36 +149,36 @@ class LayerSpec:
     def page_bytes(self) -> int:
         if self.padded is not None:
             return self.padded
-        if self.kind == "state":
+        if self.layout == "state":
             return self.state_bytes
         return self.block_size * self.per_token
 
     def blocks_per_request(self, length: int, in_flight: int) -> int:
         """cdiv(max_memory_usage_bytes, page_size_bytes) at max_model_len = `length`."""
         bs = self.block_size
-        if self.kind == "sliding":
+        if self.layout == "sliding":
             return cdiv(min(self.window - 1 + self.extra_retained + in_flight, length), bs) + 1
-        if self.kind == "chunked":
+        if self.layout == "chunked":
             return cdiv(min(self.chunk + in_flight, length), bs)
-        if self.kind == "state":
+        if self.layout == "state":
             if self.align:
                 return 2 + self.speculative_blocks + self.checkpoint_blocks
             return 1 + self.speculative_blocks
         return cdiv(length, bs)
 
     def spec_key(self) -> tuple:
-        return (self.kind, self.block_size, self.per_token, self.window, self.chunk,
+        return (self.layout, self.block_size, self.per_token, self.window, self.chunk,
                 self.state_bytes, self.padded, self.align, self.speculative_blocks,
                 self.checkpoint_blocks, self.extra_retained, self.tag)
 
     def type_key(self) -> tuple:
         """The registered base type (`single_type_kv_cache_manager.py:2656-2716`): full, latent
         and indexer layers are one type."""
-        if self.kind in ("full", "mla", "indexer"):
+        if self.layout in ("full", "mla", "indexer"):
             return ("full",)
-        if self.kind == "sliding":
+        if self.layout == "sliding":
             return ("sliding", self.window)
-        if self.kind == "chunked":
+        if self.layout == "chunked":
             return ("chunked", self.chunk)
         return ("state", self.speculative_blocks, self.checkpoint_blocks, self.page_bytes)
 
@@ -186,9 +186,9 @@ class LayerSpec:
 def token_bytes(cache: EngineCache, engine: Engine, sparse: bool) -> int:
     """Bytes one token of one layer takes on one rank (attention kinds)."""
     dtype = engine.kv_dtype
-    if cache.kind == "indexer":  # fp8 keys + one fp32 scale per 128, uint8 cache
+    if cache.layout == "indexer":  # fp8 keys + one fp32 scale per 128, uint8 cache
         return cache.k_dim + cache.k_dim // 128 * 4
-    if cache.kind == "mla":
+    if cache.layout == "mla":
         if sparse and dtype.startswith("fp8"):
             dtype = "fp8_ds_mla"  # FLASHMLA_SPARSE serves quantised fp8 as fp8_ds_mla
         latent = cache.k_dim - cache.rope_dim
@@ -283,26 +283,26 @@ def engine_layers(caches: Sequence[tuple[int, Iterable[EngineCache]]], engine: E
     drafts = [(i, tuple(cs)) for i, cs in draft]
     every = [c for _, cs in target + drafts for c in cs]
     for c in every:
-        if c.kind not in ATTENTION + ("state",):
-            raise FlopcalcError(f"an engine cache of kind {c.kind!r}: kinds are "
+        if c.layout not in ATTENTION + ("state",):
+            raise FlopcalcError(f"an engine cache of layout {c.layout!r}: layouts are "
                                 f"{', '.join(ATTENTION)} and state")
         if any(s.dtype not in ("conv", "state") for s in c.states):
             raise FlopcalcError("an engine state's dtype class is conv or state")
-    sparse = any(c.kind == "indexer" for c in every)
-    attention = [c for c in every if c.kind != "state"]
-    states = [c for c in every if c.kind == "state"]
+    sparse = any(c.layout == "indexer" for c in every)
+    attention = [c for c in every if c.layout != "state"]
+    states = [c for c in every if c.layout == "state"]
     align = engine.prefix_caching and bool(states)
     block = engine.block_size
     state_block = block if align else engine.max_model_len  # models/config.py:750-787
     alignment = None
     padded = None
     if states and attention:
-        first = next(c for c in attention if c.kind != "indexer")
+        first = next(c for c in attention if c.layout != "indexer")
         page_1 = token_bytes(first, engine, sparse)
         state_page = max(state_bytes(c, engine) for c in states)
         if state_page:
             k = max(KERNEL_BLOCK, block)
-            if first.kind == "mla":
+            if first.layout == "mla":
                 k = max(k, MLA_HYBRID_BLOCK)
             if align:
                 k = math.lcm(k, *(_checkpoint(c, engine)[1] for c in states))
@@ -319,7 +319,7 @@ def engine_layers(caches: Sequence[tuple[int, Iterable[EngineCache]]], engine: E
         for i, cs in layers:
             for j, c in enumerate(cs):
                 name = f"{'draft.' if is_draft else ''}layers.{i}" + (f".{j}" if j else "")
-                if c.kind == "state":
+                if c.layout == "state":
                     out.append(LayerSpec(
                         i, name, "state", state_block, state_bytes=state_bytes(c, engine),
                         padded=padded, align=align,
@@ -329,8 +329,8 @@ def engine_layers(caches: Sequence[tuple[int, Iterable[EngineCache]]], engine: E
                     continue
                 per_token = token_bytes(c, engine, sparse)
                 out.append(LayerSpec(
-                    i, name, c.kind, block, per_token, window=c.window, chunk=c.chunk,
-                    extra_retained=engine.extra_retained_tokens if c.kind == "sliding" else 0,
+                    i, name, c.layout, block, per_token, window=c.window, chunk=c.chunk,
+                    extra_retained=engine.extra_retained_tokens if c.layout == "sliding" else 0,
                     tag=(c.heads, c.k_dim, c.v_dim, engine.kv_dtype), draft=is_draft))
     return out, alignment
 
@@ -346,8 +346,8 @@ class Group:
     uniform_type: bool = False  # a UniformTypeKVCacheSpecs (pages may differ per layer)
 
     @property
-    def kind(self) -> str:
-        return self.layers[0].kind
+    def layout(self) -> str:
+        return self.layers[0].layout
 
     @property
     def block_size(self) -> int:
@@ -371,11 +371,11 @@ class Group:
 def _promote(layers: list[LayerSpec]) -> list[LayerSpec]:
     """The hybrid manager off: window and chunked layers become full attention when full
     layers exist (kv_cache_planning.py:744-816)."""
-    kinds = {x.kind for x in layers}
-    if not kinds & {"full", "mla"} or not kinds & {"sliding", "chunked"}:
+    layouts = {x.layout for x in layers}
+    if not layouts & {"full", "mla"} or not layouts & {"sliding", "chunked"}:
         return layers
-    return [replace(x, kind="full", window=None, chunk=None, extra_retained=0)
-            if x.kind in ("sliding", "chunked") else x for x in layers]
+    return [replace(x, layout="full", window=None, chunk=None, extra_retained=0)
+            if x.layout in ("sliding", "chunked") else x for x in layers]
 
 
 def _unify_pages(layers: list[LayerSpec]) -> list[LayerSpec]:
@@ -389,11 +389,11 @@ def _unify_pages(layers: list[LayerSpec]) -> list[LayerSpec]:
         p = x.page_bytes
         if p == top:
             out.append(x)
-        elif x.kind == "state":
+        elif x.layout == "state":
             out.append(replace(x, padded=top))
         elif top % p == 0:
             out.append(replace(x, block_size=x.block_size * (top // p)))
-        elif x.kind not in ("mla", "indexer"):
+        elif x.layout not in ("mla", "indexer"):
             out.append(replace(x, padded=top))
         else:
             raise FlopcalcError(f"the latent-attention page ({p:,} bytes) does not divide the "
@@ -557,5 +557,5 @@ def shared_prefix_blocks(p: Plan, prefix: int) -> list[int]:
     """Blocks of a shared prefix of `prefix` tokens that prefix caching holds once, per group:
     the prefix's whole blocks in groups that keep every token (full, latent, indexer); window,
     chunked and state groups keep per-sequence blocks at steady state."""
-    return [prefix // g.block_size if g.kind in ("full", "mla", "indexer") else 0
+    return [prefix // g.block_size if g.layout in ("full", "mla", "indexer") else 0
             for g in p.groups]

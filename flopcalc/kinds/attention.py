@@ -61,7 +61,7 @@ class Attention(Kind):
     @property
     def bidirectional(self) -> bool:  # type: ignore[override]
         """Every query sees every key (encoders, cross-attention)."""
-        return self.mask.kind == "bidirectional"
+        return self.mask.pattern == "bidirectional"
 
     # ------------------------------------------------------------------------------- widths
 
@@ -221,14 +221,14 @@ class Attention(Kind):
         `config/model.py` get_num_kv_heads), for every token (`full`; a top-k mask too: any key
         may be picked), or recycled outside a window or chunk. Bidirectional attention
         (encoders, cross-attention) keeps no decode cache here."""
-        kind = {"causal": "full", "topk": "full", "window": "sliding",
-                "chunked": "chunked"}.get(self.mask.kind)
-        if kind is None:
+        layout = {"causal": "full", "topk": "full", "window": "sliding",
+                "chunked": "chunked"}.get(self.mask.pattern)
+        if layout is None:
             return ()
-        return (EngineCache(kind, heads=max(1, self.kv_heads // tp), k_dim=self.qk_dim,
+        return (EngineCache(layout, heads=max(1, self.kv_heads // tp), k_dim=self.qk_dim,
                             v_dim=self.v_dim,
-                            window=self.mask.size if kind == "sliding" else None,
-                            chunk=self.mask.size if kind == "chunked" else None),)
+                            window=self.mask.size if layout == "sliding" else None,
+                            chunk=self.mask.size if layout == "chunked" else None),)
 
     @property
     def kv_kind(self) -> str:
@@ -320,11 +320,11 @@ class Attention(Kind):
             return None
         proj = 2 * d * (h + 2 * self.kv_heads) * hd + 2 * d * h * hd  # qkv_flops + projection
         mask = self.mask
-        if local and mask.kind == "window":
+        if local and mask.pattern == "window":
             assert mask.size is not None
             w = min(mask.size, s)
             core = Fraction(4 * s * w - 2 * w * w, s) * h * hd  # 4·(s·w − w²/2)·h·d_h / s
-        elif local and mask.kind == "chunked":
+        elif local and mask.pattern == "chunked":
             assert mask.size is not None
             c = mask.size
             full, rest = divmod(s, c)
@@ -345,7 +345,7 @@ class Attention(Kind):
             where = "hybrid_flops" if name == "megatron_lm_hybrid" else "MaxText's formula"
             notes.append(f"attention: {where} has no term for the output gate (2·d·h·d_v per "
                          "token): left out")
-        bounded = self.mask.kind in ("window", "chunked")
+        bounded = self.mask.pattern in ("window", "chunked")
         if bounded and name != "maxtext":
             notes.append(f"attention: the {self.mask.describe()} layers counted at the causal "
                          "average of s/2 keys, as every attention layer (the formula has no "
@@ -354,11 +354,11 @@ class Attention(Kind):
             notes.append(f"attention: the {self.mask.describe()} layers counted causal over "
                          "the whole sequence, as MaxText's decoder blocks for models without "
                          "global layers count them (its Mistral block has no window)")
-        elif self.mask.kind == "window":
+        elif self.mask.pattern == "window":
             notes.append(f"attention: the {self.mask.describe()} layers counted as MaxText's "
                          "Gemma 2/3/4 and GPT-OSS paths count them, 4·(s·w − w²/2)·h·d_h per "
                          "sequence (its other decoder blocks count every layer causal)")
-        elif self.mask.kind == "chunked":
+        elif self.mask.pattern == "chunked":
             notes.append(f"attention: the {self.mask.describe()} layers counted as MaxText's "
                          "Llama 4 path counts them, 4·(⌊s/c⌋·c² + (s mod c)²)·h·d_h/2 per "
                          "sequence")

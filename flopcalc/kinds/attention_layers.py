@@ -86,7 +86,7 @@ def qk_norm(cfg: Any) -> Norm:
     if cfg.norm != "layernorm" or cfg.qk_norm == "none" or not cfg.norm_affine:
         raise ValueError("qk_norm_bias applies to a LayerNorm QK-norm (norm: layernorm, qk_norm "
                          "per_head or all_heads)")
-    return Norm(norm.kind, cfg.qk_norm_bias, norm.affine)
+    return Norm(norm.form, cfg.qk_norm_bias, norm.affine)
 
 
 @dataclass(frozen=True)

@@ -268,7 +268,7 @@ class EngineState:
 class EngineCache:
     """What one layer asks a paged serving engine to allocate, on one tensor-parallel rank of
     `tp`: vLLM 0.33's `KVCacheSpec` of the layer (`v1/kv_cache_interface.py`), which
-    `engines.vllm` pages, groups and counts exactly as vLLM does. `kind` is one of
+    `engines.vllm` pages, groups and counts exactly as vLLM does. `layout` is one of
 
     - `full`, `sliding` (a window of `window` keys), `chunked` (blocks of `chunk`): softmax
       attention keeping K and V of `heads` KV heads on this rank (KV heads split by tensor
@@ -285,7 +285,7 @@ class EngineCache:
       keeps them, `flashinfer` for Gated DeltaNet, whose FlashInfer prefill, vLLM's choice on
       H100/H200, keeps 1 on blocks a multiple of 64 and whose Triton prefill keeps none)."""
 
-    kind: str
+    layout: str
     heads: int = 1
     k_dim: int = 0
     v_dim: int = 0

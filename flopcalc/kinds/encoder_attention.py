@@ -36,9 +36,9 @@ class BandMask(Mask):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.kind != "bidirectional" or type(self.radius) is not int or self.radius < 0:
+        if self.pattern != "bidirectional" or type(self.radius) is not int or self.radius < 0:
             raise ValueError(f"a band mask is bidirectional with a radius >= 0, got "
-                             f"{self.kind!r}, {self.radius!r}")
+                             f"{self.pattern!r}, {self.radius!r}")
 
     def describe(self) -> str:
         return f"bidirectional local ±{self.radius:,}"

@@ -1,5 +1,5 @@
 """Which keys a query may see, and the closed forms that follow: pairs scored, keys a decode
-step attends over, tokens a cache must hold. Pure integer arithmetic, one closed form per kind.
+step attends over, tokens a cache must hold. Pure integer arithmetic, one closed form per pattern.
 
 Positions are 1-based: query i of a sequence may see key j under (keys(i): how many it sees)
 - `causal`: j <= i (i keys);
@@ -32,43 +32,43 @@ _SIZED = ("window", "chunked", "topk")
 
 @dataclass(frozen=True)
 class Mask:
-    """A kind of mask and, for window, chunked and top-k masks, its size."""
+    """A mask pattern and, for window, chunked and top-k masks, its size."""
 
-    kind: str
+    pattern: str
     size: Optional[int] = None
 
     def __post_init__(self) -> None:
-        if self.kind not in MASKS:
-            raise ValueError(f"mask must be one of {', '.join(MASKS)}, got {self.kind!r}")
-        if self.kind in _SIZED:
+        if self.pattern not in MASKS:
+            raise ValueError(f"mask must be one of {', '.join(MASKS)}, got {self.pattern!r}")
+        if self.pattern in _SIZED:
             if type(self.size) is not int or self.size < 1:
-                raise ValueError(f"a {self.kind} mask needs a size >= 1, got {self.size!r}")
+                raise ValueError(f"a {self.pattern} mask needs a size >= 1, got {self.size!r}")
         elif self.size is not None:
-            raise ValueError(f"a {self.kind} mask has no size")
+            raise ValueError(f"a {self.pattern} mask has no size")
 
     @property
     def keys_bounded(self) -> bool:
         """A query sees at most `size` keys, however long the sequence."""
-        return self.kind in _SIZED
+        return self.pattern in _SIZED
 
     @property
     def cache_bound(self) -> Optional[int]:
         """The most tokens a decode cache must keep for this mask (None: all of them)."""
-        return self.size if self.kind in ("window", "chunked") else None
+        return self.size if self.pattern in ("window", "chunked") else None
 
     def describe(self) -> str:
-        if self.kind == "window":
+        if self.pattern == "window":
             return f"sliding window {self.size:,}"
-        if self.kind == "chunked":
+        if self.pattern == "chunked":
             return f"chunked {self.size:,}"
-        if self.kind == "topk":
+        if self.pattern == "topk":
             return f"top-{self.size:,} sparse"
-        return {"causal": "full causal", "bidirectional": "bidirectional"}[self.kind]
+        return {"causal": "full causal", "bidirectional": "bidirectional"}[self.pattern]
 
     @property
     def label(self) -> str:
         """A short name for cache groups: full, window_4096, chunked_8192."""
-        return "full" if self.cache_bound is None else f"{self.kind}_{self.size}"
+        return "full" if self.cache_bound is None else f"{self.pattern}_{self.size}"
 
     # ----------------------------------------------------------------- pairs and visible keys
 
@@ -76,12 +76,12 @@ class Mask:
         """Σ_{i=1..n} keys(i): the pairs of a causal-style mask over n positions."""
         if n <= 0:
             return 0
-        if self.kind in ("window", "topk"):
+        if self.pattern in ("window", "topk"):
             assert self.size is not None
             w = self.size
             # Queries 1..w see i keys; each later one sees w.
             return n * (n + 1) // 2 if n <= w else w * (w + 1) // 2 + (n - w) * w
-        if self.kind == "chunked":
+        if self.pattern == "chunked":
             assert self.size is not None
             c = self.size
             full_chunks, rest = divmod(n, c)
@@ -97,7 +97,7 @@ class Mask:
 
     def pairs(self, n_q: int, n_k: int, convention: Convention) -> int:
         """(query, key) pairs one head scores for one sequence of n_q queries over n_k keys."""
-        if self.kind == "bidirectional" or convention == "full":
+        if self.pattern == "bidirectional" or convention == "full":
             return n_q * n_k
         assert n_q == n_k, "a causal-style mask needs as many queries as keys"
         return self.prefix_pairs(n_q)
@@ -105,26 +105,26 @@ class Mask:
     def breakpoints(self, lo: int, hi: int) -> Iterator[int]:
         """Positions p in [lo, hi) after which keys(i) changes its affine form: a window's w,
         every multiple of a chunk size. Between consecutive breakpoints it is affine in i."""
-        if self.kind in ("window", "topk"):
+        if self.pattern in ("window", "topk"):
             assert self.size is not None
             if lo <= self.size < hi:
                 yield self.size
-        elif self.kind == "chunked":
+        elif self.pattern == "chunked":
             assert self.size is not None
             yield from range(ceil(Fraction(lo, self.size)) * self.size, hi, self.size)
 
     @property
     def period(self) -> Optional[int]:
         """The period of its breakpoints when they recur: a chunk's size."""
-        return self.size if self.kind == "chunked" else None
+        return self.size if self.pattern == "chunked" else None
 
     def segment_end(self, s: int) -> Optional[int]:
         """The last length of the segment of lengths holding s on which the pair count is one
         quadratic polynomial (None: it never changes)."""
-        if self.kind in ("window", "topk"):
+        if self.pattern in ("window", "topk"):
             assert self.size is not None
             return self.size if s <= self.size else None
-        if self.kind == "chunked":
+        if self.pattern == "chunked":
             assert self.size is not None
             return ceil(Fraction(s, self.size)) * self.size
         return None
@@ -135,15 +135,15 @@ class Mask:
         segment of lengths that contains s (see `segment_end`). A window is quadratic up to w
         and linear after; a chunked mask is quadratic within each block of lengths."""
         half = Fraction(1, 2)
-        if self.kind == "bidirectional" or convention == "full":
+        if self.pattern == "bidirectional" or convention == "full":
             return Fraction(1), Fraction(0), Fraction(0)
-        if self.kind in ("window", "topk"):
+        if self.pattern in ("window", "topk"):
             assert self.size is not None
             w = self.size
             if s <= w:
                 return half, half, Fraction(0)
             return Fraction(0), Fraction(w), Fraction(w * (w + 1), 2) - w * w  # w·x − w(w−1)/2
-        if self.kind == "chunked":
+        if self.pattern == "chunked":
             assert self.size is not None
             c = self.size
             k = (s - 1) // c  # lengths k·c+1 .. (k+1)·c: k full blocks, then r = x − k·c

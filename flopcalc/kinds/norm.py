@@ -13,22 +13,25 @@ from .base import LAYERS, REPLICATED, Part
 
 @dataclass(frozen=True)
 class Norm:
-    kind: str
+    """A norm's form (`layernorm`, `rmsnorm` or `none`), its bias and whether it is affine."""
+
+    form: str
     bias: bool = True
     affine: bool = True  # false: no gain and no bias
 
     @property
     def present(self) -> bool:
-        return self.kind != "none"
+        return self.form != "none"
 
-    def params(self, width: int, name: str, kind: str = LAYERS, stage: str = "layers"
+    def params(self, width: int, name: str, family: str = LAYERS, stage: str = "layers"
                ) -> list[Part]:
-        """The norm's tensors over `width` features: gain (+ bias), or nothing."""
+        """The norm's tensors over `width` features: gain (+ bias), or nothing; `family` is
+        their parts' family (LAYERS, NORMS, HEAD)."""
         if not self.present or not self.affine:
             return []
-        parts = [Part(f"{name}.weight", width, kind, (width,), REPLICATED, stage, module=name)]
-        if self.kind == "layernorm" and self.bias:
-            parts.append(Part(f"{name}.bias", width, kind, (width,), REPLICATED, stage,
+        parts = [Part(f"{name}.weight", width, family, (width,), REPLICATED, stage, module=name)]
+        if self.form == "layernorm" and self.bias:
+            parts.append(Part(f"{name}.bias", width, family, (width,), REPLICATED, stage,
                               module=name))
         return parts
 
@@ -38,9 +41,9 @@ class Norm:
         square (1), variance sum (1), normalise (1 multiply by 1/σ), gain (1), bias (1) → 7, or
         6 without the bias, 5 without gain or bias; RMSNorm drops the mean, subtract and bias → 4
         (3 without its gain)."""
-        if self.kind == "layernorm":
+        if self.form == "layernorm":
             return 5 if not self.affine else 7 if self.bias else 6
-        return (4 if self.affine else 3) if self.kind == "rmsnorm" else 0
+        return (4 if self.affine else 3) if self.form == "rmsnorm" else 0
 
 
 RMS = Norm("rmsnorm")

@@ -61,7 +61,7 @@ class SparseLatentAttention(LatentAttention):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.mask.kind != "topk":
+        if self.mask.pattern != "topk":
             raise ValueError("sparse latent attention needs a top-k mask (index_topk)")
         if self.q_rank is None:
             raise ValueError("dsa layers: the lightning indexer reads the query latent, so "

@@ -145,9 +145,9 @@ class Features:
         return self.layout.markers
 
 
-def _norm(kind: str, width: int, name: str) -> list[Part]:
+def _norm(form: str, width: int, name: str) -> list[Part]:
     parts = [Part(f"{name}.weight", width, LAYERS, (width,), REPLICATED, FIRST, module=name)]
-    if kind == "layernorm":
+    if form == "layernorm":
         parts.append(Part(f"{name}.bias", width, LAYERS, (width,), REPLICATED, FIRST,
                           module=name))
     return parts

@@ -8,7 +8,7 @@ instead of pydantic. The cache holds nothing but those digests: every figure is 
 input itself, so an edited or planted cache can at most send an input to the fast reader, which
 applies the same checks (and any failure there falls back to pydantic and its message).
 
-One small file per kind of input (model configs, accelerators) in $FLOPCALC_CACHE_DIR, else
+One small file per sort of input (model configs, accelerators) in $FLOPCALC_CACHE_DIR, else
 $XDG_CACHE_HOME/flopcalc, else ~/.cache/flopcalc (never created when the home directory does not
 exist; not used when it is a link or another user's). FLOPCALC_NO_CACHE=1 turns it off. A cache
 file is read under the same rules as model files (a regular file of bounded size) and written
@@ -67,15 +67,16 @@ def _fingerprint(sources: Sequence[str]) -> str:
 
 
 class Store:
-    """The remembered validations of one kind of input: digests of `key(raw)`."""
+    """The remembered validations of one sort of input (`name`: configs, accelerators, the
+    file it is kept in): digests of `key(raw)`."""
 
-    def __init__(self, kind: str, sources: Sequence[str]):
-        self.kind = kind
+    def __init__(self, name: str, sources: Sequence[str]):
+        self.name = name
         self.sources = tuple(sources)
 
     def _path(self) -> Optional[Path]:
         directory = _directory()
-        return None if directory is None else directory / f"{self.kind}.json"
+        return None if directory is None else directory / f"{self.name}.json"
 
     def _read(self) -> tuple[str, list[str]]:
         path = self._path()

@@ -120,16 +120,16 @@ class Loaded:
     spec: Any
 
 
-def _directory(kind: str) -> Path:
+def _directory(folder: str) -> Path:
     from .registry import presets_dir
 
-    return presets_dir() / kind
+    return presets_dir() / folder
 
 
-def names(kind: str) -> list[str]:
+def names(folder: str) -> list[str]:
     from .registry import preset_names
 
-    return preset_names(_directory(kind))
+    return preset_names(_directory(folder))
 
 
 def _read(cls: type, raw: Any, label: str) -> Any:

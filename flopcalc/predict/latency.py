@@ -189,15 +189,15 @@ class DeviceCosts:
         for kind, b in per_layer.values():  # identical layers gathered: one reads() each
             moe.setdefault((id(kind), b), [0, kind, b])[0] += 1
         self.moe = [tuple(m) for m in moe.values()]
-        sparse = any(c.kind == "indexer" for g in spec.groups("decoder")
+        sparse = any(c.layout == "indexer" for g in spec.groups("decoder")
                      for _, k in g.layer.slots() for c in k.engine_cache(layout.tp))
         # per decoder group: (layers, kind, device bytes per cached value, token bytes, state)
         self.caches = []
         for g in spec.groups("decoder"):
             for _, kind in g.layer.slots():
                 caches = kind.engine_cache(layout.tp)
-                tok = sum(token_bytes(c, engine, sparse) for c in caches if c.kind != "state")
-                st = sum(state_bytes(c, engine) for c in caches if c.kind == "state")
+                tok = sum(token_bytes(c, engine, sparse) for c in caches if c.layout != "state")
+                st = sum(state_bytes(c, engine) for c in caches if c.layout == "state")
                 per_value = Fraction(tok, kind.cache().per_token) if kind.cache().per_token \
                     else Fraction(0)
                 self.caches.append((g.count, kind, per_value, tok, st))

@@ -89,7 +89,7 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
     table = counted(spec, seq, recompute, scan)
     for c in table:
         figures[c.name] = float(c.per_token * tokens_per_second / peak_all)
-    window = any(getattr(m, "mask", None) is not None and m.mask.kind != "causal"
+    window = any(getattr(m, "mask", None) is not None and m.mask.pattern != "causal"
                  and not m.bidirectional for g in spec.groups() for m in g.layer.mixers)
     for c in table:
         util = figures[c.name]

@@ -188,7 +188,7 @@ def _settings(o: ServeOptions, setup: EngineSetup, plan: E.Plan, max_model_len: 
         max_num_batched_tokens=e.max_num_batched_tokens, max_num_seqs=e.max_num_seqs,
         async_scheduling=e.async_scheduling, prefix_caching=e.prefix_caching,
         mamba_cache_mode=(("align" if e.prefix_caching else "none")
-                          if any(x.kind == "state" for x in setup.layers) else None),
+                          if any(x.layout == "state" for x in setup.layers) else None),
         hybrid_kv_cache_manager=e.hybrid_kv_cache_manager,
         mamba_cache_dtype=e.mamba_cache_dtype, mamba_ssm_cache_dtype=e.mamba_ssm_cache_dtype,
         gdn_prefill_backend=engine.gdn_prefill_backend, weights_dtype=weights.dtype,

@@ -166,7 +166,7 @@ def check_layout(spec: ModelSpec, tp: int, pp: int, ep: int) -> None:
     for k in kinds:
         h = getattr(k, "kv_heads", None)
         if h and h % tp and tp % h and k.engine_cache(1) and \
-                k.engine_cache(1)[0].kind in ("full", "sliding", "chunked"):
+                k.engine_cache(1)[0].layout in ("full", "sliding", "chunked"):
             raise FlopcalcError(f"--tp {tp}: the {h} KV heads must divide it or be divided by it "
                                 "(vLLM splits or replicates whole heads)")
     layers = spec.n_layers("decoder")
@@ -252,8 +252,8 @@ def engine_setup(loaded: LoadedModel, opts: EngineOptions, layout: ServeLayout,
     tokens a drafter adds, and every layer's cache spec with a drafter's."""
     spec, tp, o = loaded.spec, layout.tp, opts
     caches = E.model_caches(spec, tp)
-    sparse = any(c.kind == "indexer" for _, cs in caches for c in cs)
-    latent = any(c.kind == "mla" for _, cs in caches for c in cs)
+    sparse = any(c.layout == "indexer" for _, cs in caches for c in cs)
+    latent = any(c.layout == "mla" for _, cs in caches for c in cs)
     # fp8_ds_mla is FlashMLA-sparse's layout, the one backend that lists it
     # (v1/attention/backends/mla/flashmla_sparse.py: supported_kv_cache_dtypes; dense FlashMLA
     # takes auto/fp8/fp8_e4m3 alone), and its kernel pages hold 64 tokens
@@ -296,7 +296,7 @@ def engine_setup(loaded: LoadedModel, opts: EngineOptions, layout: ServeLayout,
 
 
 def served_dtype(layers: list[E.LayerSpec], kv_dtype: str) -> str:
-    if kv_dtype.startswith("fp8") and any(x.kind == "indexer" for x in layers) and \
+    if kv_dtype.startswith("fp8") and any(x.layout == "indexer" for x in layers) and \
             kv_dtype != "fp8_ds_mla":
         return "fp8_ds_mla"
     return kv_dtype
@@ -376,7 +376,7 @@ def build_capacity(spec: ModelSpec, plan: E.Plan, setup: EngineSetup, available:
     """The engine's plan as the report shows it: cache groups, the hybrid alignment, each
     stage's memory and blocks, and the concurrency at max_model_len and at the request."""
     groups = [CacheGroup(
-        kind=g.kind if not g.uniform_type else "+".join(dict.fromkeys(x.kind for x in g.layers)),
+        kind=g.layout if not g.uniform_type else "+".join(dict.fromkeys(x.layout for x in g.layers)),
         layers=len(g.layers), layer_indices=[x.layer for x in g.layers],
         draft_layers=sum(x.draft for x in g.layers), block_size=g.block_size,
         page_bytes=g.page_bytes, block_bytes=g.block_bytes(),

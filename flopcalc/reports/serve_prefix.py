@@ -52,7 +52,7 @@ def prefix_sharing(spec: ModelSpec, plan: E.Plan, request: Request,
 def cached_tokens(plan: E.Plan, prefix: int, prompt: Optional[int]) -> int:
     """Prompt tokens a prefix-cache hit skips: the prefix's whole blocks (of the attention
     groups' block size), and never the prompt's last token, which is computed for its logits."""
-    bs = min((g.block_size for g in plan.groups if g.kind != "state"), default=1)
+    bs = min((g.block_size for g in plan.groups if g.layout != "state"), default=1)
     if prompt is not None:
         prefix = min(prefix, prompt - 1)
     return prefix // bs * bs

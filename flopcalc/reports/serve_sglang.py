@@ -51,7 +51,7 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         raise FlopcalcError("the model states no context length: give --context-length L")
     dtype = kv_cache_dtype or "auto"
     caches = [c for _, cs in E.model_caches(spec, tp) for c in cs]
-    latent = any(c.kind == "mla" for c in caches)
+    latent = any(c.layout == "mla" for c in caches)
     cell = S.cell_size(caches, dtype)
     gpu_mem = None
     if hw is not None:

@@ -124,7 +124,7 @@ def _mtp_step(spec: ModelSpec, costs: DeviceCosts, c: int, batch: int, layout: L
     token = 0
     for _, kind in spec.mtp_layer.slots():
         caches = kind.engine_cache(layout.tp)
-        tok = sum(E.token_bytes(x, costs.engine, False) for x in caches if x.kind != "state")
+        tok = sum(E.token_bytes(x, costs.engine, False) for x in caches if x.layout != "state")
         if kind.cache().per_token:
             kv += kind.cache_reads(c, last) * Fraction(tok, kind.cache().per_token)
         token += tok
@@ -151,7 +151,7 @@ def speculation(spec: ModelSpec, draft: Draft, costs: DeviceCosts, speeds: Optio
         draft_flops, draft_step = _mtp_step(spec, costs, c, batch, layout, storage, c + k - 1)
         draft_layers = spec.mtp_layers
         tok = sum(E.token_bytes(x, engine, False) for _, kind in spec.mtp_layer.slots()
-                  for x in kind.engine_cache(layout.tp) if x.kind != "state") * draft_layers
+                  for x in kind.engine_cache(layout.tp) if x.layout != "state") * draft_layers
     else:
         assert draft.spec is not None
         dcosts = DeviceCosts(draft.spec, Layout(layout.tp), engine, draft_storage(draft))

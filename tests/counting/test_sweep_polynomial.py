@@ -130,7 +130,7 @@ def test_a_window_declared_one_short_is_still_exact(monkeypatch: pytest.MonkeyPa
 
     def short(self: Mask, s: int) -> Any:
         end = real(self, s)
-        return end - 24 if self.kind == "window" and end is not None else end
+        return end - 24 if self.pattern == "window" and end is not None else end
 
     monkeypatch.setattr(Mask, "segment_end", short)
     spec = load_model("gemma-3-27b").spec

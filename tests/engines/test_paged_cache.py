@@ -84,7 +84,7 @@ def test_shared_prefix_blocks_follow_each_groups_block_size():
     layers = [full(0, bs=16), sliding(1, bs=16), full(2, bs=16), sliding(3, bs=16)]
     p = E.plan(layers, E.Engine(max_model_len=256), [10 ** 9], 4)
     assert sorted(E.shared_prefix_blocks(p, 95)) == [0, 5]  # 95 // 16 = 5 in the full group
-    assert [g.kind for g in p.groups] in (["full", "sliding"], ["sliding", "full"])
+    assert [g.layout for g in p.groups] in (["full", "sliding"], ["sliding", "full"])
 
 
 @pytest.mark.parametrize("layers, pp, parts", [
@@ -250,7 +250,7 @@ def test_the_hybrid_manager_off_promotes_windows_beside_latent_attention_too():
     mla = E.LayerSpec(0, "layers.0", "mla", 16, 10)
     out = E._promote([mla, sliding(1), E.LayerSpec(2, "layers.2", "chunked", 16, 10,
                                                    chunk=64)])
-    assert [(x.kind, x.window, x.chunk) for x in out] == [("mla", None, None),
+    assert [(x.layout, x.window, x.chunk) for x in out] == [("mla", None, None),
                                                           ("full", None, None),
                                                           ("full", None, None)]
     alone = [sliding(0), sliding(1)]  # no full layer: nothing to promote to
@@ -307,9 +307,9 @@ def test_a_page_that_does_not_divide_the_largest_is_padded_unless_it_is_latent()
 
 def test_an_engine_cache_of_an_unknown_kind_or_state_class_is_refused():
     engine = E.Engine(max_model_len=16)
-    with pytest.raises(FlopcalcError, match="an engine cache of kind 'paged': kinds are full, "):
+    with pytest.raises(FlopcalcError, match="an engine cache of layout 'paged': layouts are full, "):
         E.engine_layers([(0, [EngineCache("paged")])], engine)
-    with pytest.raises(FlopcalcError, match="an engine cache of kind 'paged'"):  # a drafter's
+    with pytest.raises(FlopcalcError, match="an engine cache of layout 'paged'"):  # a drafter's
         E.engine_layers([(0, [EngineCache("full", k_dim=8, v_dim=8)])], engine,
                         draft=[(1, [EngineCache("paged")])])
     odd = EngineCache("state", states=(EngineState("ssm", 100, "fp8"),))

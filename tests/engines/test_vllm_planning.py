@@ -66,8 +66,8 @@ def test_engine_equals_vllm(case: dict) -> None:
             case["error"]["available_gib"]
         assert plan.estimated_max_len == case["error"]["estimated_max_len"]
         return
-    kinds = {"indexer": "mla", "state": "mamba"}  # vLLM's spec classes
-    groups = sorted([kinds.get(g.kind, g.kind), len(g.layers), g.block_size, g.block_bytes(),
+    classes = {"indexer": "mla", "state": "mamba"}  # vLLM's spec classes
+    groups = sorted([classes.get(g.layout, g.layout), len(g.layers), g.block_size, g.block_bytes(),
                      g.blocks_per_request(case["max_model_len"], plan.in_flight_tokens)]
                     for g in plan.groups)
     assert groups == case["groups"]

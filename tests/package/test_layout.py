@@ -249,3 +249,87 @@ def test_no_module_below_models_reads_a_file():
     assert not wrong, "\n".join(wrong)
     assert file_reads("x = Path(p).read_text()\nwith open(p) as f:") == [
         "line 1: x = Path(p).read_text()", "line 2: with open(p) as f:"]
+
+
+# ------------------------------------------------- "kind" names a kind of layer part only
+
+# Every attribute (a class field, `self.kind =`, a `kind` method) and parameter named `kind` in
+# the package, with why it may keep the name. Anything else called `kind` is a new meaning
+# (a mask's pattern, a norm's form, a cache layout, an expected type...): give it its own name.
+KIND_ALLOWED = {
+    # a kind of layer part, or the name of one
+    "counting/polynomial.py _shape(kind)": "a Kind instance",
+    "counting/storage.py Stored.kind": "the Kind whose expert reads a stored tensor follows",
+    "kinds/multipliers.py scales(kind)": "a kind of sublayer's name: attention, mamba2, mlp",
+    # the FLOP family of a Part: used across counting/ and predict/; to be renamed `family`
+    "kinds/base.py Part.kind": "a Part's family, rename pending",
+    "kinds/base.py total(kind)": "a Part's family, rename pending",
+    # a number's syntax (count, length, bytes...): numbers.py and the option parsers in
+    # commands/ use it; to be renamed with them
+    "numbers.py _split_suffix(kind)": "a number syntax, rename pending",
+    "numbers.py parse_decimal(kind)": "a number syntax, rename pending",
+    "numbers.py parse_int(kind)": "a number syntax, rename pending",
+    "numbers.py parse_limit(kind)": "a number syntax, rename pending",
+    "reports/check.py parse_key_limit(kind)": "a budget limit's number syntax, rename pending",
+    # a collective operation (allreduce, allgather, reducescatter, alltoall, p2p)
+    "predict/collectives.py factor(kind)": "a collective, rename pending",
+    "predict/collectives.py ring(kind)": "a collective, rename pending",
+    "predict/collectives.py collective(kind)": "a collective, rename pending",
+    "predict/collectives.py _collective(kind)": "a collective, rename pending",
+    "predict/latency.py Collective.kind": "a collective, rename pending",
+    # report fields: their names are JSON keys users read (a contract)
+    "reports/infer.py KvCache.kind": "JSON kv_cache.kind (mha, gqa, mqa, latent)",
+    "reports/memory.py LayerActivations.kind": "JSON: a layer's kind, described",
+    "reports/model.py Row.kind": "JSON rows' kind (a part's family)",
+    "reports/model.py LayerGroup.kind": "JSON: a layer's kind, described",
+    "reports/serve_capacity.py CacheGroup.kind": "JSON capacity.groups[].kind (cache layout)",
+}
+
+
+def kind_names(source: str, where: str) -> list[str]:
+    """`where` + each attribute or parameter named `kind` the source defines: a class field
+    (`Class.kind`), a method (`Class.kind()`), a parameter (`function(kind)`), an assignment
+    to `x.kind` (`function: .kind =`)."""
+    found: list[str] = []
+
+    def walk(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                found.extend(f"{where} {child.name}.kind" for st in child.body
+                             if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+                             and st.target.id == "kind")
+                walk(child, scope + [child.name])
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                name = ".".join(scope + [getattr(child, "name", "<lambda>")])
+                if getattr(child, "name", "") == "kind":
+                    found.append(f"{where} {name}()")
+                a = child.args
+                found.extend(f"{where} {name}(kind)" for arg in
+                             (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                             if arg is not None and arg.arg == "kind")
+                walk(child, scope + [getattr(child, "name", "<lambda>")])
+            else:
+                if isinstance(child, ast.Attribute) and child.attr == "kind" and \
+                        isinstance(child.ctx, ast.Store):
+                    found.append(f"{where} {'.'.join(scope) or '<module>'}: .kind =")
+                walk(child, scope)
+
+    walk(ast.parse(source), [])
+    return found
+
+
+def test_kind_names_a_kind_of_layer_part_only():
+    found = [hit for path in sorted(PACKAGE.rglob("*.py"))
+             for hit in kind_names(path.read_text(), path.relative_to(PACKAGE).as_posix())]
+    new = [hit for hit in found if hit not in KIND_ALLOWED]
+    assert not new, ("'kind' means a kind of layer part; name these for what they hold:\n"
+                     + "\n".join(new))
+    assert not set(KIND_ALLOWED) - set(found), "allowed but gone: drop them from KIND_ALLOWED"
+
+
+def test_the_kind_check_sees_fields_parameters_and_assignments():
+    source = ("class Mask:\n    kind: str\n    def kind(self): ...\n"
+              "def f(a, *, kind=None): ...\n"
+              "def g(x):\n    x.kind = 1\n")
+    assert kind_names(source, "m.py") == ["m.py Mask.kind", "m.py Mask.kind()",
+                                          "m.py f(kind)", "m.py g: .kind ="]

@@ -41,9 +41,9 @@ def visible(mask: Mask, i: int) -> int:
     """Keys j = 1..i query i may see, counted from the mask's definition (module docstring of
     kinds/masks.py, docs/commands/infer.md)."""
     def sees(j: int) -> bool:
-        if mask.kind == "window":
+        if mask.pattern == "window":
             return 0 <= i - j < mask.size
-        if mask.kind == "chunked":
+        if mask.pattern == "chunked":
             return (j - 1) // mask.size == (i - 1) // mask.size  # same block, j <= i
         return True  # causal
     return sum(sees(j) for j in range(1, i + 1))

@@ -31,7 +31,7 @@ def _every_nth_full(c: Config, n: int, first: bool = False) -> Raw:
         return {}
     if not first:
         return {"sliding_window": window, "global_every": n}
-    layers = c("num_hidden_layers", kind=int)
+    layers = c("num_hidden_layers", expect=int)
     return {"sliding_window": window,
             "layer_types": ["full" if i % n == 0 else "window" for i in range(layers)]}
 

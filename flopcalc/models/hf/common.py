@@ -24,9 +24,9 @@ class Config:
         self.data, self.label, self.model_type = data, label, model_type
         self.last = ""
 
-    def __call__(self, key: str, default: Any = ..., kind: Any = None) -> Any:
+    def __call__(self, key: str, default: Any = ..., expect: Any = None) -> Any:
         """The value of `key`; `default` when absent or null (if a default is given); with
-        `kind` (int, str, list, bool, dict), an error when it is of another type."""
+        `expect` (int, str, list, bool, dict), an error when it is of another type."""
         self.last = key
         value = self.data.get(key)
         if value is None:
@@ -34,14 +34,14 @@ class Config:
                 raise FlopcalcError(f"{self.label}: missing '{key}' (needed for model_type "
                                     f"{self.model_type})")
             return default
-        if kind is not None and type(value) is not kind:
-            raise self.wrong(key, value, kind)
+        if expect is not None and type(value) is not expect:
+            raise self.wrong(key, value, expect)
         return value
 
-    def wrong(self, key: str, value: Any, kind: Any) -> FlopcalcError:
+    def wrong(self, key: str, value: Any, expect: Any) -> FlopcalcError:
         shown = "a list" if isinstance(value, list) else "a mapping" if isinstance(
             value, dict) else repr(value)
-        return FlopcalcError(f"{self.label}: '{key}' must be {_TYPES.get(kind, kind)}, got "
+        return FlopcalcError(f"{self.label}: '{key}' must be {_TYPES.get(expect, expect)}, got "
                              f"{shown} (as transformers reads it for model_type "
                              f"{self.model_type})")
 
@@ -64,7 +64,7 @@ class Config:
 
     def layers(self, key: str = "num_hidden_layers") -> int:
         """The layer count a per-layer list is checked against."""
-        n = self(key, kind=int)
+        n = self(key, expect=int)
         if not 0 < n <= MAX_LAYERS:
             raise FlopcalcError(f"{self.label}: {key}={n:,} must be between 1 and "
                                 f"{MAX_LAYERS:,}; check the number")
@@ -153,7 +153,7 @@ def qwen_window(c: Config) -> Raw:
         return layer_types(c)
     if not c("use_sliding_window", False) or c("sliding_window", None) is None:
         return {}
-    n, first = c("num_hidden_layers", kind=int), c("max_window_layers", 28, int)
+    n, first = c("num_hidden_layers", expect=int), c("max_window_layers", 28, int)
     if n > MAX_LAYERS:
         raise FlopcalcError(f"{c.label}: num_hidden_layers={n:,} is more than {MAX_LAYERS:,} "
                             "layers; check the number")

@@ -61,7 +61,7 @@ def _gptj(c: Config) -> Raw:
     into one d → 3d, the same count), a biased MLP (`n_inner`, default 4d), one LayerNorm for
     the parallel attention and MLP, an LM head with its own bias (`gptj/modeling_gptj.py`,
     `codegen/modeling_codegen.py`). `rotary_dim` changes no count."""
-    d = c("n_embd", kind=int)
+    d = c("n_embd", expect=int)
     return {**_sizes(c, layers="n_layer", d="n_embd", heads="n_head", ff=None,
                      positions="n_positions"),
             "d_ff": c("n_inner", 4 * d), "mlp": "plain",
@@ -103,7 +103,7 @@ def _falcon(c: Config) -> Raw:
     else 3d; `parallel_attn` blocks with `num_ln_in_parallel_attn` LayerNorms (default 2 with
     the new architecture, else 1), or sequential blocks with 2; `bias` on every projection;
     ALiBi (`alibi`) or rotary positions."""
-    heads = c("num_attention_heads", kind=int)
+    heads = c("num_attention_heads", expect=int)
     new, parallel = c("new_decoder_architecture", False), c("parallel_attn", True)
     norms = c("num_ln_in_parallel_attn", None) or (2 if new else 1)
     if new and not parallel:
@@ -115,7 +115,7 @@ def _falcon(c: Config) -> Raw:
                             "new_decoder_architecture does not run in transformers "
                             "(FalconDecoderLayer reads input_layernorm); set it to 1")
     kv = c("num_kv_heads", heads) if new else 1 if c("multi_query", True) else heads
-    d = c("hidden_size", kind=int)
+    d = c("hidden_size", expect=int)
     raw = {**_sizes(c, ff=None), "n_kv_heads": kv, "d_ff": c("ffn_hidden_size", 4 * d),
            "mlp": "plain", "activation": activation(c("activation", "gelu", str)),
            "bias": bool(c("bias", False)), "norm": "layernorm",
@@ -209,8 +209,8 @@ def _gpt_bigcode(c: Config) -> Raw:
         raise FlopcalcError(f"{c.label}: add_cross_attention (cross-attention in a decoder "
                             "without an encoder) is not counted by flopcalc; remove it or "
                             "describe the model in a YAML file")
-    d = c("n_embd", kind=int)
-    heads = c("n_head", kind=int)
+    d = c("n_embd", expect=int)
+    heads = c("n_head", expect=int)
     return {**_sizes(c, layers="n_layer", d="n_embd", heads="n_head", ff=None,
                      positions="n_positions"),
             "n_kv_heads": 1 if c("multi_query", True) else heads, "d_ff": c("n_inner", 4 * d),
@@ -245,7 +245,7 @@ def _bloom(c: Config) -> Raw:
     """BLOOM: ALiBi, a LayerNorm on the embeddings, fused q, k, v and every projection biased,
     a plain GELU MLP of 4d (`bloom/modeling_bloom.py`). BloomConfig's default is a toy (64 wide,
     2 layers)."""
-    d = c("hidden_size", kind=int)
+    d = c("hidden_size", expect=int)
     return {**_sizes(c, layers="n_layer", heads="n_head", ff=None, positions=None),
             "d_ff": 4 * d, "mlp": "plain", "activation": "gelu", "bias": True,
             "norm": "layernorm", "embedding_norm": True, "positions": "alibi",
@@ -257,7 +257,7 @@ def _mpt(c: Config) -> Raw:
     of 4d: transformers 5.24 reads none of expansion_ratio, no_bias, learned_pos_emb, norm_type
     or attn_config's attn_type, qk_ln and alibi (`mpt/modeling_mpt.py`). `logit_scale` is
     element-wise."""
-    d = c("d_model", kind=int)
+    d = c("d_model", expect=int)
     return {**_sizes(c, layers="n_layers", d="d_model", heads="n_heads", ff=None,
                      positions="max_seq_len"),
             "d_ff": 4 * d, "mlp": "plain", "activation": "gelu", "bias": False,

@@ -50,7 +50,7 @@ def _roberta(c: Config) -> Raw:
     create_position_ids_from_input_ids), so the usable context is P − pad − 1 (512 of the
     published 514): max_seq_len P − pad − 1 with position_offset pad + 1."""
     raw = _bert(c)
-    rows, pad = c("max_position_embeddings", kind=int), c("pad_token_id", 1, int)
+    rows, pad = c("max_position_embeddings", expect=int), c("pad_token_id", 1, int)
     if rows - pad - 1 < 1:
         raise FlopcalcError(f"{c.label}: max_position_embeddings={rows} leaves no position after "
                             f"the padding offset (pad_token_id={pad}: positions start at "
@@ -121,7 +121,7 @@ def _albert(c: Config) -> Raw:
     `num_hidden_layers` runs all inner layers of group int(i / (n / G)) (AlbertTransformer).
     So n·I layers run (FLOPs per layer run) over G·I weight sets (parameters once each:
     `layer_weights`). Untied, the head keeps `predictions.decoder.bias` and `predictions.bias`."""
-    n, groups = c("num_hidden_layers", kind=int), c("num_hidden_groups", 1, int)
+    n, groups = c("num_hidden_layers", expect=int), c("num_hidden_groups", 1, int)
     inner = c("inner_group_num", 1, int)
     if groups > n or groups < 1 or inner < 1:
         raise FlopcalcError(f"{c.label}: num_hidden_groups={groups} with num_hidden_layers={n} "
@@ -169,7 +169,7 @@ def _deberta_v2(c: Config) -> Raw:
     LayerNorm over d. Head: legacy (the default) dense d → E, LayerNorm(E), decoder E → V and a
     second V bias when untied, as BERT; otherwise dense d → d, LayerNorm(d) and a V bias, always
     over the token table (E must then be d)."""
-    d = c("hidden_size", kind=int)
+    d = c("hidden_size", expect=int)
     e = c("embedding_size", d, int)
     legacy = bool(c("legacy", True))
     if not legacy and e != d:
@@ -177,7 +177,7 @@ def _deberta_v2(c: Config) -> Raw:
                             f"hidden_size={d} does not run in transformers (the new head "
                             "multiplies by the E-wide token table); set legacy: true")
     tied = bool(c("tie_word_embeddings", True)) or not legacy
-    n = c("num_hidden_layers", kind=int)
+    n = c("num_hidden_layers", expect=int)
     relative = bool(c("relative_attention", False))
     rows = c("max_position_embeddings", 512, int)
     span = c("max_relative_positions", -1, int)
@@ -238,7 +238,7 @@ def _modernbert(c: Config) -> Raw:
     head dense d × d (`classifier_bias`), activation, norm, and the decoder with `decoder_bias`.
     The embedding LayerNorm and layer 0's missing attention norm (an Identity) are counted as
     layer 0's attention norm: the same one d-wide norm, the same element-wise work."""
-    n = c("num_hidden_layers", kind=int)
+    n = c("num_hidden_layers", expect=int)
     if c.has("layer_types"):
         types = c.texts("layer_types")
     else:

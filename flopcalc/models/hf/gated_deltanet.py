@@ -138,7 +138,7 @@ def _mtp(c: Config, raw: Raw, key: str, absent: int) -> Raw:
 def _experts(c: Config, **where: Any) -> Raw:
     """Qwen3-Next's sparse MoE block: routed experts and one shared expert behind a sigmoid
     gate d → 1 (built whatever the shared width)."""
-    shared = c("shared_expert_intermediate_size", kind=int)
+    shared = c("shared_expert_intermediate_size", expect=int)
     moe: Raw = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
                 "d_ff": c("moe_intermediate_size"), "shared_gate": True, **where}
     if shared:
@@ -152,12 +152,12 @@ def _qwen3_next(c: Config) -> Raw:
     intermediate_size (modeling_qwen3_next.py Qwen3NextDecoderLayer)."""
     c = _text(c, "qwen3_next")
     raw = _core(c)
-    n, every = c("num_hidden_layers", kind=int), c("decoder_sparse_step", kind=int)
+    n, every = c("num_hidden_layers", expect=int), c("decoder_sparse_step", expect=int)
     if every < 1:
         raise FlopcalcError(f"{c.label}: decoder_sparse_step must be at least 1, got {every}")
     dense = sorted(set(c.layer_indices("mlp_only_layers", n)))
     routed = [i not in dense and (i + 1) % every == 0 for i in range(n)]
-    if c("num_experts", kind=int) <= 0 or not any(routed):
+    if c("num_experts", expect=int) <= 0 or not any(routed):
         return _mtp(c, {**raw, "d_ff": c("intermediate_size")}, "num_nextn_predict_layers", 1)
     raw["moe"] = _experts(c, every=every, dense_layers=dense)
     if not all(routed):

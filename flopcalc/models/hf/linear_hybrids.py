@@ -239,7 +239,7 @@ def _lfm2_moe(c: Config) -> Raw:
     bias-free sigmoid router; `expert_bias` is a buffer, no shared expert)
     (`lfm2_moe/modular_lfm2_moe.py`); `routed_scaling_factor` counts nothing."""
     raw = {**_lfm2(c), "d_ff": c("intermediate_size")}
-    dense = c("num_dense_layers", kind=int)
+    dense = c("num_dense_layers", expect=int)
     if dense < raw["n_layers"]:
         raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
                       "d_ff": c("moe_intermediate_size"), "first_dense": max(dense, 0)}

@@ -180,7 +180,7 @@ def _minicpm3(c: Config) -> Raw:
     before the head, T·d multiplies that flopcalc does not list (its `logits` multiplier scales
     the T·V logits) (`minicpm3/modular_minicpm3.py`)."""
     attn = c("attention_bias", False)
-    d, heads = c("hidden_size", kind=int), c("num_attention_heads", kind=int)
+    d, heads = c("hidden_size", expect=int), c("num_attention_heads", expect=int)
     return {**_mla_decoder(c, tie=True), **bias(attn, attn, c("mlp_bias", False)),
             "latent_attention": _latent(c, q_rank=None, kv_rank=256, nope=64, rope=32,
                                         v=d // heads),
@@ -268,7 +268,7 @@ def _glm4_moe(c: Config) -> Raw:
     multi-token-prediction modules that transformers does not build (params.mtp). Partial
     rotary, `n_group`/`topk_group` and `routed_scaling_factor` count nothing
     (`glm4_moe/modeling_glm4_moe.py`)."""
-    d, heads = c("hidden_size", kind=int), c("num_attention_heads", kind=int)
+    d, heads = c("hidden_size", expect=int), c("num_attention_heads", expect=int)
     raw = {**rotary_decoder(c), **bias(c("attention_bias", False)),
            "head_dim": c("head_dim", d // heads)}
     if c("use_qk_norm", False):
@@ -639,7 +639,7 @@ def _minicpm5_moe(c: Config) -> Raw:
     (`minicpm5_moe/modular_minicpm5_moe.py`)."""
     attn = c("attention_bias", False)
     raw = {**rotary_decoder(c), **bias(attn, attn), "attention_gate": True}
-    n = c("num_hidden_layers", kind=int)
+    n = c("num_hidden_layers", expect=int)
     kinds = mlp_layer_kinds(c, n)
     if "sparse" in kinds:
         raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),

@@ -84,7 +84,7 @@ def _bart_family(c: Config) -> Raw:
     d = c("d_model")
     enc_heads, dec_heads = c("encoder_attention_heads"), c("decoder_attention_heads")
     enc_ff, dec_ff = c("encoder_ffn_dim"), c("decoder_ffn_dim")
-    vocab, tied = c("vocab_size", kind=int), bool(c("tie_word_embeddings", True))
+    vocab, tied = c("vocab_size", expect=int), bool(c("tie_word_embeddings", True))
     raw: Raw = {
         "architecture": "encoder-decoder",
         "n_encoder_layers": c("encoder_layers"),
