@@ -203,10 +203,10 @@ def _olmo_hybrid(c: Config) -> Raw:
         mixers = ["full" if i % 4 == 3 else "gdn" for i in range(n)]
         if "full" not in mixers:
             mixers[-1] = "full"
-    heads = c("num_attention_heads", kind=int)
+    heads = c("num_attention_heads", expect=int)
     kv = c("num_key_value_heads", None) or heads
     key_heads = c("linear_num_key_heads", None) or heads
-    key_dim = c("linear_key_head_dim", None) or int(0.75 * c("hidden_size", kind=int)
+    key_dim = c("linear_key_head_dim", None) or int(0.75 * c("hidden_size", expect=int)
                                                     / key_heads)
     raw: Raw = {
         "n_layers": n, "d_model": c("hidden_size"), "n_heads": heads, "n_kv_heads": kv,

@@ -474,7 +474,7 @@ def _hy_v3(c: Config) -> Raw:
         raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
                             "'dense' or 'sparse'")
     if "sparse" in kinds:
-        f, shared = c("moe_intermediate_size", kind=int), c("num_shared_experts", 1, int)
+        f, shared = c("moe_intermediate_size", expect=int), c("num_shared_experts", 1, int)
         raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
                       "d_ff": f, "expert_bias": False, "first_dense": 0,
                       "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"],
@@ -507,7 +507,7 @@ def _mimo_v2_flash(c: Config) -> Raw:
     raw["v_head_dim"] = c("v_head_dim")
     n = c.layers()
     if c.has("sliding_window_size"):  # the reference attends to that many tokens plus itself
-        c.data["sliding_window"] = c("sliding_window_size", kind=int) + 1
+        c.data["sliding_window"] = c("sliding_window_size", expect=int) + 1
     if c.has("layer_types"):
         raw.update(layer_types(c))
     else:
@@ -545,7 +545,7 @@ def _solar_open(c: Config) -> Raw:
     `n_shared_experts` fused shared experts of moe_intermediate_size; 0 builds 0-wide
     linears, no tensor); no dense MLP (its config has no intermediate_size)
     (`solar_open/modular_solar_open.py`)."""
-    f = c("moe_intermediate_size", kind=int)
+    f = c("moe_intermediate_size", expect=int)
     raw = rotary_decoder(Config({**c.data, "intermediate_size": f}, c.label, c.model_type))
     raw.update(bias(c("attention_bias", False)))
     raw.pop("d_ff")

@@ -45,7 +45,7 @@ def _rwkv(c: Config) -> Raw:
     LayerNorm; channel mixing at `intermediate_size`, default 4d), `ln_out` and the head
     (untied by default). `context_length` is the context it was trained at; no position
     table. `rescale_every` halves the hidden states in inference (element-wise)."""
-    d = c("hidden_size", kind=int)
+    d = c("hidden_size", expect=int)
     return {
         "n_layers": c.layers(), "d_model": d, "norm": "layernorm", "positions": "none",
         "max_seq_len": c("context_length", None), "vocab_size": c("vocab_size"),
@@ -65,7 +65,7 @@ def _recurrent_gemma(c: Config) -> Raw:
     always); every layer a gated GELU MLP of intermediate_size // 2 with biases; RMSNorms, tied
     by default. No position table and no stated context. The embedding scale and the logits'
     soft-cap are element-wise."""
-    d, heads = c("hidden_size", kind=int), c("num_attention_heads", kind=int)
+    d, heads = c("hidden_size", expect=int), c("num_attention_heads", expect=int)
     n = c.layers()
     blocks = c.texts("block_types", ["recurrent", "recurrent", "attention"])
     bad = [i for i, t in enumerate(blocks) if t not in ("recurrent", "attention")]
@@ -77,7 +77,7 @@ def _recurrent_gemma(c: Config) -> Raw:
     raw: Raw = {
         "n_layers": n, "d_model": d, "n_heads": heads,
         "n_kv_heads": c("num_key_value_heads", None) or heads, "head_dim": d // heads,
-        "d_ff": c("intermediate_size", kind=int) // 2, "mlp": "gated", "activation": "gelu",
+        "d_ff": c("intermediate_size", expect=int) // 2, "mlp": "gated", "activation": "gelu",
         "bias": {"qkv": bool(c("attention_bias", False)), "attn_out": True, "mlp": True},
         "norm": "rmsnorm", "positions": "rotary", "vocab_size": c("vocab_size"),
         "tie_embeddings": bool(c("tie_word_embeddings", True)),
