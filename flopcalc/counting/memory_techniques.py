@@ -59,7 +59,7 @@ def _plain(setup):  # type: ignore[no-untyped-def]
 def is_matrix(p: Part) -> bool:
     """A projection's weight matrix inside the layers (what LoRA adapts and fp8 runs): a
     `matmul` weight of the layers, split by tensor or expert parallelism."""
-    return p.kind == LAYERS and p.matmul and len(p.shape) >= 2 and p.role in ADAPTED
+    return p.family == LAYERS and p.matmul and len(p.shape) >= 2 and p.role in ADAPTED
 
 
 def matrices(p: Part) -> int:

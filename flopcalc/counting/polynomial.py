@@ -180,7 +180,7 @@ def _kind_sum(terms: list[tuple[Term, set[int]]], d: int, at: Callable[[int], ob
         out = [0] * len(index)
         for (layers, kind, stack, slot), _ in terms:
             for part in kind.forward(d, w.span(stack, slot)):  # type: ignore[attr-defined]
-                i = index.get(part.kind)
+                i = index.get(part.family)
                 if i is None:
                     raise _GiveUp
                 out[i] += layers * part.value

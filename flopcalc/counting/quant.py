@@ -39,7 +39,7 @@ def quantised(p: Part) -> bool:
     """Whether a scaled format quantises this tensor: a layer's matmul weight (2-D, split by
     tensor parallelism) or a routed expert's stacked matrices, experts × n_in × n_out
     (`Part.matmul`)."""
-    if p.kind != LAYERS or p.lookup or not p.matmul:
+    if p.family != LAYERS or p.lookup or not p.matmul:
         return False
     if p.role in (COLUMN, ROW):
         return len(p.shape) == 2

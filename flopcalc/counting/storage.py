@@ -118,7 +118,7 @@ def _layer_units(layer: Any, d: int) -> list[tuple[Part, str, Any]]:
 
 
 def _outside(p: Part) -> str:
-    if p.kind == EMBEDDING and p.lookup:
+    if p.family == EMBEDDING and p.lookup:
         return "embed"
     return "head" if p.role == VOCAB else "other"
 
@@ -155,7 +155,7 @@ def _stored(spec: ModelSpec, plan: Plan, mtp: bool) -> list[Stored]:
                         for q in spec.norm.params(d, "shared_head.norm")]
     else:
         entries += [(q, None, _outside(q), None) for q in token_params(spec)
-                    if q.kind != LAYERS]
+                    if q.family != LAYERS]
         entries += [(q, None, "tower", None) for q in tower_params(spec)]
         index: dict[str, int] = {}
         seen: set[str] = set()

@@ -51,7 +51,7 @@ STAGES = frozenset((FIRST, SPREAD, LAST))
 class Part:
     """One named count: parameters of a tensor, FLOPs of an operation, or bytes.
 
-    `kind` is the FLOP family of an operation or the parameter kind of a tensor. A tensor also
+    `family` is the FLOP family of an operation or the parameter family of a tensor. A tensor also
     carries its `shape`, its tensor-parallel `role`, its pipeline `stage`, and `lookup` when it
     is only ever read row by row (position tables, an untied input embedding), never in a
     matmul. `tied` names a tensor several layers share (ALBERT's one set of layer weights,
@@ -77,7 +77,7 @@ class Part:
 
     name: str
     value: int
-    kind: str
+    family: str
     shape: tuple[int, ...] = ()
     role: str = REPLICATED
     stage: str = SPREAD
@@ -97,16 +97,16 @@ class Part:
                              "one of kinds.base's")
 
 
-def total(parts: Iterable[Part], kind: str | None = None) -> int:
+def total(parts: Iterable[Part], family: str | None = None) -> int:
     """Sum of the parts (of one kind, if given)."""
-    return sum(p.value for p in parts if kind is None or p.kind == kind)
+    return sum(p.value for p in parts if family is None or p.family == family)
 
 
 def families(parts: Iterable[Part]) -> dict[str, int]:
     """FLOPs by family, in `FAMILIES` order, for the families that occur."""
     sums: dict[str, int] = {}
     for p in parts:
-        sums[p.kind] = sums.get(p.kind, 0) + p.value
+        sums[p.family] = sums.get(p.family, 0) + p.value
     return {k: sums[k] for k in FAMILIES if k in sums} | {
         k: v for k, v in sums.items() if k not in FAMILIES}
 

@@ -214,7 +214,7 @@ class VisionTower(Kind):
         if c.pre_norm:
             parts += _norm(c.pre_norm, w, "pre_norm")
         for p in self.layer_params():
-            parts.append(Part(f"layers.{p.name}", c.n_layers * p.value, p.kind, p.shape, p.role,
+            parts.append(Part(f"layers.{p.name}", c.n_layers * p.value, p.family, p.shape, p.role,
                               FIRST, matmul=p.matmul,
                               module=None if p.module is None else f"layers.{p.module}"))
         if c.post_norm:

@@ -241,9 +241,9 @@ class StepModel:
         for part in decode_flops(self.spec, c, c, 1):
             if part.head:
                 h += part.value
-            elif part.kind == "weights" and part.role == EXPERT:
+            elif part.family == "weights" and part.role == EXPERT:
                 x += part.value
-            elif part.kind == "weights":
+            elif part.family == "weights":
                 w += part.value
             else:
                 a += part.value
@@ -255,8 +255,8 @@ class StepModel:
 
         fwd = sum(p.value for p in model_flops(self.spec, workload(self.spec, prompt,
                                                                    attention="causal"))
-                  if p.kind == ATTENTION)
-        dec = sum(p.value for p in decode_flops(self.spec, 1, prompt, 1) if p.kind == ATTENTION)
+                  if p.family == ATTENTION)
+        dec = sum(p.value for p in decode_flops(self.spec, 1, prompt, 1) if p.family == ATTENTION)
         return fwd / dec if dec and fwd else 1.0
 
     def prefill_attn(self, start: int, end: float) -> float:
@@ -274,7 +274,7 @@ class StepModel:
         sums = {False: [0.0, 0.0], True: [0.0, 0.0]}
         tp, ep = self.costs.layout.tp, self.costs.layout.ep
         for part in decode_flops(self.spec, c, c, 1):
-            if part.kind != "weights" or part.head or len(part.weight_shape) < 2:
+            if part.family != "weights" or part.head or len(part.weight_shape) < 2:
                 continue
             n_in, n_out = part.weight_shape[-2], part.weight_shape[-1]
             expert = part.role == EXPERT

@@ -284,7 +284,7 @@ def _gemms(parts: list[Part]) -> tuple[list[Gemm], int]:
     (`Part.weight_shape`, with the weight's role): a matrix, or routed experts' stack."""
     gemms, loose = [], 0
     for p in parts:
-        if p.kind != WEIGHTS:
+        if p.family != WEIGHTS:
             continue
         w = p.weight_shape
         if (len(w) == 2 and p.role != EXPERT) or (len(w) == 3 and p.role == EXPERT):
@@ -322,7 +322,7 @@ def profile(spec: ModelSpec, seq: int) -> Profile:
         for name, kind in g.layer.slots():
             pub = kind.published(d)
             att = sum(p.value for p in kind.forward(d, full.span(g.stack, name))
-                      if p.kind == ATTENTION)
+                      if p.family == ATTENTION)
             if att and pub.heads:
                 heads.append((pub.heads, pub.head_dim or 0,
                               (pub.v_width // pub.heads) if pub.v_width else 0, att))
@@ -340,9 +340,9 @@ def profile(spec: ModelSpec, seq: int) -> Profile:
         split, whole, expert = _split(params)
         layers.append(LayerProfile(
             g.count, tuple(gemms), loose,
-            sum(p.value for p in fwd if p.kind == ATTENTION),
-            sum(p.value for p in cau if p.kind == ATTENTION),
-            tuple(heads), sum(p.value for p in fwd if p.kind == SCAN), tp_sub, kv, moe,
+            sum(p.value for p in fwd if p.family == ATTENTION),
+            sum(p.value for p in cau if p.family == ATTENTION),
+            tuple(heads), sum(p.value for p in fwd if p.family == SCAN), tp_sub, kv, moe,
             split, whole, expert, g.layer))
     from ..counting.model import head_flops, model_flops
 

@@ -160,7 +160,7 @@ class ModelReport(Report):
 
 
 def rows(parts: list[p.Part], whole: int) -> list[Row]:
-    return [Row(x.name, x.value, pct(x.value, whole), x.kind, list(x.shape) or None)
+    return [Row(x.name, x.value, pct(x.value, whole), x.family, list(x.shape) or None)
             for x in parts]
 
 

@@ -37,7 +37,7 @@ def test_flop_parts_carry_their_weights_role(name):
             roles = {p.name: p.role for p in kind.params(spec.d_model)}
             for part in flop_parts(kind, spec.d_model, g.layer.stack, slot):
                 role = roles.get(f"{part.name}.weight", roles.get(part.name))
-                if part.kind != WEIGHTS or not part.weight_shape or role is None:
+                if part.family != WEIGHTS or not part.weight_shape or role is None:
                     continue
                 assert part.role == role, (slot, part.name)
                 checked += 1
@@ -183,7 +183,7 @@ def _matmul_marks_match_the_flops(spec):
     # the text model's tensors and a text forward (the towers name their FLOPs coarser,
     # vision.layers.attn.qkv for q, k and v)
     marked = {p.name.removesuffix(".weight") for p in token_params(spec) if p.matmul}
-    multiplied = {p.name for p in model_flops(spec, workload(spec, 8)) if p.kind == WEIGHTS}
+    multiplied = {p.name for p in model_flops(spec, workload(spec, 8)) if p.family == WEIGHTS}
     if spec.tie_embeddings:  # a tied head multiplies the token table, a lookup table
         multiplied.discard("lm_head")
     return marked, multiplied

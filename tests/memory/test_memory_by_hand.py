@@ -382,7 +382,7 @@ def test_every_part_is_in_bytes(tmp_path):
     for setup in (Setup(4, 2, dropout=True), Setup(4, 2, recompute="full")):
         parts = (state_parts(spec, setup) + activation_parts(spec, setup)
                  + layer_activations(spec.layers[0], 8, setup))
-        assert {p.kind for p in parts} == {"bytes"}
+        assert {p.family for p in parts} == {"bytes"}
 
 
 # ------------------------------------------------------------------------------ bad layouts

@@ -168,7 +168,7 @@ def test_every_state_part_is_in_bytes(model, options):
     from flopcalc.counting.memory import BYTES, Setup, state_parts
 
     parts = state_parts(flopcalc.load(model).spec, Setup(seq=4, batch=2, **options))
-    assert parts and {p.kind for p in parts} == {BYTES}
+    assert parts and {p.family for p in parts} == {BYTES}
 
 
 @pytest.mark.parametrize("name", ["deepseek-v3", "gpt2"])
@@ -178,7 +178,7 @@ def test_every_activation_part_is_in_bytes(name):
 
     parts = activation_parts(flopcalc.load(name).spec, Setup(seq=4, batch=2, dropout=True))
     assert any(p.name.startswith("mtp.") for p in parts) == (name == "deepseek-v3")
-    assert {p.kind for p in parts} == {BYTES}
+    assert {p.family for p in parts} == {BYTES}
 
 
 def test_lora_intermediates_are_in_bytes(model):
@@ -186,7 +186,7 @@ def test_lora_intermediates_are_in_bytes(model):
 
     parts = activation_parts(flopcalc.load(model).spec, Setup(seq=4, batch=2, lora_rank=4))
     assert "layers.lora.intermediates" in {p.name for p in parts}
-    assert {p.kind for p in parts} == {BYTES}
+    assert {p.family for p in parts} == {BYTES}
 
 
 def test_mtp_projection_input_is_split_by_sequence_parallelism():
@@ -207,7 +207,7 @@ def test_every_cache_part_is_in_bytes():
     from flopcalc.counting.traffic import kv_cache_parts
 
     parts = kv_cache_parts(flopcalc.load("nemotron-h-8b").spec, 16, 2, 2)
-    assert len(parts) >= 3 and {p.kind for p in parts} == {BYTES}
+    assert len(parts) >= 3 and {p.family for p in parts} == {BYTES}
 
 
 @pytest.mark.parametrize("name", ["t5-base", "gemma-3-27b-vision", "gpt2"])

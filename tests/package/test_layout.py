@@ -262,8 +262,6 @@ KIND_ALLOWED = {
     "counting/storage.py Stored.kind": "the Kind whose expert reads a stored tensor follows",
     "kinds/multipliers.py scales(kind)": "a kind of sublayer's name: attention, mamba2, mlp",
     # the FLOP family of a Part: used across counting/ and predict/; to be renamed `family`
-    "kinds/base.py Part.kind": "a Part's family, rename pending",
-    "kinds/base.py total(kind)": "a Part's family, rename pending",
     # a number's syntax (count, length, bytes...): numbers.py and the option parsers in
     # commands/ use it; to be renamed with them
     "numbers.py _split_suffix(kind)": "a number syntax, rename pending",
