@@ -34,9 +34,7 @@ FLOPS = [(c, label, {**keys, **c.shrink}) for c in CASES for label, keys in conf
 def test_params_equal_transformers(case, label, keys):
     if not _known(case.model_type):
         pytest.skip(f"transformers {transformers.__version__} has no {case.model_type}")
-    config = sweep.config_of(case.model_type, keys, case.text_config)
-    report = sweep.flopcalc_report(sweep.saved(config), seq=8)
-    assert report.params.total == sweep.hf_params(case, config)
+    sweep.check_params(case, keys)
 
 
 @pytest.mark.parametrize("case, label, keys", FLOPS,
@@ -44,13 +42,7 @@ def test_params_equal_transformers(case, label, keys):
 def test_forward_flops_equal_flop_counter(case, label, keys):
     if not _known(case.model_type):
         pytest.skip(f"transformers {transformers.__version__} has no {case.model_type}")
-    config = sweep.config_of(case.model_type, keys, case.text_config)
-    data = sweep.saved(config)
-    for seq in case.lengths:
-        for batch in (1, 2):
-            ours = sweep.flopcalc_report(data, seq=seq, batch=batch).flops.forward
-            extra = case.extra_flops(config, batch, seq) if case.extra_flops else 0
-            assert ours + extra == sweep.hf_flops(case, config, batch, seq), (seq, batch)
+    sweep.check_flops(case, keys)
 
 
 CACHED = [c for c in CASES if c.cache]
@@ -60,12 +52,7 @@ CACHED = [c for c in CASES if c.cache]
 def test_cache_bytes_after_generate(case):
     if not _known(case.model_type):
         pytest.skip(f"transformers {transformers.__version__} has no {case.model_type}")
-    config = sweep.config_of(case.model_type, {**case.fix, **case.shrink}, case.text_config)
-    data = sweep.saved(config)
-    for batch, prompt, new in ((1, 3, 2), (2, 9, 4)):
-        doc = sweep.flopcalc_report(data, seq=0, batch=batch, command="infer", prompt=prompt,
-                                    gen=new - 1, kv_dtype="fp32", state_dtype="fp32")
-        assert doc.kv_cache.bytes == sweep.hf_generated_cache(case, config, batch, prompt, new)
+    sweep.check_cache(case)
 
 
 def test_glm_moe_dsa_shared_layers_keep_no_indexer_keys():

@@ -255,3 +255,33 @@ def flopcalc_report(data: dict[str, Any], seq: int, batch: int = 1, command: str
         if command == "model":
             return flopcalc.model(str(path), seq=seq, batch=batch, **options)
         return getattr(flopcalc, command)(str(path), batch=batch, **options)
+
+
+# ---------------------------------------------- the three checks every family's case runs
+
+def check_params(case: Case, keys: dict[str, Any]) -> None:
+    """Parameters of the saved config equal transformers' model's."""
+    config = config_of(case.model_type, keys, case.text_config)
+    assert flopcalc_report(saved(config), seq=8).params.total == hf_params(case, config)
+
+
+def check_flops(case: Case, keys: dict[str, Any]) -> None:
+    """Forward FLOPs at each of the case's lengths, batch 1 and 2, equal FlopCounterMode's."""
+    config = config_of(case.model_type, keys, case.text_config)
+    data = saved(config)
+    for seq in case.lengths:
+        for batch in (1, 2):
+            ours = flopcalc_report(data, seq=seq, batch=batch).flops.forward
+            extra = case.extra_flops(config, batch, seq) if case.extra_flops else 0
+            assert ours + extra == hf_flops(case, config, batch, seq), (seq, batch)
+
+
+def check_cache(case: Case) -> None:
+    """The cache after a real generate: an fp32 model keeps K/V, conv and recurrent states in
+    4 bytes; transformers holds prompt + new − 1 tokens."""
+    config = config_of(case.model_type, {**case.fix, **case.shrink}, case.text_config)
+    data = saved(config)
+    for batch, prompt, new in ((1, 3, 2), (2, 9, 4)):
+        doc = flopcalc_report(data, seq=0, batch=batch, command="infer", prompt=prompt,
+                              gen=new - 1, kv_dtype="fp32", state_dtype="fp32")
+        assert doc.kv_cache.bytes == hf_generated_cache(case, config, batch, prompt, new)
