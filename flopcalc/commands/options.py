@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from ..tables import COMPUTE_DTYPES, DTYPE_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE
 from ..tables import SCALED_FORMATS, ZERO_STAGES
-from .base import Option
+from .base import TYPES, Option
 
 CONVENTIONS = ("full", "causal")
 SCANS = ("chunked", "recurrent")  # kinds.base.SCANS, kept here so the CLI starts light
@@ -271,6 +271,7 @@ _ALL = (
 
 OPTIONS: dict[str, Option] = {o.name: o for o in _ALL}
 assert len(OPTIONS) == len(_ALL), "an option declared twice"
+assert all(o.type in TYPES for o in _ALL), "an option of a type Option does not parse"
 
 # Why a command gives an option another default (the reason travels with the option).
 CAUSAL = ("the commands that predict a time, a throughput or an MFU count the pairs the kernels "
