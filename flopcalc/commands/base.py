@@ -160,13 +160,15 @@ class Command(NamedTuple):
             hint = suggest(unknown[0], names) or f" valid: {', '.join(sorted(known))}"
             raise FlopcalcError(f"{self.name}: unknown option '{unknown[0]}';{hint}")
         canonical: dict[str, Any] = {}
+        given_as: dict[str, str] = {}  # the key each option was given under
         for key, value in given.items():
             name = names[key]
-            if name in canonical and value is not None and canonical[name] is not None:
-                raise FlopcalcError(f"{self.name}: '{key}' and '{name}' are one option; give "
-                                    "one of them")
-            if value is not None or name not in canonical:
-                canonical[name] = value
+            if value is None:
+                continue
+            if name in canonical:
+                raise FlopcalcError(f"{self.name}: '{given_as[name]}' and '{key}' are one option; "
+                                    "give one of them")
+            canonical[name], given_as[name] = value, key
         return {o.name: o.parse(canonical.get(o.name)) for o in self.options}
 
     def __call__(self, *model: Any, **given: Any) -> Any:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from ..engines.registry import ENGINES
 from ..errors import FlopcalcError
 from .base import Command, Render
 from .common import config_json, data_parallel, load, platform
 from .options import CAUSAL, OPTIONS, pick
 
-# The options SGLang alone reads (its entry's `options` in engines/registry.py), in serve's order.
-SGLANG = ("mem_fraction_static", "page_size", "chunked_prefill_size", "max_running_requests",
-          "context_length")
+# The options only one engine reads (SGLang's), from each engine's registry entry, in its order.
+ENGINE_OPTIONS = tuple(option for e in ENGINES.values() for option in e.options)
 
 
 def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> Any:
@@ -231,7 +231,7 @@ COMMAND = Command(
            "compute_dtype", "compute_efficiency", "memory_efficiency", "peak", "bandwidth"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL),
      *pick("engine", "concurrency", "request_rate", "requests", "random_state", "pareto",
-           "price", "board_watts", "prefill_devices", *SGLANG, "set")),
+           "price", "board_watts", "prefill_devices", *ENGINE_OPTIONS, "set")),
     run, presentation=("format", "brief", "plot"), plotted="the Pareto front (with --pareto)",
     report=("serve", "ServeReport"),
     render=Render("serve", "serve_csv", "serve_tables", "serve_brief", "plot_serve"))

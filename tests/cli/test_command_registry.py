@@ -72,7 +72,7 @@ def test_an_alias_is_the_same_option_everywhere(cli):
     assert a.code == b.code == 0 and a.json() == b.json()
     assert flopcalc.infer("gpt2", prompt=64, kv_dtype="fp8").to_dict() == \
         flopcalc.infer("gpt2", prompt=64, kv_cache_dtype="fp8").to_dict()
-    with pytest.raises(FlopcalcError, match="one option"):
+    with pytest.raises(FlopcalcError, match="'kv_dtype' and 'kv_cache_dtype' are one option"):
         flopcalc.infer("gpt2", prompt=64, kv_dtype="fp8", kv_cache_dtype="bf16")
 
 
