@@ -1,6 +1,6 @@
 """Start-up timings of the installed `flopcalc`, measured side by side with its dependencies.
 
-    python benchmarks/startup.py [--runs 21] [--every-preset] [--flopcalc CMD]
+    python benchmarks/startup.py [--runs 21] [--every-preset] [--flopcalc CMD] [--instructions]
 
 Interleaves, run by run, the baseline `python -c "import typer, yaml; from pydantic import
 BaseModel"`, the same plus `import rich.console, rich.table`, and `flopcalc model MODEL --format
@@ -11,6 +11,10 @@ steadier than wall time on a shared machine) and the ratios the project tracks: 
 baseline (goal <= 1.0) and table / baseline-with-rich (goal <= 1.15). `benchmarks/sweep.py`
 times sweeps the same way. Uses only the standard library. A benchmark, not a test: the numbers
 depend on the machine and its load; run it on an idle machine, with the cache warm.
+`--instructions` counts each command's instructions once under valgrind's cachegrind instead
+(needs valgrind): a figure that does not move with the machine's load, for a shared machine,
+though a process's wall time is not in proportion to it (loading files and the interpreter's
+start weigh more in time than in instructions).
 docs/startup.md records the measurements and what keeps start-up fast.
 """
 
@@ -62,6 +66,18 @@ def interleaved(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float
             for name, s in samples.items()}
 
 
+def instructions(cmd: list[str]) -> int:
+    """Instructions one whole process executes (valgrind's cachegrind, no cache simulation)."""
+    timed(cmd)  # warm: the validated-input cache and the compiled modules in place
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *cmd],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in done.stderr.splitlines():
+        if "I" in line and "refs:" in line:
+            return int(line.split(":")[1].replace(",", "").strip())
+    sys.exit(f"valgrind gave no instruction count for {shlex.join(cmd)}: {done.stderr[-300:]}")
+
+
 def flopcalc_command(given: str | None) -> list[str]:
     if given:
         return shlex.split(given)
@@ -84,13 +100,32 @@ def main() -> None:
                         help="time `model` for every preset, not only three")
     parser.add_argument("--flopcalc", help="how to run flopcalc (default: the installed "
                         "command), e.g. 'python -m flopcalc'")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under valgrind instead of timing")
     args = parser.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind on PATH")
     exe = flopcalc_command(args.flopcalc)
     models = preset_names() if args.every_preset else MODELS
     cases = dict(BASELINES)
     for model in models:
         cases[f"model {model} --format json"] = [*exe, "model", model, "--format", "json"]
         cases[f"model {model}"] = [*exe, "model", model]
+    if args.instructions:
+        counts = {name: instructions(cmd) for name, cmd in cases.items()}
+        worst = {"json": 0.0, "table": 0.0}
+        for name, count in counts.items():
+            ratio = ""
+            if name.startswith("model"):
+                kind = "json" if name.endswith("json") else "table"
+                r = count / counts["baseline" if kind == "json" else "baseline+rich"]
+                worst[kind] = max(worst[kind], r)
+                ratio = f"{r:.3f}"
+            print(f"{name:{max(map(len, counts))}s}  {count / 1e6:8.1f}M  {ratio}")
+        print(f"instructions, one run each; worst ratio json {worst['json']:.3f}, table "
+              f"{worst['table']:.3f} (the goals are on wall time: json <= {JSON_GOAL}, table <= "
+              f"{TABLE_GOAL})")
+        return
     med = interleaved(cases, args.runs)
     width = max(map(len, med))
     print(f"{'':{width}s}  {'wall':>8s}  {'CPU':>8s}  ratio (wall, CPU)")

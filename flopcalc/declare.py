@@ -23,18 +23,19 @@ import typing
 from typing import Any, Callable, Optional, TypeVar, Union
 
 from .errors import FlopcalcError
+from .records import dataclass as record
 
 T = TypeVar("T")
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Min:
     """A lower bound on an integer (`Min(1)`: positive)."""
 
     value: int
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Parsed:
     """A figure written in the command line's number syntax (`80GB`, `989.5T`), read by
     `parse(value, what)` into an int."""

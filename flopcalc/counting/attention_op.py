@@ -4,7 +4,8 @@ Transformer Blocks, Tensor Dimensions and Attention FLOPs", next to the leading 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import dataclass
+
 
 
 ATTENTION_SOURCE = ("\"Notes on Transformer Blocks, Tensor Dimensions and Attention FLOPs\", "

@@ -15,11 +15,11 @@ A model whose every layer is local (all windowed or chunked) can have no crossov
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil, isqrt
 from typing import Optional
 
+from ..records import dataclass
 from ..kinds.base import ATTENTION, WEIGHTS, Convention, total
 from ..kinds.masks import Mask
 from ..models.spec import ModelSpec

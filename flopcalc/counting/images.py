@@ -11,9 +11,10 @@ tests/pytorch/test_vision.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
+from ..records import dataclass
 from ..models.spec import ModelSpec
 from .workload import Workload
 

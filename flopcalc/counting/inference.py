@@ -13,11 +13,11 @@ each feed one token per sequence and attend over the KV cache.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 from fractions import Fraction
 from math import ceil, lcm
 
+from ..records import dataclass
 from ..kinds.base import Part
 from ..models.spec import ModelSpec
 from ..tables import SCALED_FORMATS

@@ -40,11 +40,11 @@ parallelism, as §4.3 assumes; whole without it, like the layers' norm inputs) a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Optional
 
+from ..records import dataclass
 from ..kinds.base import (COLUMN, EXPERT, LAST, REPLICATED, ROW, SPREAD, Part, ceil_fraction,
                           merged)
 from ..models.spec import ModelSpec

@@ -13,10 +13,10 @@ whole model, each sublayer by its kind's `formula` term, as those functions woul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..kinds.base import WEIGHTS, Convention, Published, Scan, total
 from ..kinds.masks import Mask
 from ..models.spec import ModelSpec

@@ -22,10 +22,10 @@ attention).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..kinds.base import COLUMN, EXPERT, LAYERS, ROW, Part, cdiv
 from ..models.spec import ModelSpec
 from ..tables import DTYPE_BITS, SCALED_FORMATS

@@ -15,10 +15,11 @@ else (norms, biases, routers, what a pattern keeps) is stored in the plan's dtyp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 from ..kinds.base import EMBEDDING, EXPERT, LAYERS, REPLICATED, ROW, VOCAB, Part, cdiv
 from ..models.quantization import (UNIT_TITLES, Format, Plan, leaf_names, matches,

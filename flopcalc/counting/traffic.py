@@ -17,9 +17,9 @@ model of `flopcalc infer`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from ..records import dataclass
 from ..kinds.base import Part, merged, total
 from ..models.spec import ModelSpec
 from ..tables import DTYPE_BITS

@@ -5,9 +5,9 @@ hardware FLOPs: 4 × forward."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
+from ..records import dataclass
 from ..kinds.base import round_fraction
 
 

@@ -30,10 +30,10 @@ token does not use, a window counted as full attention).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..kinds.base import ATTENTION, Scan, total
 from ..models.spec import ModelSpec
 from .model import model_flops, output_tokens, workload

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ..records import dataclass
 from ..kinds.base import CONVENTIONS, SCANS, Convention, Scan, Span
 
 

@@ -7,8 +7,9 @@ the same seam, and nothing else needs to change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
+
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

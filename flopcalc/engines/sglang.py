@@ -34,10 +34,10 @@ repository):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable, Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 
 SGLANG_VERSION = "0.5"

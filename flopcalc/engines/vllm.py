@@ -42,9 +42,10 @@ module pages them as vLLM's `KVCacheSpec`s do. Citations are paths in the vLLM 0
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Iterable, Optional, Sequence
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 from ..kinds.base import EngineCache, cdiv
 

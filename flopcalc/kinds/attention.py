@@ -13,10 +13,10 @@ FlopCounterMode counts none of them either.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterator, Optional
 
+from ..records import dataclass
 from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, Cache,
                    EngineCache, Keeping, Kind, Part, Published, Span, gemm, linear)
 from .masks import Mask

@@ -6,9 +6,9 @@ when the config has a `latent_attention` block) with which mask, for the `layer_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 
 from .attention import Attention

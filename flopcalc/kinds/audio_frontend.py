@@ -20,9 +20,9 @@ Parameters: the two kernels (d·m·3, d·d·3) and their biases (d each).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import ELEMENTWISE, FIRST, LAYERS, REPLICATED, WEIGHTS, Kind, Part, Span
 from .mlp import ACTIVATION_FLOPS

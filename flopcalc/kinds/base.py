@@ -14,10 +14,12 @@ Every count is a list of named `Part`s and a total is always the sum of its part
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from math import ceil
 from typing import Any, Iterable, Iterator, Literal, Optional, Protocol
+
+from ..records import dataclass
 
 Convention = Literal["full", "causal"]
 CONVENTIONS: tuple[Convention, ...] = ("full", "causal")

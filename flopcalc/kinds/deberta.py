@@ -29,10 +29,11 @@ reads them (`Part.tied`); the table is a position embedding (outside N of 6ND).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from fractions import Fraction
 from typing import Annotated, Any, Literal, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from . import attention_layers
 from .attention import Attention

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
+
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,11 @@ model's dtype.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Annotated, Any
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache, Keeping,
                    Kind, Part, Published, Span, State, gemm, linear)

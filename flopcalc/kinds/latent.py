@@ -10,10 +10,11 @@ W_UV applied after the value sum, so no key or value is decompressed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .attention import Attention
 from .base import (ATTENTION, COLUMN, ROW, WEIGHTS, Cache, EngineCache, Part, Published, gemm,

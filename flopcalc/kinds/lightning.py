@@ -29,10 +29,10 @@ MiniMaxCache.linear_cache): here the cache dtype.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, Cache, Keeping, Kind, Part, Published,
                    Span, State, gemm, linear)

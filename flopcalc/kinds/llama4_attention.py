@@ -23,9 +23,9 @@ may pair them otherwise: `llama4_rope_full` (RoPE over every causal key) and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .attention import Attention
 from .base import ELEMENTWISE, Part, Span

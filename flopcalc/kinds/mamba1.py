@@ -32,11 +32,11 @@ K − 1), and the SSM state, E·N values, which Hugging Face keeps in fp32.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Annotated, Any, Literal, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, WEIGHTS, Cache,
                    EngineCache, EngineState, Keeping, Kind, Part, Published, Span, State, gemm,

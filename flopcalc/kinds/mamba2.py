@@ -29,11 +29,11 @@ state, H·P·N values, which Hugging Face keeps in fp32.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, WEIGHTS, Cache, EngineCache,
                    EngineState, Keeping, Kind, Part, Published, Span, State, gemm, linear)

@@ -19,11 +19,11 @@ what its own mask lets through.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Iterator, Optional
 
+from ..records import dataclass
 from .base import Convention
 
 MASKS = ("causal", "bidirectional", "window", "chunked", "topk")

@@ -4,10 +4,10 @@ row-parallel (Megatron-LM's layout)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..records import dataclass
 from .base import (COLUMN, ELEMENTWISE, EXPERT, LAYERS, REPLICATED, ROW, Keeping, Kind, Part,
                    Published, Span, gemm)
 

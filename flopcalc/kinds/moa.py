@@ -16,10 +16,11 @@ the query and output weights stored. The cache keeps the shared keys and values 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .attention import Attention
 from .base import (COLUMN, ELEMENTWISE, EXPERT, LAYERS, REPLICATED, WEIGHTS, Keeping, Part,

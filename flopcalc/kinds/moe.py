@@ -9,10 +9,11 @@ experts. Routing's softmax and top-k selection are element-wise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (ELEMENTWISE, EXPERT, LAYERS, REPLICATED, Keeping, Kind, Part, Published,
                    Span, gemm, linear, prefixed)

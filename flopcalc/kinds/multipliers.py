@@ -21,9 +21,10 @@ built; `mlp: [output]` also scales a mixture of experts' output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from ..records import dataclass
 from .registry import Entry
 
 AttentionScale = Literal["input", "key", "output"]

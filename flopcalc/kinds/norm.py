@@ -5,8 +5,8 @@ is element-wise (counted only with --elementwise)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ..records import dataclass
 from .base import LAYERS, REPLICATED, Part
 
 

@@ -22,9 +22,10 @@ import importlib
 import json
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
+
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ Per sequence it keeps the conv window (w × (K − 1), the model's dtype) and th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, WEIGHTS, Cache, EngineCache, EngineState,
                    Keeping, Kind, Part, Published, Span, State, gemm, linear)

@@ -23,11 +23,11 @@ running maximum (3·a, fp32), whatever the length: Hugging Face's `state` list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import gcd
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, Cache, EngineCache,
                    EngineState, Keeping, Kind, Part, Published, Span, State, gemm, linear)

@@ -30,10 +30,11 @@ linear (T×d)·(d×d). The block re-runs at every hybrid layer and is charged ev
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Any, Iterator, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .attention import SOFTMAX_PER_SCORE, Attention
 from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, WEIGHTS, Cache,

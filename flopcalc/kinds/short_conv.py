@@ -19,10 +19,10 @@ columns (Hugging Face holds K; engines keep K − 1), in the cache dtype.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, WEIGHTS, Cache, Keeping, Kind, Part,
                    Published, Span, State, gemm, linear)

@@ -33,10 +33,11 @@ alone, under the same top-k mask.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (ATTENTION, ELEMENTWISE, REPLICATED, Cache, EngineCache, Part, Published, Span,
                    gemm, linear)

@@ -45,9 +45,9 @@ with --elementwise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from . import image_processors as proc
 from .base import (ATTENTION, COLUMN, EMBEDDING, FIRST, LAYERS, REPLICATED, ROW, WEIGHTS, Kind,

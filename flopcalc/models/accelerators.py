@@ -9,11 +9,12 @@ Short names pick a preset: each file lists its own (`aliases: [h100]` in h100-sx
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
+from ..records import dataclass
 from ..declare import Min, Parsed, structure
 from ..errors import FlopcalcError
 from ..numbers import parse_bytes, parse_count

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 from typing import Annotated, Any, Iterable, Literal, Optional
 
+from ..records import dataclass, make_dataclass
 from ..declare import Min, optional_fields
 from ..kinds import registry
 
@@ -192,6 +192,6 @@ def model_config(keys: Optional[Iterable[str]] = None) -> type:
 def _with_blocks(generation: int, wanted: Optional[frozenset[str]]) -> type:
     # eq and repr are BaseConfig's (generating them for ~60 fields cost every run ~1.5 ms);
     # the hash is BaseConfig's too, over the base keys: equal formats still hash equal.
-    return dataclasses.make_dataclass("ModelConfig", optional_fields(registry.blocks(wanted)),
+    return make_dataclass("ModelConfig", optional_fields(registry.blocks(wanted)),
                                       bases=(BaseConfig,), frozen=True, kw_only=True,
                                       eq=False, repr=False)

@@ -13,10 +13,10 @@ own) gets a stand-in, and the run says which in a warning: the H100 SXM's effici
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 from .accelerators import Hardware, resolve_hardware
 from .networks import GENERIC, Loaded

@@ -16,11 +16,12 @@ of streaming multiprocessors (for wave quantisation). Shares are written `80.3%`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
+from ..records import dataclass
 from ..declare import Invalid, Min, Parsed, structure
 from ..errors import FlopcalcError
 from ..numbers import parse_bytes, parse_share

@@ -25,9 +25,9 @@ refused, as formats are planned per module.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 
 # Modules a format may quantise (their matmul weights); the others keep the dtype.

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError, suggest
 from .files import STDIN, as_mapping, file_kind, parse_json, parse_yaml, read_text, user_path
 from .spec import ModelSpec, build_spec

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..kinds import attention_layers as attention
 from ..kinds import mlp, registry
 from ..kinds.multipliers import model_scales

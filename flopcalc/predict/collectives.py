@@ -30,8 +30,8 @@ Bandwidths are the network preset's achievable ones (datasheet × measured share
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from ..records import dataclass
 from ..kinds.base import cdiv
 from ..models.networks import NetworkSpec
 

@@ -46,12 +46,12 @@ parameters one device holds (its stage, split by t and e), β 2 bytes per 16-bit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Any
 
 
+from ..records import dataclass
 from ..kinds.base import COLUMN, EXPERT, ROW
 
 BETA = 2  # bytes per 16-bit element

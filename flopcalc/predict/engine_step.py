@@ -36,10 +36,10 @@ its least, high at the worst and the most, the estimate at the typical values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..counting.model import decode_flops
 from ..engines.registry import ENGINES, ServingEngine
 from ..kinds.base import EXPERT, ROW

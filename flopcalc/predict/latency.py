@@ -27,10 +27,11 @@ bound and an estimate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..kinds.base import EXPERT, REPLICATED, Part
 from ..models.spec import ModelSpec
 from ..models.networks import NetworkSpec

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Iterable, Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 from ..kinds import base as kb
 from ..models.accelerators import Hardware

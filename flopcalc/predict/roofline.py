@@ -9,11 +9,11 @@ arithmetic series.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 from typing import Any, Callable
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 from .engine_step import Chunk, StepModel
 

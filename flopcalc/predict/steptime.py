@@ -76,11 +76,12 @@ overlap model (Megatron-LM's and PyTorch FSDP's, from their code):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from fractions import Fraction
 from functools import lru_cache
 from typing import Optional
 
+from ..records import dataclass
 from ..kinds.base import (ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, SCAN, VOCAB, WEIGHTS,
                           Part)
 

@@ -230,11 +230,86 @@ def render(build: Callable[[Numbers], list[Any]], stream: TextIO) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, highlight=False, soft_wrap=False, markup=False,
                       force_terminal=styled(stream), emoji=False)
+    plain = not styled(stream)
     for i, item in enumerate(items):
         if i:
             console.print()
-        console.print(item)
+        grid = _grid(item) if plain and isinstance(item, Table) else None
+        if grid is None:
+            console.print(item)
+            continue
+        # the title and caption through rich (they wrap), the grid of cells written here
+        from rich.text import Text
+
+        width = len(grid[0])
+        if item.title:
+            console.print(Text(str(item.title)), justify=item.title_justify, width=width)
+        console.file.write("".join(f"{line}\n" for line in grid))
+        if item.caption:
+            console.print(Text(str(item.caption)), justify=item.caption_justify, width=width)
     return encodable(buffer.getvalue(), stream)
+
+
+# Characters that take one cell on a terminal: ASCII and the symbols flopcalc prints (a wide
+# character, CJK or emoji in a file name, sends the table to rich, which measures cells).
+_NARROW = frozenset(_ASCII)
+
+
+def _grid(table: Any) -> Optional[list[str]]:
+    """The header, its rule and the rows of one of `new_table`'s tables, as rich writes them
+    without colour, when every column is at its natural width (no cell wraps): each cell
+    justified in its column, two spaces between columns, a rule of `─` under the header.
+    Written here because rich's layout of a table of a few hundred cells cost about a fifth of
+    a run (docs/startup.md); tests/cli/test_render_grid.py holds it to rich's output for every
+    table the commands print. None: anything else (a fixed or minimum width, a wide
+    character, a cell that is not text, sections), which rich lays out."""
+    columns = table.columns
+    if not columns or not table.show_header or table.show_lines or table.show_footer \
+            or any(row.end_section for row in table.rows):
+        return None
+    texts = []
+    for column in columns:
+        if column.width is not None or column.min_width is not None \
+                or column.max_width is not None or not isinstance(column.header, str):
+            return None
+        cells = column._cells
+        if not all(isinstance(cell, str) for cell in cells):
+            return None
+        texts.append((column.header.split("\n"), cells))
+    for header, cells in texts:
+        for text in (*header, *cells):
+            if not text.isascii() and not all(ch.isascii() or ch in _NARROW for ch in text):
+                return None
+            if "\n" in text:
+                return None
+    widths = [max(len(line) for line in (*header, *cells)) for header, cells in texts]
+    if not all(widths):
+        return None
+    gaps = len(widths) - 1  # a divider and a column's right padding between two columns
+    if table.min_width is not None and sum(widths) + 2 * gaps < table.min_width:
+        # a table narrower than its title widens each column by its share of the room, with
+        # rich's own division of it (its widths count the right padding: one, none for the last)
+        from rich._ratio import ratio_distribute
+
+        padded = [w + 1 for w in widths[:-1]] + [widths[-1]]
+        extra = ratio_distribute(table.min_width - gaps - sum(padded), padded)
+        widths = [w + e for w, e in zip(widths, extra)]
+    total = sum(widths) + 2 * gaps
+    # right-justified text loses its trailing spaces first, as rich's `Lines.justify` does
+    pads = [(lambda s, w: s.rstrip().rjust(w)) if column.justify == "right" else str.ljust
+            for column in columns]
+    if any(column.justify not in ("left", "right") for column in columns):
+        return None
+    lines = []
+    height = max(len(header) for header, _ in texts)
+    for k in range(height):  # a header is aligned to the bottom of its row, as rich does
+        lines.append("  ".join(pad(header[k - height + len(header)]
+                                   if k >= height - len(header) else "", w)
+                               for pad, w, (header, _) in zip(pads, widths, texts)))
+    lines.append("\u2500" * total)
+    for row in zip(*(cells for _, cells in texts)):
+        lines.append("  ".join(pad(cell, w) for pad, w, cell in zip(pads, widths, row)))
+    return lines
 
 
 def styled(stream: TextIO) -> bool:

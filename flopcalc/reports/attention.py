@@ -3,9 +3,9 @@ to the leading order flopcalc's forward counts use (`counting.attention_op`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
+from ..records import dataclass
 from ..counting.attention_op import (ATTENTION_CONVENTION, ATTENTION_SOURCE,
                                      attention_closed_form, attention_leading_order,
                                      attention_terms)

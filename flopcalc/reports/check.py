@@ -26,10 +26,11 @@ also as a percentage of the limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any, Iterator, Optional, Union
 
+from ..records import dataclass
 from ..errors import FlopcalcError, suggest
 from ..numbers import parse_decimal, parse_limit
 from .common import SCHEMA_VERSION, Report, exact_number

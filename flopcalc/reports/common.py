@@ -7,10 +7,10 @@ COMMAND` derives its JSON Schema from the same class, so the two cannot drift.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional, Sequence, Union
 
+from ..records import dataclass
 from ..kinds.base import Published
 from ..models.registry import LoadedModel
 from ..models.spec import ModelSpec

@@ -3,9 +3,10 @@ model, side by side."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Sequence, Union
 
+from ..records import dataclass
 from ..models.spec import ModelSpec
 from .common import SCHEMA_VERSION, Report, chunked_scans, conventions
 from .model import ModelReport

@@ -11,10 +11,11 @@ it leaves out (cross-attention). The exact rows count the real model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Callable, Optional, Union
 
+from ..records import dataclass
 from ..kinds.base import Scan, round_fraction
 from ..counting.published import (MAXTEXT_COMMIT, MEGATRON_LM_COMMIT, Shape, chinchilla,
                                   codebase, delta_pct, exact, kaplan, megatron,

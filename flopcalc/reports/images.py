@@ -4,10 +4,10 @@ conventions lines."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..counting.images import Placement, parse_size, with_images
 from ..counting.workload import Workload
 from ..errors import FlopcalcError

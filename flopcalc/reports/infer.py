@@ -9,10 +9,11 @@ of experts routes are the expectation under uniform routing, rounded to whole by
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Callable, ClassVar, Optional, Union
 
+from ..records import dataclass
 from ..kinds import base as p
 from ..predict.roofline import Bound, bound, decode_time
 from ..counting.inference import DecodeSteps, affine_segments

@@ -3,9 +3,10 @@ resolved config as preset YAML)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..kinds import base as p
 from ..counting.model import model_params, non_embedding
 from ..models.registry import load_model, preset_names

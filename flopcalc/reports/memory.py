@@ -3,9 +3,10 @@ fits an accelerator (`counting.memory` holds the arithmetic and its sources)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, ClassVar, Optional
 
+from ..records import dataclass
 from ..kinds import base as p
 from ..counting.layers import layer_activations
 from ..counting.memory import Setup, activation_parts, check_setup, device_params, state_parts

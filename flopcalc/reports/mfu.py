@@ -4,10 +4,11 @@ reason given (`counting.utilisation` holds the formulas and their sources)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..counting.utilisation import counted
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel

@@ -3,9 +3,10 @@ one workload; every output format renders this one structure."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Union
 
+from ..records import dataclass
 from ..kinds import base as p
 from ..counting.crossover import crossover, layers_weights_attention
 from ..counting.layers import layer_flops, layer_params

@@ -5,9 +5,10 @@ by the estimated step time, the best few with where their time goes, and why the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
+from ..records import dataclass
 from ..predict.plans import Candidate, Resolved, search
 from ..predict.steptime import profile
 from ..models.accelerators import Hardware

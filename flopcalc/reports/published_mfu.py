@@ -9,8 +9,9 @@ sanity check on the prediction, not a test of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
+
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

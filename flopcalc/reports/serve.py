@@ -8,10 +8,11 @@ idle engine), `serve_load` (under load) and `serve_sglang` (SGLang's token pool)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
+from ..records import dataclass
 from ..engines import vllm as E
 from ..errors import FlopcalcError
 from ..models.accelerators import Hardware

@@ -11,10 +11,10 @@ of the engine's profiling forward over `max_num_batched_tokens` tokens.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional, Sequence
 
+from ..records import dataclass
 from ..counting.layers import layer_activations
 from ..counting.memory import Setup
 from ..engines import vllm as E

@@ -4,10 +4,10 @@ the machine it is timed on, as records."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..counting.inference import affine_segments
 from ..counting.model import model_flops, workload
 from ..engines import vllm as E

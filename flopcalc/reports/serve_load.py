@@ -11,9 +11,10 @@ benchmark sites plot "interactivity"); the throughputs count generated tokens on
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional, Union
 
+from ..records import dataclass
 from ..engines import vllm as E
 from ..predict.latency import DeviceCosts, Network
 from ..errors import FlopcalcError

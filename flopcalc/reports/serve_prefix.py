@@ -3,9 +3,9 @@ request, which raises the concurrency, and its prefill is not recomputed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
+from ..records import dataclass
 from ..engines import vllm as E
 from ..errors import FlopcalcError
 from ..models.spec import ModelSpec

@@ -4,10 +4,10 @@ the bytes of one token across layers, `max_total_num_tokens` and its log line.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..engines import vllm as E
 from ..engines import sglang as S
 from ..errors import FlopcalcError

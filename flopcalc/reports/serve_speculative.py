@@ -4,10 +4,10 @@ step, and the speed-up over plain decoding."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..counting.layers import layer_decode
 from ..counting.model import decode_flops
 from ..counting.storage import stored

@@ -4,10 +4,11 @@ drafter's on the last stage)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..counting.model import model_params
 from ..counting.storage import StorageRow, resolve_plan, storage_rows, stored, summary, total
 from ..engines import vllm as E

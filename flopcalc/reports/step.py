@@ -7,10 +7,11 @@ days and cost for D tokens, and the memory per device (`predict.steptime`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..records import dataclass
 from ..predict.communication import volumes
 from ..predict.plans import UNKNOWABLE, Outcome, Resolved, evaluate
 from ..predict.steptime import ADAPTED, SHAPE_FACTOR, Layout, StepTime, profile

@@ -5,9 +5,10 @@ over. Each row is the model's forward count at that length, so a sweep row alway
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Union
 
+from ..records import dataclass
 from ..kinds import base as p
 from ..counting.crossover import crossover
 from ..counting.model import model_flops, model_params, non_embedding, output_tokens, workload

@@ -8,11 +8,12 @@ peak × MFU)⌉ for the exact count; the 6ND column then uses the same devices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from fractions import Fraction
 from math import ceil
 from typing import Optional
 
+from ..records import dataclass
 from ..kinds import base as p
 from ..counting.model import (model_flops, model_params, mtp_flops, non_embedding,
                               output_tokens, workload)

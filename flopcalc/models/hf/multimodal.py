@@ -26,9 +26,9 @@ and FlopCounterMode (tests/sweep/cases_multimodal.py, tests/pytorch/test_vision.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from ...records import dataclass
 from ...errors import FlopcalcError
 from .common import Config, Raw
 
