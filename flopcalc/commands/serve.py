@@ -41,8 +41,8 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
         draft, draft_tokens, acceptance, prompt, gen, batch, network, efficiency, compute_dtype,
         compute_efficiency, memory_efficiency, peak, bandwidth, attention, engine, concurrency,
-        request_rate, requests, random_state, pareto, price, board_watts, prefill_devices,
-        mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
+        request_rate, requests, random_state, range_ratio, pareto, price, board_watts,
+        prefill_devices, mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
         context_length, set):  # noqa: A002
     values = dict(locals())  # serve's parsed options, for an engine's own capacity
     chosen = _engine(engine, values, kv_cache_dtype)
@@ -107,7 +107,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         raise FlopcalcError("--acceptance applies to speculative decoding: give --draft MODEL "
                             "(or --draft mtp) too")
     load_opts = _load_options(hw, eff, compute_dtype, engine, concurrency, request_rate,
-                              requests, random_state, pareto, price, board_watts)
+                              requests, random_state, pareto, price, board_watts, range_ratio)
     if prefill_devices is not None:
         if load_opts is None or pareto:
             raise FlopcalcError("--prefill-devices splits a closed loop's devices: give "
@@ -149,10 +149,15 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
 
 
 def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, random_state,
-                  pareto, price, board_watts=None) -> Any:
+                  pareto, price, board_watts=None, range_ratio=None) -> Any:
     """What `serve` under load takes (None: capacity and idle latency only)."""
+    if range_ratio is not None and range_ratio >= 1:
+        raise FlopcalcError(f"--range-ratio {float(range_ratio):g} must be below 1 (as vllm bench "
+                            "serve's --random-range-ratio): lengths are drawn from "
+                            "[L(1-R), L(1+R)]")
     if concurrency is None and request_rate is None and not pareto:
-        for given, flag in ((price, "--price prices"), (board_watts, "--board-watts weighs")):
+        for given, flag in ((price, "--price prices"), (board_watts, "--board-watts weighs"),
+                            (range_ratio, "--range-ratio draws the lengths of")):
             if given is not None:
                 raise FlopcalcError(f"{flag} tokens under load: give --concurrency N, "
                                     "--request-rate R or --pareto too")
@@ -171,7 +176,8 @@ def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, r
                        attention_peak=hw.bf16_peak_flops or hw.peak_flops,
                        price=float(price) if price is not None else None,
                        board_watts=float(watts) if watts is not None else None,
-                       board_watts_source=source)
+                       board_watts_source=source,
+                       range_ratio=float(range_ratio) if range_ratio is not None else 0.0)
 def _pareto(loaded, common: dict, opts: Any, devices: int, pp: int) -> Any:
     """Every layout of `devices` devices (tp x dp, and for a mixture of experts ep over all
     of them), each at concurrencies 1, 2, 4, ... : the front of tokens/s per device against
@@ -230,7 +236,8 @@ COMMAND = Command(
            "draft_tokens", "acceptance", "prompt", "gen", "batch", "network", "efficiency",
            "compute_dtype", "compute_efficiency", "memory_efficiency", "peak", "bandwidth"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL),
-     *pick("engine", "concurrency", "request_rate", "requests", "random_state", "pareto",
+     *pick("engine", "concurrency", "request_rate", "requests", "random_state", "range_ratio",
+           "pareto",
            "price", "board_watts", "prefill_devices", *ENGINE_OPTIONS, "set")),
     run, presentation=("format", "brief", "plot"), plotted="the Pareto front (with --pareto)",
     report=("serve", "ServeReport"),

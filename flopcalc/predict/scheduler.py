@@ -16,6 +16,13 @@ block by block and preempts, which gives the same schedule while nothing is pree
 Closed loop (`concurrency`: `vllm bench serve --max-concurrency`): that many users, each
 sending a request when its last one finishes. Open loop (`rate`): Poisson arrivals drawn from
 a fixed random state.
+
+Lengths are fixed, or drawn per request as `vllm bench serve`'s random dataset draws them
+(`range_ratio` r, its `--random-range-ratio`; vllm/benchmarks/datasets.py,
+`_get_sampling_params`): prompts uniform over the integers [⌊P(1 − r)⌋, ⌈P(1 + r)⌉], outputs
+over [max(1, ⌊G(1 − r)⌋), ⌈G(1 + r)⌉], from a random state of their own (the tokenizer's
+special tokens, which vLLM takes off the prompt, are not). The cache then holds `slots`
+requests of the mean length.
 The simulation runs `requests` requests (at most `MAX_REQUESTS`, or twice the concurrency)
 and reports over all of them, as benchmark clients do (ramp-up and drain included).
 """
@@ -47,11 +54,20 @@ class Workload:
     rate: Optional[float] = None  # open loop, requests/s on this replica
     requests: int = 0  # 0: the default (10 x concurrency, or MAX_REQUESTS)
     random_state: int = 0
+    range_ratio: float = 0.0  # lengths drawn per request (see the module docstring)
+
+
+def length_bounds(length: int, ratio: float, least: int = 0) -> tuple[int, int]:
+    """The integers a length is drawn from at a range ratio: [⌊L(1 − r)⌋, ⌈L(1 + r)⌉], the
+    lower at least `least` (vLLM's outputs: 1)."""
+    return max(least, math.floor(length * (1 - ratio))), math.ceil(length * (1 + ratio))
 
 
 @dataclass
 class Request:
     arrival: float
+    prompt: int = 0
+    gen: int = 0
     prefilled: int = 0
     admitted: bool = False
     first: Optional[float] = None
@@ -77,8 +93,8 @@ def retime(run: Run, end: int) -> Run:
     clock = [0.0]
     for t in run.step_times:
         clock.append(clock[-1] + t[end])
-    out = [Request(clock[a], first=clock[f], finish=clock[e], steps=(a, f, e))
-           for a, f, e in (r.steps for r in run.requests)]
+    out = [Request(clock[r.steps[0]], r.prompt, r.gen, first=clock[r.steps[1]],
+                   finish=clock[r.steps[2]], steps=r.steps) for r in run.requests]
     start = min(r.arrival for r in out)
     return Run(out, run.steps, clock[-1] - start, run.step_times, run.max_sequences)
 
@@ -114,17 +130,28 @@ def simulate(model: StepModel, w: Workload, end: int) -> Run:
     finishing: dict[int, list[Request]] = {}  # step index -> requests that end with it
     wake = [env.event()]
     times: list[tuple[float, float, float]] = []
-    P, G, M = w.prompt, w.gen, w.max_num_batched_tokens
+    M = w.max_num_batched_tokens
     limit = min(w.max_num_seqs, w.slots)
     per_step = getattr(model, "spec_expect", 1.0)  # tokens a decode step yields
-    decode_steps = math.ceil((G - 1) / per_step - 1e-9) if G > 1 else 0
-    spent = P + 1 + per_step * decode_steps  # a finished request's context
+    draw = random.Random(f"{w.random_state}-lengths")  # lengths apart from arrivals
+    prompts, gens = length_bounds(w.prompt, w.range_ratio), \
+        length_bounds(w.gen, w.range_ratio, least=1)
+
+    def decode_steps(gen: int) -> int:
+        return math.ceil((gen - 1) / per_step - 1e-9) if gen > 1 else 0
+
+    def spent(r: Request) -> float:  # a finished request's context
+        return r.prompt + 1 + per_step * decode_steps(r.gen)
 
     def arrive() -> None:
         if state["sent"] >= n:
             return
         state["sent"] += 1
-        waiting.append(Request(env.now, steps=(state["steps"], 0, 0)))
+        if w.range_ratio:
+            p, g = draw.randint(*prompts), draw.randint(*gens)
+        else:
+            p, g = w.prompt, w.gen
+        waiting.append(Request(env.now, p, g, steps=(state["steps"], 0, 0)))
         if not wake[0].triggered:
             wake[0].succeed()
 
@@ -148,8 +175,9 @@ def simulate(model: StepModel, w: Workload, end: int) -> Run:
             for r in prefilling:
                 if budget <= 0:
                     break
-                take = min(P - r.prefilled, budget)
-                chunks.append(Chunk(r.prefilled, r.prefilled + take, r.prefilled + take == P))
+                take = min(r.prompt - r.prefilled, budget)
+                chunks.append(Chunk(r.prefilled, r.prefilled + take,
+                                    r.prefilled + take == r.prompt))
                 served.append((r, take))
                 budget -= take
             while waiting and budget > 0 and running < limit:
@@ -157,8 +185,8 @@ def simulate(model: StepModel, w: Workload, end: int) -> Run:
                 r.admitted = True
                 prefilling.append(r)
                 running += 1
-                take = min(P, budget)
-                chunks.append(Chunk(0, take, take == P))
+                take = min(r.prompt, budget)
+                chunks.append(Chunk(0, take, take == r.prompt))
                 served.append((r, take))
                 budget -= take
             state["max_sequences"] = max(state["max_sequences"], batch + len(chunks))
@@ -178,17 +206,17 @@ def simulate(model: StepModel, w: Workload, end: int) -> Run:
                 r.finish = env.now
                 r.steps = (r.steps[0], r.steps[1], k + 1)
                 state["decoding"] -= 1
-                state["ctx_sum"] -= spent
+                state["ctx_sum"] -= spent(r)
                 done.append(r)
                 if w.concurrency is not None:
                     arrive()
             for r, take in served:
                 r.prefilled += take
-                if r.prefilled == P:
+                if r.prefilled == r.prompt:
                     prefilling.remove(r)
                     r.first = env.now
                     r.steps = (r.steps[0], k + 1, k + 1)
-                    if G == 1:
+                    if r.gen == 1:
                         r.finish = env.now
                         done.append(r)
                         if w.concurrency is not None:
@@ -196,8 +224,8 @@ def simulate(model: StepModel, w: Workload, end: int) -> Run:
                     else:
                         # its next token is decoded at context P + 1, its last at P + G − 1
                         state["decoding"] += 1
-                        state["ctx_sum"] += P + 1
-                        finishing.setdefault(k + decode_steps, []).append(r)
+                        state["ctx_sum"] += r.prompt + 1
+                        finishing.setdefault(k + decode_steps(r.gen), []).append(r)
 
     if w.concurrency is not None:
         for _ in range(min(w.concurrency, n)):
@@ -222,18 +250,19 @@ def percentile(values: list[float], q: float) -> float:
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
-def metrics(run: Run, gen: int, request_s: float = 0.0) -> dict[str, dict[str, float]]:
+def metrics(run: Run, request_s: float = 0.0) -> dict[str, dict[str, float]]:
     """Means and P50/P90/P99 of TTFT, TPOT and end-to-end latency, and the throughputs;
-    `request_s` of the API server added to each request's TTFT and end-to-end latency."""
+    `request_s` of the API server added to each request's TTFT and end-to-end latency. TPOT
+    is over the requests of more than one output token, as benchmark clients take it."""
     rs = run.requests
     ttft = [r.first - r.arrival + request_s for r in rs]  # type: ignore[operator]
     e2e = [r.finish - r.arrival + request_s for r in rs]  # type: ignore[operator]
-    tpot = [(r.finish - r.first) / (gen - 1) for r in rs] if gen > 1 else [0.0]  # type: ignore
+    tpot = [(r.finish - r.first) / (r.gen - 1) for r in rs if r.gen > 1] or [0.0]  # type: ignore
     out: dict[str, dict[str, float]] = {}
     for name, v in (("ttft", ttft), ("tpot", tpot), ("e2e", e2e)):
         out[name] = {"mean": sum(v) / len(v), "p50": percentile(v, 50), "p90": percentile(v, 90),
                      "p99": percentile(v, 99)}
-    out["throughput"] = {"output_tokens_per_s": len(rs) * gen / run.duration,
+    out["throughput"] = {"output_tokens_per_s": sum(r.gen for r in rs) / run.duration,
                          "requests_per_s": len(rs) / run.duration}
     return out
 

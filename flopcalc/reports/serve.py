@@ -232,6 +232,16 @@ def _under_load(report: ServeReport, o: ServeOptions, spec: ModelSpec, costs: De
         raise FlopcalcError("--concurrency, --request-rate and --pareto time an engine on a "
                             "device: give --accelerator NAME")
     s = report.settings
+    if load.range_ratio:
+        from ..predict.scheduler import length_bounds
+
+        longest = length_bounds(r.prompt, load.range_ratio)[1] \
+            + length_bounds(r.gen, load.range_ratio, least=1)[1]
+        if longest > s.max_model_len:
+            raise FlopcalcError(
+                f"--range-ratio {load.range_ratio:g} draws requests of up to {longest:,} tokens, "
+                f"more than --max-model-len {s.max_model_len:,}: the engine refuses them; "
+                "lower the ratio or the lengths, or raise --max-model-len")
     kw: dict[str, Any] = dict(peak=hw.peak_flops, bandwidth=hw.bandwidth, net=o.machine.network,
                     opts=load, prompt=r.prompt, gen=r.gen, max_num_seqs=s.max_num_seqs,
                     max_num_batched_tokens=s.max_num_batched_tokens)

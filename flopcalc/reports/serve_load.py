@@ -39,6 +39,7 @@ class LoadOptions:
     # `board_watts`, or --board-watts): energy per output token; None: not reported
     board_watts: Optional[float] = None
     board_watts_source: str = ""
+    range_ratio: float = 0.0  # lengths drawn per request (predict/scheduler.py); 0: fixed
 
 
 @dataclass
@@ -154,14 +155,14 @@ def build_performance(spec: ModelSpec, costs: DeviceCosts, plan: E.Plan, *, peak
     rate = opts.rate / dp if opts.rate is not None else None
     w = Workload(prompt, gen, max_num_seqs, max_num_batched_tokens, room,
                  concurrency=per_users, rate=rate, requests=opts.requests,
-                 random_state=opts.random_state)
+                 random_state=opts.random_state, range_ratio=opts.range_ratio)
     if rate is None:  # a closed loop: one schedule, timed at each end
         base = simulate(model, w, 1)
         runs = [retime(base, 0), base, retime(base, 2)]
     else:
         runs = [simulate(model, w, i) for i in range(3)]
     eng = ENGINES[opts.engine]
-    ms = [metrics(r, gen, eng.request_s[i]) for i, r in enumerate(runs)]
+    ms = [metrics(r, eng.request_s[i]) for i, r in enumerate(runs)]
     # a closed loop of users not divisible by dp: replicas hold ceil or floor; scale by share
     scale = dp if users is None else dp * users / (per_users * dp)
 
@@ -255,6 +256,9 @@ def _model_lines(eng: Any, opts: LoadOptions, w: Workload) -> list[str]:
         "scheduler: continuous batching, chunked prefill (decodes first, then prefills in "
         "arrival order within max_num_batched_tokens), at most max_num_seqs running and what "
         "the cache holds at the workload's length; "
+        + (f"lengths drawn per request uniformly within ±{w.range_ratio:g} of --prompt and "
+           f"--gen (vllm bench serve's --random-range-ratio; the cache holds requests of the "
+           f"mean length), random state {w.random_state}; " if w.range_ratio else "")
         + (f"closed loop of {w.concurrency} users per replica" if w.concurrency is not None
            else f"Poisson arrivals at {w.rate:g}/s per replica, random state "
            f"{w.random_state}")

@@ -105,7 +105,7 @@ def test_scheduler_closed_loop_of_two_users_by_hand():
     ]
     got = sorted((r.arrival, r.first, r.finish) for r in run.requests)
     assert got == [(0, 1, 2.5), (0, 2, 3.5), (2.5, 3.5, 5), (3.5, 4.5, 5.5)]
-    m = metrics(run, 3)
+    m = metrics(run)
     assert m["ttft"]["mean"] == pytest.approx((1 + 2 + 1 + 1) / 4)
     assert m["e2e"]["mean"] == pytest.approx((2.5 + 3.5 + 2.5 + 2) / 4)
     # TPOT (finish − first)/(gen − 1): 0.75, 0.75, 0.75, 0.5
