@@ -222,6 +222,16 @@ _ALL = (
     Option("gdn_prefill_backend", "choice", "Gated DeltaNet prefill kernel (auto: FlashInfer on "
            "H100/H200/B200, which keeps a prefill checkpoint block).", "auto",
            ("auto", "flashinfer", "triton")),
+    Option("mxfp4_backend", "choice", "vLLM's MXFP4 MoE kernels, which pad the experts as they "
+           "load (auto: its choice for --accelerator; Marlin without one).", "auto",
+           ("auto", "marlin", "triton", "flashinfer-sm90", "flashinfer-sm100")),
+    Option("max_loras", "count", "LoRA adapters in one batch (vLLM --max-loras; turns LoRA "
+           "on): the adapter slots it reserves on each device come out of the cache.",
+           metavar="N"),
+    Option("max_lora_rank", "count", "Largest adapter rank (vLLM --max-lora-rank: 1, 8, 16, 32, "
+           "64, 128, 256, 320 or 512; default 16 with LoRA on).", metavar="R"),
+    Option("max_cpu_loras", "count", "Adapters kept in host memory (vLLM --max-cpu-loras; at "
+           "least --max-loras; host memory only).", metavar="N"),
     Option("kv_memory", "text", "Bytes per device for the cache, as the engine logs 'Available "
            "KV cache memory' (one value, or one per pipeline stage, comma-separated). Default: "
            "estimated.", metavar="BYTES"),

@@ -38,7 +38,8 @@ def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> Any:
 def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_utilization,
         block_size, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, async_scheduling,
         prefix_caching, hybrid_kv_cache_manager, mamba_cache_dtype, mamba_ssm_cache_dtype,
-        gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
+        gdn_prefill_backend, mxfp4_backend, max_loras, max_lora_rank, max_cpu_loras,
+        kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
         draft, draft_tokens, acceptance, prompt, gen, batch, network, efficiency, compute_dtype,
         compute_efficiency, memory_efficiency, peak, bandwidth, attention, engine, concurrency,
         request_rate, requests, random_state, pareto, price, board_watts, prefill_devices,
@@ -51,6 +52,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
     from ..numbers import parse_bytes
     from ..predict.latency import Network
     from ..reports.serve import SHAPE_FACTOR, Draft, build_serve_report
+    from ..reports.serve_weights import lora_options
 
     dp = data_parallel(count, dp, tp, pp)
     loaded = load(model, set)
@@ -120,7 +122,9 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         max_num_seqs=max_num_seqs, async_scheduling=async_scheduling,
         prefix_caching=prefix_caching, hybrid_kv_cache_manager=hybrid_kv_cache_manager,
         mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
-        gdn_prefill_backend=gdn_prefill_backend, kv_memory=memories, kv_blocks=kv_blocks,
+        gdn_prefill_backend=gdn_prefill_backend, mxfp4_backend=mxfp4_backend,
+        lora=lora_options(max_loras, max_lora_rank, max_cpu_loras),
+        kv_memory=memories, kv_blocks=kv_blocks,
         weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
         draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
         compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
@@ -225,7 +229,8 @@ COMMAND = Command(
     (*pick("accelerator", "count", "tp", "pp", "dp", "ep", "max_model_len",
            "gpu_memory_utilization", "block_size", "kv_cache_dtype", "max_num_batched_tokens",
            "max_num_seqs", "async_scheduling", "prefix_caching", "hybrid_kv_cache_manager",
-           "mamba_cache_dtype", "mamba_ssm_cache_dtype", "gdn_prefill_backend", "kv_memory",
+           "mamba_cache_dtype", "mamba_ssm_cache_dtype", "gdn_prefill_backend",
+           "mxfp4_backend", "max_loras", "max_lora_rank", "max_cpu_loras", "kv_memory",
            "kv_blocks", "weights_dtype", "experts_dtype", "shared_prefix", "draft",
            "draft_tokens", "acceptance", "prompt", "gen", "batch", "network", "efficiency",
            "compute_dtype", "compute_efficiency", "memory_efficiency", "peak", "bandwidth"),
