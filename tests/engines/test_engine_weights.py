@@ -14,7 +14,7 @@ from flopcalc import api
 from flopcalc.commands.common import load
 from flopcalc.engines.loading import mxfp4_expert_bytes
 
-pytestmark = [pytest.mark.recorded, pytest.mark.engine]
+pytestmark = [pytest.mark.published, pytest.mark.engine]
 
 LOGS = Path("/work/shared/reference/checkpoint-logs.json")
 GiB = 1 << 30

@@ -10,7 +10,7 @@ from flopcalc import api
 from flopcalc.errors import FlopcalcError
 from tests.conftest import run_process
 
-pytestmark = pytest.mark.hand
+pytestmark = [pytest.mark.hand, pytest.mark.engine]
 
 
 def test_llama_8b_four_adapters_of_rank_16_by_hand():
