@@ -16,11 +16,12 @@ from .options import CAUSAL, OPTIONS, pick
 ENGINE_OPTIONS = tuple(option for e in ENGINES.values() for option in e.options)
 
 
-def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> Any:
-    """The engine of --engine, with each engine-owned option given checked against it."""
+def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> tuple[Any, Any]:
+    """The engine of --engine and the release whose defaults it names (None: today's), with
+    each engine-owned option given checked against it."""
     from ..engines.registry import owner, parse
 
-    chosen, _ = parse(name)
+    chosen, version = parse(name)
     for option, value in given.items():
         own = owner(option) if value is not None else None
         if own is not None and own is not chosen:
@@ -32,7 +33,7 @@ def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> Any:
     if kv_cache_dtype == "int8":
         raise FlopcalcError("--kv-cache-dtype int8: vLLM and SGLang keep no int8 KV cache; "
                             "choose fp8 (or size an int8 cache with flopcalc infer)")
-    return chosen
+    return chosen, version
 
 
 def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_utilization,
@@ -46,10 +47,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
         context_length, set):  # noqa: A002
     values = dict(locals())  # serve's parsed options, for an engine's own capacity
-    chosen = _engine(engine, values, kv_cache_dtype)
-    from ..engines.registry import parse
-
-    version = parse(engine)[1]
+    chosen, version = _engine(engine, values, kv_cache_dtype)
     engine = chosen.name
 
     from ..numbers import parse_bytes
