@@ -18,8 +18,15 @@ in the vllm repository):
   - FlashInfer CUTLASS on SM90 (`SM90_FI_MXFP4_BF16`, `SM100_FI_MXFP4_MXFP8_CUTLASS`): I' and
     H' rounded to 128, biases bf16, the same three float32 per expert;
   - Triton (`Mxfp4Backend.TRITON`): I' = round_up(I/tp, 64), H unpadded, biases converted to
-    float32; triton_kernels' swizzled layouts (`utils/mxfp4_utils.py` `_swizzle_mxfp4`) may pad
-    further, which is not modelled (a lower bound).
+    float32; `process_weights_after_loading` swizzles values and scales for triton_kernels
+    (`utils/mxfp4_utils.py` `_swizzle_mxfp4`) and deletes the loaded values but not the loaded
+    scales (`layer.w13_weight_scale`, `w2_weight_scale` stay registered beside the swizzled
+    copies in the precision configs). On Hopper the value layout (HopperMXValueLayout) repacks
+    at the same size and the scale layout (triton_kernels `tensor_details/layout_details/
+    hopper_scale.py`, `HopperMXScaleLayout.swizzle_data`, num_warps 8) pads each matrix's
+    output rows to a multiple of 2·num_warps·2·8 = 256 and its scale columns to 2: the fused
+    w13 (E, round_up(2·I', 256), round_up(H/32, 2)) and w2 (E, round_up(H, 256),
+    round_up(I'/32, 2)) more bytes. Blackwell's layouts are not modelled (Hopper's rule).
 
   Which backend runs (`get_mxfp4_backend`, default environment): SM100 with FlashInfer →
   FlashInfer BF16; SM90 → Triton (FlashInfer's SM90 path only when
@@ -130,3 +137,30 @@ def mxfp4_expert_bytes(p: Part, backend: str, tp: int, ep: int) -> Optional[Frac
     if n_out % part:
         raise FlopcalcError(f"--tp {tp} must divide the experts' width {n_out:,}")
     return Fraction(local * round_up(n_out // part, i_align) * bias_bytes)
+
+
+def triton_scale_copies(parts: list[Part], tp: int, ep: int) -> int:
+    """Bytes of the swizzled scale copies the Triton backend keeps beside the loaded scales for
+    one MoE layer on one device (Hopper's layout), from its MXFP4 expert weight stacks: gate
+    and up fused as w13, down as w2."""
+    weights = [p for p in parts if p.role == EXPERT and len(p.shape) == 3]
+    if not weights:
+        return 0
+    i_align = MXFP4_BACKENDS["triton"][0]
+    experts = weights[0].shape[0]
+    local, part = (experts // ep, 1) if ep > 1 else (experts, tp)
+    align_rows, align_cols = 2 * 8 * 2 * 8, 2  # 2·num_warps·2·8, num_warps = 8
+    total, w13_rows, hidden = 0, 0, 0
+    for p in weights:
+        n_in, n_out = p.shape[1:]
+        if _down(p):  # w2: H rows, I'/32 scale columns
+            i = round_up(n_in // part, i_align)
+            total += local * round_up(n_out, align_rows) * \
+                round_up(cdiv(i, MXFP4_BLOCK), align_cols)
+        else:
+            w13_rows += round_up(n_out // part, i_align)
+            hidden = n_in
+    if w13_rows:
+        total += local * round_up(w13_rows, align_rows) * \
+            round_up(cdiv(hidden, MXFP4_BLOCK), align_cols)
+    return total

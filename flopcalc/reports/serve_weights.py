@@ -15,7 +15,7 @@ from ..counting.storage import (Stored, StorageRow, resolve_plan, storage_rows, 
                                 summary, total)
 from ..engines import lora as L
 from ..engines import vllm as E
-from ..engines.loading import Loading, mxfp4_expert_bytes
+from ..engines.loading import Loading, mxfp4_expert_bytes, triton_scale_copies
 from ..kinds import base as p
 from ..kinds.base import EXPERT, FIRST, LAST, SPREAD
 from ..models.quantization import Plan
@@ -69,10 +69,17 @@ def device_bytes(entries: list[Stored], layout: Layout,
     mx = {(s.layer, id(s.kind)) for s in entries
           if backend and s.fmt == "mxfp4" and s.part.role == EXPERT and len(s.part.shape) == 3}
     out = []
+    copies_added: set[tuple] = set()
     for s in entries:
         b = None
-        if mx and (s.layer, id(s.kind)) in mx:
+        key = (s.layer, id(s.kind))
+        if mx and key in mx:
             b = mxfp4_expert_bytes(s.part, backend, layout.tp, layout.ep)
+            if backend == "triton" and b is not None and key not in copies_added:
+                copies_added.add(key)  # the layer's swizzled scale copies, once
+                b += triton_scale_copies([x.part for x in entries
+                                          if (x.layer, id(x.kind)) == key and
+                                          x.fmt == "mxfp4"], layout.tp, layout.ep)
         out.append(s.bytes * share(s.part, layout) if b is None else b)
     return out
 

@@ -12,7 +12,7 @@ import pytest
 
 from flopcalc import api
 from flopcalc.commands.common import load
-from flopcalc.engines.loading import mxfp4_expert_bytes
+from flopcalc.engines.loading import mxfp4_expert_bytes, triton_scale_copies
 
 pytestmark = [pytest.mark.published, pytest.mark.engine]
 
@@ -69,6 +69,11 @@ def test_one_padded_expert_tensor_by_hand():
     # FlashInfer SM100 at tp 1: I' = H' = round_up(2880, 256) = 3072; down adds three fp32
     # per expert: 128 × (3072² / 2 + 3072 × 96 + 12) = 128 × 5,013,516 = 641,730,048
     assert mxfp4_expert_bytes(down, "flashinfer-sm100", 1, 1) == 641_730_048
+    # Triton's swizzled scale copies at tp 2 (Hopper: rows to 256, scale columns to 2): w13
+    # rows 2 × round_up(1440, 64) = 2944 → 3072, columns 2880/32 = 90: 128 × 3072 × 90 =
+    # 35,389,440; w2 rows 2880 → 3072, columns 1472/32 = 46: 128 × 3072 × 46 = 18,087,936
+    up = _expert("gpt-oss-120b", "up")
+    assert triton_scale_copies([gate, up, down], 2, 1) == 35_389_440 + 18_087_936
     # expert parallelism over 4: 32 whole experts, I unsplit (2944 under Marlin):
     # 32 × (2944 × 3072 / 2 + 2944 × 96) = 32 × (4,521,984 + 282,624) = 153,747,456
     assert mxfp4_expert_bytes(gate, "marlin", 1, 4) == 153_747_456
@@ -84,10 +89,12 @@ def test_padding_adds_what_vllm_allocates_over_the_checkpoint():
     kept = api.serve("gpt-oss-20b", accelerator="mi300x", kv_memory="1GiB").weights
     assert marlin.device_bytes[0] - kept.device_bytes[0] == 917_962_752
     assert "checkpoint stores them" in kept.loading
-    # Triton on H100: no padding of 2880 (a multiple of 64), biases in fp32: 17,280 more
-    # bytes per expert, × 768 = 13,271,040
+    # Triton on H100: no padding of 2880 (a multiple of 64), biases in fp32 (17,280 more bytes
+    # per expert), and the swizzled scale copies kept beside the loaded scales: w13
+    # round_up(5760, 256) × round_up(90, 2) = 5888 × 90 = 529,920, w2 round_up(2880, 256) × 90 =
+    # 3072 × 90 = 276,480. (17,280 + 529,920 + 276,480) × 768 = 632,586,240
     triton = api.serve("gpt-oss-20b", accelerator="h100", kv_memory="1GiB").weights
-    assert triton.device_bytes[0] - kept.device_bytes[0] == 13_271_040
+    assert triton.device_bytes[0] - kept.device_bytes[0] == 632_586_240
     assert "triton" in triton.loading
     # a dense model has nothing to pad
     dense = api.serve("llama-3.1-8b", kv_memory="1GiB")
