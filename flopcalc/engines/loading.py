@@ -75,7 +75,9 @@ class Loading:
                     f"({self.reason})")
         i, h, bias, _ = MXFP4_BACKENDS[self.mxfp4_backend]
         pad = (f"intermediate per rank rounded up to {i}"
-               + (f", hidden to {h}" if h > 1 else "") + f", biases {8 * bias}-bit")
+               + (f", hidden to {h}" if h > 1 else "") + f", biases {8 * bias}-bit"
+               + (", the loaded scales kept beside their swizzled copy (Hopper's layout: rows "
+                  "to 256)" if self.mxfp4_backend == "triton" else ""))
         return (f"vLLM's loading layout: MXFP4 experts as its {self.mxfp4_backend} MoE backend "
                 f"allocates them ({pad}; {self.reason}; "
                 "model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.create_weights)")
