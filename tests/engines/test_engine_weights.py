@@ -99,3 +99,20 @@ def test_padding_adds_what_vllm_allocates_over_the_checkpoint():
     # a dense model has nothing to pad
     dense = api.serve("llama-3.1-8b", kv_memory="1GiB")
     assert "no MXFP4 experts" in dense.weights.loading
+
+
+def test_the_backend_is_chosen_on_the_command_line():
+    # FlashInfer SM100 at tp 1 on gpt-oss-20b: I' = H' = 3072, fp32 biases, three fp32 per
+    # expert: per expert w13 6144 × 1536 + 6144 × 96, w2 3072 × 1536 + 3072 × 96, biases
+    # (6144 + 3072) × 4, + 12 = 9,437,184 + 589,824 + 4,718,592 + 294,912 + 36,864 + 12 =
+    # 15,077,388; over the checkpoint's 13,236,480: 1,840,908 × 768 = 1,413,817,344 more
+    import json
+
+    from tests.conftest import run_process
+
+    args = ("serve", "gpt-oss-20b", "--kv-memory", "1GiB", "-f", "json")
+    fi = json.loads(run_process(*args, "--mxfp4-backend", "flashinfer-sm100").stdout)
+    kept = json.loads(run_process(*args, "--accelerator", "mi300x").stdout)
+    assert fi["weights"]["layout"] == "flashinfer-sm100"
+    assert fi["weights"]["device_bytes"][0] - kept["weights"]["device_bytes"][0] == \
+        1_413_817_344
