@@ -198,17 +198,22 @@ _ALL = (
     Option("engine", "text", "The serving engine (flopcalc/engines/registry.py): vllm (its "
            "capacity arithmetic is vLLM 0.33.0's blocks), sglang (adds its token pool, "
            "max_total_num_tokens, with SGLang's own options below) or trtllm (takes vLLM's); "
-           "each with its per-step overhead under load.", "vllm", metavar="NAME"),
+           "each with its per-step overhead under load. vllm==X.Y takes that release's "
+           "defaults (0.6, 0.8, 0.10, 0.11, 0.33).", "vllm", metavar="NAME"),
     _length("max_model_len", "Longest request the engine admits (--max-model-len). Default: the "
             "model's context."),
-    Option("gpu_memory_utilization", "share", "Share of each device's memory the engine takes "
-           "(vLLM 0.33's default).", "0.92", metavar="F"),
+    Option("gpu_memory_utilization", "share", "Share of each device's memory the engine takes. "
+           "Default: the engine version's (vLLM 0.33: 0.92; --engine vllm==0.10: 0.9).",
+           metavar="F"),
     Option("block_size", "count", "Tokens per KV block. Default: 16 (64 for DeepSeek's sparse "
            "MLA and for --kv-cache-dtype fp8_ds_mla: FlashMLA-sparse's pages); hybrid models "
            "grow it to fit a state page.", metavar="N"),
     Option("max_num_batched_tokens", "count", "Tokens per engine step (chunked prefill); window "
-           "layers keep room for the steps in flight.", 8192, metavar="N"),
-    Option("max_num_seqs", "count", "Sequences the scheduler runs at once.", 1024, metavar="N"),
+           "layers keep room for the steps in flight. Default: the engine version's (vLLM 0.33: "
+           "8192; older ones by device, and without chunked prefill max(max_model_len, 2048)).",
+           metavar="N"),
+    Option("max_num_seqs", "count", "Sequences the scheduler runs at once. Default: the engine "
+           "version's (vLLM 0.33: 1024).", metavar="N"),
     Option("async_scheduling", "flag", "Async scheduling: one more step in flight (window layers "
            "keep 2 x max_num_batched_tokens more).", True),
     Option("prefix_caching", "flag", "Prefix caching (recurrent layers then keep states in align "
@@ -222,6 +227,16 @@ _ALL = (
     Option("gdn_prefill_backend", "choice", "Gated DeltaNet prefill kernel (auto: FlashInfer on "
            "H100/H200/B200, which keeps a prefill checkpoint block).", "auto",
            ("auto", "flashinfer", "triton")),
+    Option("mxfp4_backend", "choice", "vLLM's MXFP4 MoE kernels, which pad the experts as they "
+           "load (auto: its choice for --accelerator; Marlin without one).", "auto",
+           ("auto", "marlin", "triton", "flashinfer-sm90", "flashinfer-sm100")),
+    Option("max_loras", "count", "LoRA adapters in one batch (vLLM --max-loras; turns LoRA "
+           "on): the adapter slots it reserves on each device come out of the cache.",
+           metavar="N"),
+    Option("max_lora_rank", "count", "Largest adapter rank (vLLM --max-lora-rank: 1, 8, 16, 32, "
+           "64, 128, 256, 320 or 512; default 16 with LoRA on).", metavar="R"),
+    Option("max_cpu_loras", "count", "Adapters kept in host memory (vLLM --max-cpu-loras; at "
+           "least --max-loras; host memory only).", metavar="N"),
     Option("kv_memory", "text", "Bytes per device for the cache, as the engine logs 'Available "
            "KV cache memory' (one value, or one per pipeline stage, comma-separated). Default: "
            "estimated.", metavar="BYTES"),

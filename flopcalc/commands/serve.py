@@ -16,11 +16,12 @@ from .options import CAUSAL, OPTIONS, pick
 ENGINE_OPTIONS = tuple(option for e in ENGINES.values() for option in e.options)
 
 
-def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> Any:
-    """The engine of --engine, with each engine-owned option given checked against it."""
-    from ..engines.registry import engine, owner
+def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> tuple[Any, Any]:
+    """The engine of --engine and the release whose defaults it names (None: today's), with
+    each engine-owned option given checked against it."""
+    from ..engines.registry import owner, parse
 
-    chosen = engine(name)
+    chosen, version = parse(name)
     for option, value in given.items():
         own = owner(option) if value is not None else None
         if own is not None and own is not chosen:
@@ -32,25 +33,27 @@ def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> Any:
     if kv_cache_dtype == "int8":
         raise FlopcalcError("--kv-cache-dtype int8: vLLM and SGLang keep no int8 KV cache; "
                             "choose fp8 (or size an int8 cache with flopcalc infer)")
-    return chosen
+    return chosen, version
 
 
 def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_utilization,
         block_size, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, async_scheduling,
         prefix_caching, hybrid_kv_cache_manager, mamba_cache_dtype, mamba_ssm_cache_dtype,
-        gdn_prefill_backend, kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
+        gdn_prefill_backend, mxfp4_backend, max_loras, max_lora_rank, max_cpu_loras,
+        kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
         draft, draft_tokens, acceptance, prompt, gen, batch, network, efficiency, compute_dtype,
         compute_efficiency, memory_efficiency, peak, bandwidth, attention, engine, concurrency,
         request_rate, requests, random_state, range_ratio, pareto, price, board_watts,
         prefill_devices, mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
         context_length, set):  # noqa: A002
     values = dict(locals())  # serve's parsed options, for an engine's own capacity
-    chosen = _engine(engine, values, kv_cache_dtype)
+    chosen, version = _engine(engine, values, kv_cache_dtype)
     engine = chosen.name
 
     from ..numbers import parse_bytes
     from ..predict.latency import Network
     from ..reports.serve import SHAPE_FACTOR, Draft, build_serve_report
+    from ..reports.serve_weights import lora_options
 
     dp = data_parallel(count, dp, tp, pp)
     loaded = load(model, set)
@@ -71,6 +74,13 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
     found = platform(accelerator, compute_dtype, None, peak, bandwidth, network=network,
                      efficiency=efficiency, timed=accelerator is not None or peak is not None)
     hw = found.hw
+    defaults = _defaults(version, loaded, hw, max_model_len, gpu_memory_utilization,
+                         max_num_batched_tokens, max_num_seqs,
+                         bool(draft) or any(x is not None for x in
+                                            (max_loras, max_lora_rank, max_cpu_loras)))
+    gpu_memory_utilization, max_num_batched_tokens, max_num_seqs = defaults[:3]
+    values.update(gpu_memory_utilization=gpu_memory_utilization,
+                  max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs)
     memories = None
     if kv_memory is not None:
         memories = [parse_bytes(x.strip(), "--kv-memory") for x in str(kv_memory).split(",")]
@@ -120,17 +130,21 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         max_num_seqs=max_num_seqs, async_scheduling=async_scheduling,
         prefix_caching=prefix_caching, hybrid_kv_cache_manager=hybrid_kv_cache_manager,
         mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
-        gdn_prefill_backend=gdn_prefill_backend, kv_memory=memories, kv_blocks=kv_blocks,
+        gdn_prefill_backend=gdn_prefill_backend, mxfp4_backend=mxfp4_backend,
+        lora=lora_options(max_loras, max_lora_rank, max_cpu_loras),
+        kv_memory=memories, kv_blocks=kv_blocks,
         weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
         draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
         compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
     if pareto:
         report = _pareto(loaded, common, load_opts, count or dp * tp * pp, pp)
         report.warnings.extend(found.warnings)
+        _versioned(report, version, defaults[3], async_scheduling, prefix_caching)
         return report
     report = build_serve_report(loaded, tp=tp, dp=dp, ep=ep, attention=attention,
                                 load=load_opts, **common)
     report.warnings.extend(found.warnings)
+    _versioned(report, version, defaults[3], async_scheduling, prefix_caching)
     if ssm_from is None and mamba_ssm_cache_dtype == "auto" and \
             report.settings.mamba_cache_mode is not None:
         report.warnings.append(
@@ -146,6 +160,53 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         values["kv_memory"] = memories
         getattr(importlib.import_module(path), function)(report, loaded, hw, values)
     return report
+
+
+def _versioned(report, version, line: str, async_scheduling: bool,
+               prefix_caching: bool) -> None:
+    """Say which release's defaults the report took (--engine vllm==X.Y), and which of its
+    defaults the on/off flags (today's, on) do not follow."""
+    if version is None:
+        return
+    report.settings.engine += f" (defaults of vLLM {version.version})"
+    report.conventions.append(line)
+    off = [flag for flag, on, old in (
+        ("--no-async-scheduling", async_scheduling, version.version != "0.33"),
+        ("--no-prefix-caching", prefix_caching, version.engine == "V0")) if on and old]
+    if off:
+        report.warnings.append(f"vLLM {version.version} ran without "
+                               + " and ".join(f.removeprefix("--no-").replace("-", " ")
+                                              for f in off)
+                               + f" by default; give {' '.join(off)} to match it")
+
+
+def _defaults(version, loaded, hw, max_model_len, utilization, batched, seqs,
+              lora_or_draft) -> tuple[Any, int, int, str]:
+    """gpu_memory_utilization, max_num_batched_tokens and max_num_seqs as given, else as the
+    engine version's `vllm serve` chose them (vLLM 0.33 when no version is named), and a line
+    saying which release's defaults were taken and why."""
+    from ..engines import vllm as E
+    from ..engines.registry import CURRENT, VLLM_DEFAULTS
+
+    d = version or VLLM_DEFAULTS[CURRENT]
+    if version is None:  # today's defaults, as they have always been
+        return (utilization if utilization is not None else Fraction(92, 100),
+                batched if batched is not None else E.DEFAULT_MAX_NUM_BATCHED_TOKENS,
+                seqs if seqs is not None else E.DEFAULT_MAX_NUM_SEQS, "")
+    length = max_model_len if max_model_len is not None else loaded.spec.max_seq_len or 0
+    layouts = {c.layout for _, cs in E.model_caches(loaded.spec, 1) for c in cs}
+    chunked = d.chunked_prefill(length, bool(layouts & {"sliding", "chunked"}),
+                                "state" in layouts, lora_or_draft)
+    device = (hw.name, hw.memory_bytes or 0) if hw is not None else None
+    tokens, sequences, why = d.batch(device, length, chunked)
+    line = (f"defaults of vLLM {d.version} ({d.engine} engine) where an option is not given: "
+            f"gpu_memory_utilization {d.gpu_memory_utilization}, chunked prefill "
+            f"{'on' if chunked else 'off'}, block size 16, {why}"
+            + ("" if hw is not None else "; no accelerator named: vLLM's row for other GPUs")
+            + f" ({d.source}); the cache arithmetic is vLLM {E.VLLM_VERSION}'s")
+    return (utilization if utilization is not None else Fraction(d.gpu_memory_utilization),
+            batched if batched is not None else tokens,
+            seqs if seqs is not None else sequences, line)
 
 
 def _load_options(hw, eff, dtype, engine, concurrency, request_rate, requests, random_state,
@@ -231,7 +292,8 @@ COMMAND = Command(
     (*pick("accelerator", "count", "tp", "pp", "dp", "ep", "max_model_len",
            "gpu_memory_utilization", "block_size", "kv_cache_dtype", "max_num_batched_tokens",
            "max_num_seqs", "async_scheduling", "prefix_caching", "hybrid_kv_cache_manager",
-           "mamba_cache_dtype", "mamba_ssm_cache_dtype", "gdn_prefill_backend", "kv_memory",
+           "mamba_cache_dtype", "mamba_ssm_cache_dtype", "gdn_prefill_backend",
+           "mxfp4_backend", "max_loras", "max_lora_rank", "max_cpu_loras", "kv_memory",
            "kv_blocks", "weights_dtype", "experts_dtype", "shared_prefix", "draft",
            "draft_tokens", "acceptance", "prompt", "gen", "batch", "network", "efficiency",
            "compute_dtype", "compute_efficiency", "memory_efficiency", "peak", "bandwidth"),

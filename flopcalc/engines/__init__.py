@@ -8,4 +8,7 @@ Modules:
   capacity arithmetic and options (a new engine is an entry here).
 - `vllm`: vLLM's paged KV-cache blocks, cache groups and maximum concurrency.
 - `sglang`: SGLang's token pool (`max_total_num_tokens`).
+- `loading`: weights as vLLM allocates them per device (MXFP4 experts padded for its MoE
+  backend).
+- `lora`: the LoRA adapter slots vLLM reserves on each device.
 """

@@ -107,3 +107,96 @@ def engine(name: str) -> ServingEngine:
 def owner(option: str) -> Optional[ServingEngine]:
     """The engine whose own option `option` is (None: every engine's)."""
     return next((e for e in ENGINES.values() if option in e.options), None)
+
+
+# ----------------------------------------------------------------------- vLLM versions' defaults
+
+
+@dataclass(frozen=True)
+class VllmDefaults:
+    """What `vllm serve` chose when an option was not given, in one release line: the share of
+    the device it takes, its token budget per step and sequences per step (which may depend on
+    the device), and whether prefills are chunked (V0: only for long contexts). The cache
+    arithmetic stays vLLM 0.33.0's (`engines.vllm`); these are the defaults it is fed."""
+
+    version: str
+    gpu_memory_utilization: str  # a decimal, as `--gpu-memory-utilization` takes it
+    engine: str  # V0 or V1
+    source: str
+
+    def chunked_prefill(self, max_model_len: int, window: bool, recurrent: bool,
+                        lora_or_draft: bool = False) -> bool:
+        """V1 always chunks prefills (`_set_default_args_v1`: "V1 always uses chunked
+        prefills"); V0 0.6 only for contexts over 32,768 tokens without sliding windows,
+        recurrent (seqlen-agnostic) layers, LoRA, speculative decoding or prefix caching (off by
+        default in V0): `EngineArgs.create_engine_config`."""
+        if self.engine == "V1":
+            return True
+        return max_model_len > 32768 and not window and not recurrent and not lora_or_draft
+
+    def batch(self, device: Optional[tuple[str, int]], max_model_len: int, chunked: bool
+              ) -> tuple[int, int, str]:
+        """(max_num_batched_tokens, max_num_seqs, why) for a device (its name and memory in
+        bytes; None: none named, which vLLM's table treats as a small GPU)."""
+        name, memory = (device[0].lower(), device[1]) if device else ("", 0)
+        if self.engine == "V0":  # config.py SchedulerConfig; arg_utils EngineArgs.max_num_seqs
+            if chunked:
+                return 512, 256, "V0 with chunked prefill: 512 tokens (SchedulerConfig)"
+            return max(max_model_len, 2048), 256, ("V0 without chunked prefill: max(max_model_len, "
+                                                   "2048) tokens (SchedulerConfig)")
+        if self.version == "0.8":  # large defaults by device name only
+            if "h100" in name or "h200" in name:
+                return 8192, 1024, "an H100/H200: 8192 tokens (_set_default_args_v1)"
+            return 2048, 1024, "not an H100/H200: 2048 tokens (_set_default_args_v1)"
+        if self.version in ("0.10", "0.11"):
+            if memory >= 70 * (1 << 30) and "a100" not in name:
+                return 8192, 1024, ">= 70 GiB and not an A100: 8192 tokens, 1024 sequences"
+            return 2048, 256, "< 70 GiB or an A100: 2048 tokens, 256 sequences"
+        return 8192, 1024, "8192 tokens, 1024 sequences (vllm serve on >= 70 GiB GPUs)"
+
+
+# Read from each release's source distribution on the Python package index (paths in it).
+VLLM_DEFAULTS: dict[str, VllmDefaults] = {
+    "0.6": VllmDefaults("0.6", "0.90", "V0", "vLLM 0.6.0 vllm/engine/arg_utils.py (EngineArgs: "
+                        "gpu_memory_utilization 0.90, block_size 16, max_num_seqs 256; "
+                        "create_engine_config: chunked prefill only past 32K) and vllm/config.py "
+                        "(SchedulerConfig: max_num_batched_tokens)"),
+    "0.8": VllmDefaults("0.8", "0.90", "V1", "vLLM 0.8.0 vllm/engine/arg_utils.py (EngineArgs "
+                        "gpu_memory_utilization 0.90; _set_default_args_v1: chunked prefill "
+                        "always, 8192 tokens on H100/H200 else 2048, max_num_seqs 1024); V1 the "
+                        "default engine (vllm/envs.py VLLM_USE_V1=1)"),
+    "0.10": VllmDefaults("0.10", "0.9", "V1", "vLLM 0.10.0 vllm/config.py (CacheConfig "
+                         "gpu_memory_utilization 0.9) and vllm/engine/arg_utils.py "
+                         "(_set_default_args_v1: 8192 tokens and 1024 sequences at >= 70 GiB "
+                         "but not an A100, else 2048 and 256)"),
+    "0.11": VllmDefaults("0.11", "0.9", "V1", "vLLM 0.11.0 vllm/config/cache.py "
+                         "(gpu_memory_utilization 0.9) and vllm/engine/arg_utils.py "
+                         "(_set_default_args: as 0.10)"),
+    "0.33": VllmDefaults("0.33", "0.92", "V1", "vLLM 0.33.0 config/cache.py "
+                         "(gpu_memory_utilization 0.92) and engine/arg_utils.py (8192 tokens, "
+                         "1024 sequences for vllm serve)"),
+}
+CURRENT = "0.33"
+
+
+def parse(text: str) -> tuple[ServingEngine, Optional[VllmDefaults]]:
+    """`NAME` or `NAME==X.Y` (a release line whose defaults flopcalc knows: vLLM's alone)."""
+    from ..errors import FlopcalcError
+
+    if not isinstance(text, str) or "==" not in text:
+        return engine(text), None
+    name, _, version = text.partition("==")
+    chosen = engine(name.strip())
+    version = version.strip()
+    if chosen is not ENGINES["vllm"]:
+        raise FlopcalcError(f"--engine {chosen.name}=={version[:20]!r}: flopcalc knows the "
+                            "defaults of vLLM's releases only; give --engine "
+                            f"{chosen.name} and its options")
+    # 0.10.1.1 and 0.10 name the same release line
+    line = ".".join(version.split(".")[:2])
+    found = VLLM_DEFAULTS.get(line)
+    if found is None:
+        raise FlopcalcError(f"--engine vllm=={version[:20]!r}: flopcalc knows the defaults of "
+                            f"vLLM {', '.join(VLLM_DEFAULTS)}; give one of them (or plain "
+                            "--engine vllm for 0.33)")
+    return chosen, found

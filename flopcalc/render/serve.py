@@ -49,7 +49,7 @@ def serve_tables(report: "ServeReport", nums: Numbers) -> list[Any]:
     out += capacity_tables(c, s, nums)
     if report.sglang is not None:
         out += sglang_tables(report.sglang, nums)
-    out.append(weights_table(report.weights, c.memory, nums))
+    out.append(weights_table(report.weights, c.memory, nums, report.lora))
     if report.prefix is not None:
         out.append(prefix_table(report.prefix, nums))
     if report.speculative is not None:
@@ -82,7 +82,9 @@ def serve_brief(report: "ServeReport") -> str:
              f"({_gib(max(report.weights.device_bytes))} GiB), "
              f"{s.weights_dtype}" + (f", experts {s.experts_dtype}"
                                      if s.experts_dtype != s.weights_dtype else "")
-             + f" ({report.weights.source.split(';')[0]})",
+             + f" ({report.weights.source.split(';')[0]})"
+             + (f"; LoRA slots {max(report.lora.device_bytes):,} bytes"
+                if report.lora is not None else ""),
              f"memory        {c.memory.stages[0].available_bytes:,} bytes per device for the "
              f"cache ({c.memory.source}; {c.memory.stages[0].available_gib} GiB)",
              f"blocks        {c.num_blocks:,} of {c.bytes_per_block:,} bytes; "
@@ -167,7 +169,7 @@ def serve_csv(report: "ServeReport") -> str:
     key = [report.model.name, s.max_model_len, s.tp, s.pp, s.dp]
     rows = []
     for section in ("settings", "capacity", "weights", "prefix", "speculative", "timing",
-                    "performance", "pareto", "disaggregated", "sglang"):
+                    "performance", "pareto", "disaggregated", "sglang", "lora"):
         value = doc.get(section)
         if not isinstance(value, dict):
             continue

@@ -3,17 +3,18 @@ device of each stage holds, and the estimate's memory rows. Formatting only."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from .output import new_table
 from .text import Numbers
 
 if TYPE_CHECKING:
     from ..reports.serve_capacity import MemoryBudget
-    from ..reports.serve_weights import Weights
+    from ..reports.serve_weights import LoraReservation, Weights
 
 
-def weights_table(w: "Weights", memory: "MemoryBudget", nums: Numbers) -> Any:
+def weights_table(w: "Weights", memory: "MemoryBudget", nums: Numbers,
+                  lora: "Optional[LoraReservation]" = None) -> Any:
     table = new_table("Weights", ["", "bytes"])
     table.add_row(f"{w.params:,} params, {w.dtype}" + (f" (experts {w.experts_dtype})"
                                                         if w.experts_dtype != w.dtype else ""),
@@ -22,8 +23,15 @@ def weights_table(w: "Weights", memory: "MemoryBudget", nums: Numbers) -> Any:
         for r in w.storage:
             table.add_row(f"  {r.module}, {r.format}", nums.bytes(r.bytes))
     for i, b in enumerate(w.device_bytes):
-        table.add_row("per device" + (f", stage {i}" if len(w.device_bytes) > 1 else ""),
+        table.add_row("per device" + (f", stage {i}" if len(w.device_bytes) > 1 else "")
+                      + (f" (as vLLM's {w.layout} MoE kernels load it)"
+                         if w.layout != "checkpoint" else ""),
                       nums.bytes(b))
+    if lora is not None:  # allocated with the weights
+        for i, b in enumerate(lora.device_bytes):
+            table.add_row(f"LoRA slots ({lora.max_loras} x rank {lora.max_lora_rank}) per "
+                          "device" + (f", stage {i}" if len(lora.device_bytes) > 1 else ""),
+                          nums.bytes(b))
     if memory.source == "estimated":
         st = memory.stages[0]
         if st.requested_bytes is not None:

@@ -32,7 +32,9 @@ from .serve_load import Disaggregated, LoadOptions, Pareto, Performance
 from .serve_prefix import PrefixSharing, cached_tokens, prefix_sharing
 from .serve_sglang import SglangCapacity
 from .serve_speculative import CONVENTION, Draft, Speculation, expected_tokens, speculation
-from .serve_weights import WeightFormats, Weights, build_weights, draft_weight_bytes
+from ..engines.loading import choose
+from .serve_weights import (LoraOptions, LoraReservation, WeightFormats, Weights,
+                            build_weights, draft_weight_bytes, reserve)
 
 __all__ = ["SHAPE_FACTOR", "Draft", "ServeOptions", "ServeReport", "ServeSettings",
            "build_serve_report", "config_ssm_dtype", "serve_report"]
@@ -90,6 +92,7 @@ class ServeReport(Report):
     disaggregated: Optional[Disaggregated] = None
     pareto: Optional[Pareto] = None
     sglang: Optional[SglangCapacity] = None  # --engine sglang: its token pool
+    lora: Optional[LoraReservation] = None  # --max-loras: vLLM's adapter slots
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class ServeOptions:
     draft: Optional[Draft] = None
     load: Optional[LoadOptions] = None  # under load (--concurrency, --request-rate, --pareto)
     pareto: bool = False  # one layout's points of the Pareto front
+    lora: Optional[LoraOptions] = None  # --max-loras, --max-lora-rank, --max-cpu-loras
 
 
 # --------------------------------------------------------------------------------- building
@@ -123,7 +127,9 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                        compute_efficiency: Optional[Fraction] = None,
                        memory_efficiency: Optional[Fraction] = None,
                        efficiency_source: str = "", attention: str = "causal",
-                       load: Optional[LoadOptions] = None, pareto: bool = False) -> ServeReport:
+                       load: Optional[LoadOptions] = None, pareto: bool = False,
+                       mxfp4_backend: str = "auto",
+                       lora: Optional[LoraOptions] = None) -> ServeReport:
     """The command's keywords gathered into `ServeOptions` (`serve_report`)."""
     return serve_report(loaded, ServeOptions(
         layout=ServeLayout(tp, pp, dp, ep),
@@ -136,10 +142,10 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
             mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
             gdn_prefill_backend=gdn_prefill_backend),
         memory=CacheMemory(kv_memory, kv_blocks),
-        formats=WeightFormats(weights_dtype, experts_dtype),
+        formats=WeightFormats(weights_dtype, experts_dtype, mxfp4_backend),
         request=Request(prompt, gen, batch, shared_prefix, attention),
         machine=Machine(hw, network, compute_efficiency, memory_efficiency, efficiency_source),
-        draft=draft, load=load, pareto=pareto))
+        draft=draft, load=load, pareto=pareto, lora=lora))
 
 
 def serve_report(loaded: LoadedModel, o: ServeOptions) -> ServeReport:
@@ -151,9 +157,15 @@ def serve_report(loaded: LoadedModel, o: ServeOptions) -> ServeReport:
     max_model_len, len_source, warnings = context_length(loaded, o.engine.max_model_len)
     storage = o.formats.plan(loaded)
     setup = engine_setup(loaded, o.engine, lay, o.draft, max_model_len, o.machine.hw)
+    hw = o.machine.hw
+    loading = choose(o.formats.mxfp4_backend, hw.architecture if hw is not None else None)
     weights, stage_w = build_weights(spec, lay.replica, storage, draft_weight_bytes(
-        spec, o.draft, lay.replica, storage, setup.engine))
-    available = available_memory(spec, o.engine, o.memory, o.machine.hw, setup, stage_w,
+        spec, o.draft, lay.replica, storage, setup.engine), loading)
+    lora = None
+    if o.lora is not None:  # allocated with the weights: out of the cache's memory
+        lora = reserve(spec, storage, lay.replica, o.lora, setup.engine.model_dtype)
+        stage_w = [w + r for w, r in zip(stage_w, lora.device_bytes)]
+    available = available_memory(spec, o.engine, o.memory, hw, setup, stage_w,
                                  storage.source)
     plan = E.plan(setup.layers, setup.engine, available.bytes, spec.n_layers("decoder"))
     if not plan.fits:
@@ -163,13 +175,12 @@ def serve_report(loaded: LoadedModel, o: ServeOptions) -> ServeReport:
                               o.engine.max_num_seqs, o.request.tokens)
     prefix = prefix_sharing(spec, plan, o.request, max_model_len) \
         if o.request.shared_prefix else None
-    hw = o.machine.hw
     report = ServeReport(
         schema_version=SCHEMA_VERSION, command="serve", model=model_info(loaded),
         settings=_settings(o, setup, plan, max_model_len, len_source, weights),
         conventions=[], capacity=capacity, weights=weights, prefix=prefix, speculative=None,
         accelerator=accelerator_info(hw) if hw is not None else None, timing=None,
-        warnings=warnings)
+        warnings=warnings, lora=lora)
     _timed(report, o, spec, costs, plan, setup.engine, storage)
     if o.load is not None:
         _under_load(report, o, spec, costs, plan)
@@ -273,6 +284,8 @@ def _conventions(r: ServeReport, engine: E.Engine, plan: E.Plan, o: ServeOptions
     """Each part's lines, in the order the report shows the parts."""
     lines = serve_capacity.conventions(engine, plan, {g.kind for g in r.capacity.groups})
     lines += serve_weights.conventions(r.weights)
+    if r.lora is not None:
+        lines.append(r.lora.how)
     if r.prefix is not None:
         lines += serve_prefix.conventions(o.request.attention)
     if r.speculative is not None:

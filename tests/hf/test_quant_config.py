@@ -289,10 +289,10 @@ def test_infer_reads_the_checkpoint_too(tmp_path):
 
 
 # Engines' "Model loading took" lines for real checkpoints (reference data, not tuned to): the
-# per-device weights from the config.json alone. Layouts that pad or repack (MXFP4 for the
-# Marlin kernel) are not modelled, so gpt-oss stays below its log.
+# per-device weights from the config.json alone, as vLLM lays them out (gpt-oss's MXFP4
+# experts padded for Marlin, which the log's warning names).
 CHECKS = [
-    ("vllm_i23278_gptoss120b_1xh100", DATA / "moe" / "gpt-oss-120b.json", {}, 0, 0.10),
+    ("vllm_i23278_gptoss120b_1xh100", DATA / "moe" / "gpt-oss-120b.json", {}, 0, 0.03),
     ("deepseek_i205_dsv3_fp8_32x4090_tp8pp4", DATA / "moe" / "deepseek-v3.json",
      {"tp": 8, "pp": 4}, 0, 0.03),
     ("vllm_i6746_llama31_405b_fp8_8xh100", DATA / "quant" / "llama-3.1-405b-instruct-fp8.json",
