@@ -40,10 +40,10 @@ device keeps the checkpoint's bytes here).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from ..records import dataclass
 from ..errors import FlopcalcError
 from ..kinds.base import EXPERT, Part, cdiv
 
