@@ -40,6 +40,10 @@ _ALL = (
     Option("points", "count", "With a range: this many log-spaced integer lengths.",
            metavar="N"),
     _length("tgt_seq", "Target (decoder) length of an encoder-decoder model. Default: --seq."),
+    Option("packed", "text", "Samples packed into each sequence, attending only within "
+           "themselves: their lengths, summing to --seq (1k,2k,1k; LxN for N samples of L: "
+           "4kx8). Attention pairs become Σ Lᵢ² (causal Σ Lᵢ(Lᵢ+1)/2). Default: one sample.",
+           metavar="LENGTHS"),
     Option("batch", "count", "Sequences in one forward pass (serve: decoding together on each "
            "replica).", 1, metavar="B"),
     Option("tokens", "count", "Training tokens D (300B, 1.5T, 3e11). Default: published, else "

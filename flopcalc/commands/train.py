@@ -9,7 +9,7 @@ from .common import load, platform
 from .options import CAUSAL, OPTIONS, pick
 
 
-def run(model, *, mfu, tokens, seq, attention, scan, recompute, accelerator, count, days,
+def run(model, *, mfu, tokens, seq, packed, attention, scan, recompute, accelerator, count, days,
         dtype, peak, price, images, image_size, set):  # noqa: A002
     from ..reports.train import build_train_report
 
@@ -26,14 +26,15 @@ def run(model, *, mfu, tokens, seq, attention, scan, recompute, accelerator, cou
                             "or --peak FLOP/s per device")
     return build_train_report(load(model, set), hw, mfu, seq=seq, tokens=tokens,
                               attention=attention, recompute=recompute == "full", price=price,
-                              days=days, images=images, image_size=image_size, scan=scan)
+                              days=days, images=images, image_size=image_size, scan=scan,
+                              packed=packed)
 
 
 COMMAND = Command(
     "train", "Wall-clock days, accelerator-hours and cost to train on D tokens, for the exact "
     "count and 6ND; or, with --days, the devices needed.",
     (OPTIONS["mfu"].but(required=True, why="the time is FLOPs over the utilisation you assume"),
-     *pick("tokens", "seq"), OPTIONS["attention"].but(default="causal", why=CAUSAL),
+     *pick("tokens", "seq", "packed"), OPTIONS["attention"].but(default="causal", why=CAUSAL),
      *pick("scan", "recompute", "accelerator", "count", "days", "dtype", "peak", "price",
            "images", "image_size", "set")),
     run, presentation=("format", "brief"), report=("train", "TrainReport"),

@@ -29,11 +29,14 @@ TANH = 1  # as in the GELU count
 
 
 def workload(spec: ModelSpec, seq: int, tgt_seq: int | None = None, batch: int = 1,
-             attention: Convention = "full", scan: Scan = "chunked") -> Workload:
-    """A Workload for `spec`; only an encoder-decoder model has a separate target length."""
+             attention: Convention = "full", scan: Scan = "chunked",
+             packed: tuple[int, ...] = ()) -> Workload:
+    """A Workload for `spec`; only an encoder-decoder model has a separate target length.
+    `packed`: sample lengths packed into each sequence (`Workload.packed`)."""
     if not spec.is_encoder_decoder or tgt_seq is None:
         tgt_seq = seq
-    return Workload(seq=seq, tgt_seq=tgt_seq, batch=batch, attention=attention, scan=scan)
+    return Workload(seq=seq, tgt_seq=tgt_seq, batch=batch, attention=attention, scan=scan,
+                    packed=packed)
 
 
 def output_tokens(spec: ModelSpec, w: Workload) -> int:

@@ -307,11 +307,13 @@ def _split(params: list[Part]) -> tuple[int, int, int]:
 
 
 @lru_cache(maxsize=64)
-def profile(spec: ModelSpec, seq: int) -> Profile:
-    """What the time model reads of `spec` at sequence length `seq` (one sequence)."""
+def profile(spec: ModelSpec, seq: int, packed: tuple[int, ...] = ()) -> Profile:
+    """What the time model reads of `spec` at sequence length `seq` (one sequence), with
+    `packed` samples attending within themselves (`Workload.packed`): the attention FLOPs a
+    variable-length flash kernel runs."""
     d = spec.d_model
-    full = Workload(seq, seq, 1, "full")
-    causal = Workload(seq, seq, 1, "causal")
+    full = Workload(seq, seq, 1, "full", packed=packed)
+    causal = Workload(seq, seq, 1, "causal", packed=packed)
     layers = []
     for g in spec.groups():
         fwd = layer_flops(g.layer, d, full)

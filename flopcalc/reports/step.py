@@ -18,6 +18,7 @@ from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
                      default_tokens, eager_hint, kernel_line, model_info)
+from .packing import packed_line
 from .published_mfu import against_published, published_mfu, where
 
 SECONDS_PER_DAY = 86_400
@@ -129,6 +130,8 @@ class RunSettings:
     attention: str  # the convention of MFU and HFU (--attention): causal or full
     flash: bool  # the attention kernel assumed: flash (no s² scores kept) or eager
     kernel: str  # "flash" or "eager", in a word
+    # sample lengths packed into each sequence (--packed); empty: one sample per sequence
+    packed: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -327,9 +330,9 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
                       unknown: list[str], capacity: Optional[int], mem: dict[str, Any],
                       tokens: Optional[int] = None, price: Optional[Fraction] = None,
                       extra_warnings: tuple[str, ...] = (),
-                      attention: str = "causal") -> StepReport:
+                      attention: str = "causal", packed: tuple[int, ...] = ()) -> StepReport:
     spec = loaded.spec
-    prof = profile(spec, seq)
+    prof = profile(spec, seq, packed)
     out = evaluate(spec, prof, lay, res.machine, capacity, unknown, **mem)
     lay = out.layout
     ends = {"low": out.low, "estimate": out.estimate, "high": out.high}
@@ -394,7 +397,10 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
     return StepReport(
         schema_version=SCHEMA_VERSION, command="step", model=model_info(loaded), seq=seq,
         layout=layout_info(lay), machine=machine_info(hw, res),
-        conventions=step_conventions(res, lay, out, attention),
+        conventions=step_conventions(res, lay, out, attention)
+        + ([packed_line(packed) + ": a variable-length flash kernel's FLOPs and time; "
+            "activation memory as one sample of --seq (flash keeps no s² tensor)"]
+           if packed else []),
         model_flops_per_step=model_flops,
         time={"step_seconds": Ends(seconds.low, seconds.estimate, seconds.high),
               "breakdown": {end: breakdown(t) for end, t in ends.items()}},
@@ -404,7 +410,8 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
         memory=memory, fits=fits,
         training=TrainingDays(tokens, source, days, hours, cost), unknowns=unknowns,
         warnings=warnings,
-        settings=RunSettings(attention, lay.flash, "flash" if lay.flash else "eager"),
+        settings=RunSettings(attention, lay.flash, "flash" if lay.flash else "eager",
+                             list(packed)),
         assumed=assumed_lines(unknown, lay),
         published=published_range(mfu.estimate, loaded.name, hw.name)
         if loaded.origin == "preset" else None)

@@ -13,6 +13,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Optional
 
+from ..errors import FlopcalcError
 from ..kinds import base as p
 from ..counting.model import (model_flops, model_params, mtp_flops, non_embedding,
                               output_tokens, workload)
@@ -23,6 +24,7 @@ from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, chunked_scans, context_warning,
                      default_seq, default_tokens, model_info, pct, scan_lines)
 from .images import ImagesInfo, image_lines, place
+from .packing import packed_line, parse_packed
 from .infer import AcceleratorInfo, accelerator_info, devices
 
 SECONDS_PER_DAY, SECONDS_PER_HOUR = 86_400, 3_600
@@ -43,6 +45,8 @@ class TrainSettings:
     days: Optional[float]  # the deadline the device count was solved for
     # images per sequence through the vision towers (--images); `seq` then counts their tokens
     images: list[ImagesInfo] = field(default_factory=list)
+    # sample lengths packed into each sequence (--packed); empty: one sample per sequence
+    packed: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -91,10 +95,15 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                        attention: p.Convention = "causal", recompute: bool = False,
                        price: Optional[Fraction] = None, days: Optional[Fraction] = None,
                        images: Optional[int] = None, image_size: Optional[str] = None,
-                       scan: p.Scan = "chunked") -> TrainReport:
+                       scan: p.Scan = "chunked", packed: Optional[str] = None) -> TrainReport:
     spec = loaded.spec
     seq = seq or default_seq(spec)
-    w, placed = place(spec, workload(spec, seq, None, 1, attention, scan), images, image_size)
+    samples = parse_packed(packed, seq, spec, loaded.name)
+    if samples and images:
+        raise FlopcalcError("--packed with --images: the image tokens would join the samples' "
+                            "lengths; give one or the other")
+    w, placed = place(spec, workload(spec, seq, None, 1, attention, scan, samples), images,
+                      image_size)
     seq = w.seq  # text + image tokens: the length the text model runs; D counts them too
     params = model_params(spec)
     n = non_embedding(model_params(spec, active=True))
@@ -134,14 +143,15 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                            f"{float(days):g} days (rounded up)")
     if price is not None:
         conventions.append(f"cost = accelerator-hours x {float(price):g} per accelerator-hour")
-    conventions += image_lines(spec, placed)
+    conventions += image_lines(spec, placed) + ([packed_line(samples)] if samples else [])
     return TrainReport(
         schema_version=SCHEMA_VERSION, command="train", model=model_info(loaded),
         settings=TrainSettings(seq, tokens, source, attention, scan,
                                "full" if recompute else "none",
                                hw.dtype, hw.count, float(mfu),
                                None if price is None else float(price),
-                               None if days is None else float(days), placed),
+                               None if days is None else float(days), placed,
+                               list(samples)),
         conventions=conventions,
         training=TrainFlops(tokens, n, cost.six_nd, cost.exact, cost.passes, cost.mtp,
                             pct(cost.exact - cost.six_nd, cost.exact), cost.rounded),
