@@ -116,6 +116,11 @@ _ALL = (
     Option("recompute", "choice", "Activation recomputation: selective recomputes the attention "
            "core (its s² tensors are not kept), full each layer's forward from its input.",
            "none", RECOMPUTE),
+    Option("recompute_modules", "text", "Megatron-Core's selective recomputation by module "
+           "(--recompute-granularity selective --recompute-modules), a comma list of core_attn, "
+           "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts: each frees its saved "
+           "tensors and runs its forward again in the backward pass. Implies --recompute "
+           "selective; core_attn alone is selective.", metavar="LIST"),
     Option("sequence_parallel", "flag", "Sequence parallelism over --tp: norms and dropout "
            "split too; reduce-scatter + all-gather instead of all-reduce.", False),
     Option("micro_batch", "count", "Sequences per micro-batch per data-parallel rank.",

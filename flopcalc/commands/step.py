@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from ..errors import FlopcalcError
 from .base import Command, Render
-from .common import data_parallel, expert_tp, load, machine
+from .common import data_parallel, expert_tp, load, machine, recompute_setting
 from .options import CAUSAL, OPTIONS, UNKNOWN, pick
 
 
@@ -43,7 +43,8 @@ def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recom
     return lay, seq, unknown
 
 
-def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_parallel,
+def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, recompute_modules,
+        sequence_parallel,
         micro_batch, global_batch, dropout, flash, schedule, fp8_recipe, lora_rank, qlora,
         dispatcher, moe_overlap, precision, optimizer, accelerator, count, network, efficiency,
         dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens, price, attention,
@@ -56,6 +57,7 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, seq
 
     loaded = load(model, set)
     spec = loaded.spec
+    recompute = recompute_setting(spec, loaded.name, recompute, recompute_modules)
     lay, seq, unknown = layout(
         spec, seq, tp=tp, pp=pp, vp=vp, dp=dp, cp=cp, ep=ep, zero=zero, recompute=recompute,
         sequence_parallel=sequence_parallel, micro_batch=micro_batch, global_batch=global_batch,
@@ -109,7 +111,7 @@ COMMAND = Command(
      OPTIONS["vp"].but(default=None, why=UNKNOWN + " (1, and every value that fits)"),
      *pick("dp", "cp", "ep", "etp", "zero"),
      OPTIONS["recompute"].but(default=None, why=UNKNOWN + " (the least that fits)"),
-     OPTIONS["sequence_parallel"],
+     OPTIONS["recompute_modules"], OPTIONS["sequence_parallel"],
      OPTIONS["micro_batch"].but(default=None, why=UNKNOWN + " (1, and every divisor that "
                                 "fits)"),
      OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),

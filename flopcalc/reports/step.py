@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Optional
 
+from ..counting.recompute import by_module, modules_of, reruns
+from ..counting.recompute import describe as describe_recompute
 from ..predict.communication import volumes
 from ..predict.plans import UNKNOWABLE, Outcome, Resolved, evaluate
 from ..predict.steptime import ADAPTED, SHAPE_FACTOR, Layout, StepTime, profile
@@ -245,6 +247,12 @@ def hardware_flops_per_sequence(prof: Any, lay: Layout, attention: str = "causal
         extra = forward - prof.head_flops
     elif lay.recompute == "selective":
         extra = attention_flops
+    elif by_module(lay.recompute):  # Megatron-Core's modules: the matmuls each runs again
+        mods = modules_of(lay.recompute)
+        extra = attention_flops if "core_attn" in mods else 0
+        for lp in prof.layers:
+            rerun = reruns(lp.layer, mods)
+            extra += lp.count * sum(g.flops for g in lp.gemms if rerun(g.name))
     return model + extra
 
 
@@ -397,7 +405,7 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
     return StepReport(
         schema_version=SCHEMA_VERSION, command="step", model=model_info(loaded), seq=seq,
         layout=layout_info(lay), machine=machine_info(hw, res),
-        conventions=step_conventions(res, lay, out, attention)
+        conventions=step_conventions(res, lay, out, attention) + describe_recompute(lay.recompute)
         + ([packed_line(packed) + ": a variable-length flash kernel's FLOPs and time; "
             "activation memory as one sample of --seq (flash keeps no s² tensor)"]
            if packed else []),
