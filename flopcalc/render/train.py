@@ -49,7 +49,7 @@ def train_brief(report: "TrainReport") -> str:
     lines = [f"{named(report.model)}: D {human(s.tokens)} tokens at seq {s.seq:,}, "
              f"{a.count:,} x {one_line(a.name)}, {s.dtype} peak, {100 * s.mfu:.4g}% MFU, "
              f"attention {s.attention}{scan_words(s.scan)}{packed_words(s.packed)}"
-             + (", recompute full" if s.recompute == "full" else ""),
+             + (f", recompute {s.recompute}" if s.recompute != "none" else ""),
              f"exact         {t.exact:,} FLOPs ({human(t.exact)}; attention {s.attention})",
              f"6ND           {t.six_nd:,} FLOPs ({human(t.six_nd)}), "
              f"{percent(t.six_nd_below_exact_pct)} below",

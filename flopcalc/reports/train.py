@@ -16,7 +16,8 @@ from typing import Optional
 from ..errors import FlopcalcError
 from ..kinds import base as p
 from ..counting.model import (model_flops, model_params, mtp_flops, non_embedding,
-                              output_tokens, workload)
+                              output_tokens, recomputed_flops, workload)
+from ..counting.recompute import describe as describe_recompute
 from ..predict.roofline import training_seconds
 from ..counting.training import training_cost
 from ..models.accelerators import Hardware
@@ -37,7 +38,9 @@ class TrainSettings:
     tokens_source: str
     attention: str
     scan: str  # how chunked scans count their core (--scan): chunked or recurrent
-    recompute: str  # none, or full (hardware FLOPs: one more forward)
+    # none, full (hardware FLOPs: one more forward) or Megatron-Core's recompute modules (a
+    # comma list: the matmuls they run again)
+    recompute: str
     dtype: str
     count: int
     mfu: float
@@ -92,7 +95,7 @@ def devices_for(flops: int, days: Fraction, peak: int, mfu: Fraction) -> int:
 
 def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                        seq: Optional[int] = None, tokens: Optional[int] = None,
-                       attention: p.Convention = "causal", recompute: bool = False,
+                       attention: p.Convention = "causal", recompute: str = "none",
                        price: Optional[Fraction] = None, days: Optional[Fraction] = None,
                        images: Optional[int] = None, image_size: Optional[str] = None,
                        scan: p.Scan = "chunked", packed: Optional[str] = None) -> TrainReport:
@@ -112,9 +115,11 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
     else:
         source = "--tokens"
     flops = model_flops(spec, w)
+    full = recompute == "full"
     cost = training_cost(p.total(flops), p.total(flops, p.ATTENTION), n, output_tokens(spec, w),
                          tokens, mtp_forward=p.total(mtp_flops(spec, w)),
-                         passes=4 if recompute else 3)
+                         passes=4 if full else 3,
+                         recomputed=recomputed_flops(spec, w, recompute))
     if days is not None:
         hw = replace(hw, count=devices_for(cost.exact, days, hw.peak_flops, mfu))
     achieved = hw.total_peak_flops * mfu
@@ -125,8 +130,10 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
             float(training_seconds(cost.six_nd, hw.total_peak_flops, mfu) / scale * factor))
 
     hours = Fraction(SECONDS_PER_HOUR, hw.count)
-    kind = "hardware FLOPs: 4 x forward (full recomputation)" if recompute else \
-        "3 x forward (model FLOPs)"
+    kind = "hardware FLOPs: 4 x forward (full recomputation)" if full else \
+        "3 x forward (model FLOPs)" if recompute == "none" else \
+        f"hardware FLOPs: 3 x forward + the forward matmuls --recompute-modules {recompute} " \
+        "runs again"
     conventions = [
         f"training exact = {kind} per token x D, LM head and attention included; 6ND with N = "
         f"{'active ' if spec.is_moe else ''}non-embedding params = {n:,}",
@@ -144,10 +151,10 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
     if price is not None:
         conventions.append(f"cost = accelerator-hours x {float(price):g} per accelerator-hour")
     conventions += image_lines(spec, placed) + ([packed_line(samples)] if samples else [])
+    conventions += describe_recompute(recompute)
     return TrainReport(
         schema_version=SCHEMA_VERSION, command="train", model=model_info(loaded),
-        settings=TrainSettings(seq, tokens, source, attention, scan,
-                               "full" if recompute else "none",
+        settings=TrainSettings(seq, tokens, source, attention, scan, recompute,
                                hw.dtype, hw.count, float(mfu),
                                None if price is None else float(price),
                                None if days is None else float(days), placed,

@@ -164,3 +164,22 @@ def test_bad_modules_one_line_exit_2(cli, model, args, words):
         r = cli(*command, *args)
         assert r.code == 2, (command, r.out)
         assert words in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
+@pytest.mark.parametrize("yaml, modules, extra", [(DENSE, "mlp", 4_096), (MLA, "mla_up_proj", 848),
+                                                  (MOE, "moe", 2_944)])
+def test_train_adds_the_recomputed_matmuls(cli, tmp_path, yaml, modules, extra):
+    # D = 4 tokens, one sequence of 4: the forward matmuls run again once, as in
+    # test_extra_forward_flops
+    args = ("train", path_of(tmp_path, yaml), "--seq", 4, "--tokens", 4, "--mfu", "40%",
+            "--accelerator", "h100")
+    plain = run(cli, *args)
+    again = run(cli, *args, "--recompute-modules", modules)
+    assert again["training"]["exact"] - plain["training"]["exact"] == extra
+    assert again["settings"]["recompute"] == modules
+
+
+def test_train_refuses_core_attn(cli):
+    r = cli("train", "llama-3.1-8b", "--mfu", "40%", "--accelerator", "h100",
+            "--recompute-modules", "core_attn,mlp")
+    assert r.code == 2 and "core_attn" in r.err and len(r.err.strip().splitlines()) == 1
