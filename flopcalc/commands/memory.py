@@ -8,8 +8,8 @@ from .options import pick
 
 
 def run(model, *, seq, batch, dp, tp, pp, ep, etp, vp, schedule, zero, recompute,
-        recompute_modules, sequence_parallel, dropout, flash, precision, optimizer, accelerator, count,
-        memory_fraction, reserve, cp, lora_rank, qlora, fp8, offload_optimizer, zero3_buffer,
+        recompute_modules, sequence_parallel, dropout, flash, precision, optimizer, accelerator,
+        count, memory_fraction, reserve, cp, lora_rank, qlora, fp8, offload_optimizer, zero3_buffer,
         grad_fp32, set, curve=False):  # noqa: A002
     from ..reports.memory import build_memory_report, setup_for
 
@@ -34,8 +34,8 @@ COMMAND = Command(
     "recomputation), and with --accelerator whether it fits and the largest micro-batch that "
     "does.",
     pick("seq", "batch", "dp", "tp", "pp", "ep", "etp", "vp", "schedule", "zero", "recompute",
-         "recompute_modules", "sequence_parallel", "dropout", "flash", "precision", "optimizer", "accelerator",
-         "count", "memory_fraction", "reserve", "cp", "lora_rank", "qlora", "fp8",
+         "recompute_modules", "sequence_parallel", "dropout", "flash", "precision", "optimizer",
+         "accelerator", "count", "memory_fraction", "reserve", "cp", "lora_rank", "qlora", "fp8",
          "offload_optimizer", "zero3_buffer", "grad_fp32", "set"),
     run, presentation=("format", "plot"), plotted="memory against the micro-batch",
     internal=("curve",), report=("memory", "MemoryReport"),

@@ -20,7 +20,7 @@ def run(model, *, seq, tgt_seq, packed, batch, tokens, attention, scan, elementw
 COMMAND = Command(
     "model", "Parameters, forward FLOPs by component, training FLOPs and the attention "
     "crossover.",
-    pick("seq", "tgt_seq", "packed", "batch", "tokens", "attention", "scan", "elementwise", "images",
-         "image_size", "set"),
+    pick("seq", "tgt_seq", "packed", "batch", "tokens", "attention", "scan", "elementwise",
+         "images", "image_size", "set"),
     run, presentation=("format", "brief"), report=("model", "ModelReport"),
     render=Render("model", "model_csv", "model_tables", "model_brief"))

@@ -79,8 +79,8 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
     if lora_rank:
         lay = replace(lay, lora_rank=lora_rank)
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8", qlora=qlora)
-    problem = check_setup(spec, setup_of(seq, lay, **mem)) or valid_vp(profile(spec, seq, samples), lay,
-                                                                        lay.vp)
+    problem = check_setup(spec, setup_of(seq, lay, **mem)) or valid_vp(
+        profile(spec, seq, samples), lay, lay.vp)
     if problem:
         raise FlopcalcError(problem)
     hw, res = machine(accelerator, dtype, lay.devices, peak, network, efficiency)

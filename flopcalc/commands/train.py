@@ -42,7 +42,7 @@ COMMAND = Command(
     "count and 6ND; or, with --days, the devices needed.",
     (OPTIONS["mfu"].but(required=True, why="the time is FLOPs over the utilisation you assume"),
      *pick("tokens", "seq", "packed"), OPTIONS["attention"].but(default="causal", why=CAUSAL),
-     *pick("scan", "recompute", "recompute_modules", "accelerator", "count", "days", "dtype", "peak", "price",
-           "images", "image_size", "set")),
+     *pick("scan", "recompute", "recompute_modules", "accelerator", "count", "days", "dtype",
+           "peak", "price", "images", "image_size", "set")),
     run, presentation=("format", "brief"), report=("train", "TrainReport"),
     render=Render("train", "train_csv", "train_tables", "train_brief"))
