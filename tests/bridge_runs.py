@@ -34,6 +34,25 @@ PRECISIONS = {"BF16": ("bf16", None), "FP8": ("fp8", "tensorwise"),
               "FP8-MX": ("fp8", "mxfp8"), "NVFP4": ("fp4", None)}
 
 
+# The recompute modules of the pages' recipes (src/megatron/bridge/perf_recipes at 067f987df,
+# `<model>_pretrain_<gpus>gpu_<system>_<precision>_config`, with the helpers they call): every
+# row whose recipe sets a non-empty list (with recompute_granularity "selective"); the others
+# recompute nothing there (no list, an empty one, or no granularity), except Llama 3 8B FP8 on
+# H100's 5 of 32 whole layers (llama/h100/llama3.py line 87), taken as none.
+RECIPE_MODULES = {
+    ("DeepSeekV3", "DGX-B200", "MXFP8", 256): "mla_up_proj,mlp",  # b200/deepseek_v3.py:139
+    ("DeepSeekV3", "DGX-B300", "MXFP8", 256): "mla_up_proj",  # b300/deepseek_v3.py:146
+    ("DeepSeekV3", "DGX-GB200", "MXFP8", 256): "mla_up_proj",  # gb200/deepseek_v3.py:149
+    ("DeepSeekV3 (w/o MTP)", "DGX-GB200", "BF16", 256): "mla_up_proj",  # gb200/...:45
+    ("DeepSeekV3 (w/o MTP)", "DGX-GB200", "FP8-MX", 256): "mla_up_proj",  # gb200/...:149
+    ("DeepSeekV3 (w/o MTP)", "DGX-GB300", "BF16", 256): "moe_act",  # gb300/deepseek_v3.py:46
+    ("GPT OSS 120B", "DGX-B200", "BF16", 64): "layernorm,moe_act",  # b200/gpt_oss.py:39
+    ("GPT OSS 120B", "DGX-GB200", "BF16", 64): "layernorm,moe_act",  # gb200/gpt_oss.py:195
+    ("GPT OSS 120B", "DGX-H100", "BF16", 64): "layernorm,moe_act",  # h100/gpt_oss.py:39
+    ("Kimi_K2", "DGX-GB300", "MXFP8", 256): "mla_up_proj",  # gb300/kimi_k2.py:161
+}
+
+
 def runs(kinds: tuple[str, ...] = ("pretrain",)) -> list[dict[str, Any]]:
     """The rows flopcalc can predict: a preset model, a stated precision, pre-training."""
     out = []
@@ -90,12 +109,15 @@ def options(r: dict[str, Any]) -> dict[str, Any]:
         opts["fp8_recipe"] = recipe
     # Recomputation as the recipes state it: at the pages' commit (067f987df) every
     # pre-training recipe of these models (src/megatron/bridge/perf_recipes/<family>/<system>/)
-    # recomputes nothing or a list of modules (layernorm, moe_act, mla_up_proj, mlp: element-wise
-    # kernels and small projections, a few per cent of the step), none of them whole layers, except
-    # Llama 3 8B FP8 on H100 (llama/h100/llama3.py line 87: 5 of 32 layers): none is the nearest.
+    # recomputes nothing or a list of modules (RECIPE_MODULES), none of them whole layers,
+    # except Llama 3 8B FP8 on H100 (llama/h100/llama3.py line 87: 5 of 32 layers): none.
     if r["release"] != "modelzoo":
-        opts["recompute"] = "none"
-    for key in ("recompute", "moe_overlap", "dispatcher"):
+        modules = RECIPE_MODULES.get((r["model"], r["system"], r["precision"], r["gpus"]))
+        if modules:
+            opts["recompute_modules"] = modules
+        else:
+            opts["recompute"] = "none"
+    for key in ("recompute", "recompute_modules", "moe_overlap", "dispatcher"):
         if key in r:
             opts[key] = r[key]
     return opts
@@ -157,14 +179,16 @@ def summary(rows: list[dict[str, Any]], title: str = "") -> str:
 
 
 ZOO = ROOT / "tests" / "data" / "training" / "megatron-moe-modelzoo.json"
-ZOO_RECOMPUTE = {"selective (norm, act)": "selective", "full": "full",
-                 "none (column empty)": "none",
-                 "selective (norm, act, shared_expert)": "selective"}
+# The zoo's recompute column as Megatron-Core's modules ("norm": layernorm, "act": moe_act)
+ZOO_RECOMPUTE = {"selective (norm, act)": ("recompute_modules", "layernorm,moe_act"),
+                 "full": ("recompute", "full"), "none (column empty)": ("recompute", "none"),
+                 "selective (norm, act, shared_expert)": ("recompute_modules",
+                                                          "layernorm,moe_act,shared_experts")}
 
 
 def zoo_runs() -> list[dict[str, Any]]:
     """The Megatron-MoE model zoo's Qwen3 runs (H100, BF16, DeepEP), as rows like the pages':
-    their layouts in full, recomputed modules as the nearest of none/selective/full, the 1F1B
+    their layouts in full, their recomputed modules (ZOO_RECOMPUTE), the 1F1B
     all-to-all overlap where the source says '+1f1b overlap', FSDP as ZeRO-3."""
     out = []
     for c in json.loads(ZOO.read_text())["cases"]:
@@ -175,7 +199,8 @@ def zoo_runs() -> list[dict[str, Any]]:
                     p["global_batch_sequences"], "micro_batch": p["micro_batch"],
                     "seq": m["seq_length"], "fsdp": 1 if p["zero_or_sharding"] else 0,
                     "tp": p["tp"], "pp": p["pp"], "cp": p["cp"], "vp": p["virtual_pipeline"],
-                    "ep": p["ep"], "recompute": ZOO_RECOMPUTE[p["recompute"]],
+                    "ep": p["ep"], ZOO_RECOMPUTE[p["recompute"]][0]:
+                    ZOO_RECOMPUTE[p["recompute"]][1],
                     "moe_overlap": "1f1b overlap" in c["source"]["quote"], "variant": 0,
                     "dispatcher": "alltoall" if "| A2A |" in c["source"]["quote"] else "flex",
                     "tokens_per_second_per_gpu": None,

@@ -78,3 +78,30 @@ def config_json(origin: str) -> Any:
     if path.is_dir():
         path = path / "config.json"
     return path if path.suffix == ".json" and path.is_file() else None
+
+
+def recompute_setting(spec: Any, name: str, recompute: Optional[str],
+                      modules: Optional[str]) -> Optional[str]:
+    """The recompute setting of `--recompute` and `--recompute-modules` (Megatron-Core's
+    selective modules, as a comma list in `counting.recompute.MODULES` order), refused where
+    the two disagree or the model lacks a module."""
+    if modules is None:
+        return recompute
+    from ..counting.recompute import MODULES, canonical, lacking
+
+    if recompute == "full":  # (none is memory's default: the list then says what is done)
+        raise FlopcalcError("--recompute-modules recomputes modules selectively (Megatron-Core's "
+                            "--recompute-granularity selective), --recompute full every layer: "
+                            "give one of them")
+    if len(modules) > 1_000:
+        raise FlopcalcError(f"--recompute-modules: too long; the modules are "
+                            f"{', '.join(MODULES)}")
+    try:
+        setting = canonical(m.strip() for m in modules.replace(" ", ",").split(",")
+                            if m.strip())
+    except ValueError as e:
+        raise FlopcalcError(f"--recompute-modules: {e}") from None
+    problem = lacking(spec, setting, name)
+    if problem:
+        raise FlopcalcError(problem)
+    return setting

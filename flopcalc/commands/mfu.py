@@ -11,12 +11,14 @@ from .options import CAUSAL, OPTIONS, pick
 
 
 def run(model, *, tokens_per_second, per_device, step_time, global_batch, accelerator, count,
-        seq, dtype, peak, recompute, attention, scan, set):  # noqa: A002
+        seq, packed, dtype, peak, recompute, attention, scan, set):  # noqa: A002
     from ..reports.common import default_seq
     from ..reports.mfu import build_mfu_report
+    from ..reports.packing import parse_packed
 
     loaded = load(model, set)
     seq = seq or default_seq(loaded.spec)
+    samples = parse_packed(packed, seq, loaded.spec, loaded.name)
     if (tokens_per_second is None) == (step_time is None):
         raise FlopcalcError("give the measurement: --tokens-per-second T, or --step-time S with "
                             "--global-batch B (sequences per step)")
@@ -37,7 +39,7 @@ def run(model, *, tokens_per_second, per_device, step_time, global_batch, accele
         given = (f"{float(tokens_per_second):,g} tokens/s "
                  + ("per device" if per_device else "in all"))
     return build_mfu_report(loaded, hw, seq, rate, given, step_time, global_batch, recompute,
-                            scan, attention)
+                            scan, attention, samples)
 
 
 COMMAND = Command(
@@ -45,7 +47,7 @@ COMMAND = Command(
     "PaLM, Megatron, exact full and causal), and HFU with recomputation; a figure above 100% is "
     "shown as impossible, with the convention that causes it.",
     (*pick("tokens_per_second", "per_device", "step_time", "global_batch", "accelerator",
-           "count", "seq", "dtype", "peak", "recompute"),
+           "count", "seq", "packed", "dtype", "peak", "recompute"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), *pick("scan", "set")),
     run, presentation=("format", "brief"), report=("mfu", "MfuReport"),
     render=Render("mfu", "mfu_csv", "mfu_tables", "mfu_brief"))

@@ -40,6 +40,10 @@ _ALL = (
     Option("points", "count", "With a range: this many log-spaced integer lengths.",
            metavar="N"),
     _length("tgt_seq", "Target (decoder) length of an encoder-decoder model. Default: --seq."),
+    Option("packed", "text", "Samples packed into each sequence, attending only within "
+           "themselves: their lengths, summing to --seq (1k,2k,1k; LxN for N samples of L: "
+           "4kx8). Attention pairs become Σ Lᵢ² (causal Σ Lᵢ(Lᵢ+1)/2). Default: one sample.",
+           metavar="LENGTHS"),
     Option("batch", "count", "Sequences in one forward pass (serve: decoding together on each "
            "replica).", 1, metavar="B"),
     Option("tokens", "count", "Training tokens D (300B, 1.5T, 3e11). Default: published, else "
@@ -112,6 +116,11 @@ _ALL = (
     Option("recompute", "choice", "Activation recomputation: selective recomputes the attention "
            "core (its s² tensors are not kept), full each layer's forward from its input.",
            "none", RECOMPUTE),
+    Option("recompute_modules", "text", "Megatron-Core's selective recomputation by module "
+           "(--recompute-granularity selective --recompute-modules), a comma list of core_attn, "
+           "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts: each frees its saved "
+           "tensors and runs its forward again in the backward pass. Implies --recompute "
+           "selective; core_attn alone is selective.", metavar="LIST"),
     Option("sequence_parallel", "flag", "Sequence parallelism over --tp: norms and dropout "
            "split too; reduce-scatter + all-gather instead of all-reduce.", False),
     Option("micro_batch", "count", "Sequences per micro-batch per data-parallel rank.",

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 from ..errors import FlopcalcError
 from .base import Command, Render
-from .common import load, machine
+from .common import load, machine, recompute_setting
 from .options import CAUSAL, OPTIONS, pick
 
 
 def run(model, *, seq, global_batch, accelerator, count, network, efficiency, dtype, peak,
-        flash, grad_fp32, tp_overlap, precision, optimizer, top, attention, set):  # noqa: A002
+        flash, grad_fp32, tp_overlap, precision, optimizer, recompute_modules, top, attention,
+        set):  # noqa: A002
     from ..reports.common import default_seq
     from ..reports.plan import build_plan_report
 
     loaded = load(model, set)
     seq = seq or default_seq(loaded.spec)
+    recompute = recompute_setting(loaded.spec, loaded.name, None, recompute_modules)
     hw, res = machine(accelerator, dtype, count, peak, network, efficiency)
     if hw.memory_bytes is None:
         raise FlopcalcError("plan needs the accelerator's memory: give --accelerator NAME")
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
     return build_plan_report(loaded, hw, res, seq, global_batch, count, flash, grad_fp32,
-                             tp_overlap, top, mem, attention)
+                             tp_overlap, top, mem, attention, recompute)
 
 
 COMMAND = Command(
@@ -31,6 +33,6 @@ COMMAND = Command(
      OPTIONS["accelerator"],
      OPTIONS["count"].but(required=True, why="the devices to lay the model out on"),
      *pick("network", "efficiency", "dtype", "peak", "flash", "grad_fp32", "tp_overlap",
-           "precision", "optimizer", "top"),
+           "precision", "optimizer", "recompute_modules", "top"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, report=("plan", "PlanReport"), render=Render("plan", "plan_csv", "plan_tables"))

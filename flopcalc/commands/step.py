@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from ..errors import FlopcalcError
 from .base import Command, Render
-from .common import data_parallel, expert_tp, load, machine
+from .common import data_parallel, expert_tp, load, machine, recompute_setting
 from .options import CAUSAL, OPTIONS, UNKNOWN, pick
 
 
@@ -43,7 +43,8 @@ def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recom
     return lay, seq, unknown
 
 
-def run(model, *, seq, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_parallel,
+def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, recompute_modules,
+        sequence_parallel,
         micro_batch, global_batch, dropout, flash, schedule, fp8_recipe, lora_rank, qlora,
         dispatcher, moe_overlap, precision, optimizer, accelerator, count, network, efficiency,
         dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens, price, attention,
@@ -51,16 +52,23 @@ def run(model, *, seq, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_pa
     from ..counting.memory import check_setup
     from ..predict.plans import least_recompute, setup_of, valid_vp
     from ..predict.steptime import profile
+    from ..reports.packing import parse_packed
     from ..reports.step import build_step_report
 
     loaded = load(model, set)
     spec = loaded.spec
+    recompute = recompute_setting(spec, loaded.name, recompute, recompute_modules)
     lay, seq, unknown = layout(
         spec, seq, tp=tp, pp=pp, vp=vp, dp=dp, cp=cp, ep=ep, zero=zero, recompute=recompute,
         sequence_parallel=sequence_parallel, micro_batch=micro_batch, global_batch=global_batch,
         dropout=dropout, flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
         capacity_factor=capacity_factor, count=count, etp=etp, dispatcher=dispatcher,
         moe_overlap=moe_overlap, schedule=schedule)
+    samples = parse_packed(packed, seq, spec, loaded.name)
+    if samples and not flash:
+        raise FlopcalcError("--packed with --no-flash: an eager kernel scores every pair of the "
+                            "sequence under a block-diagonal mask, so packing saves it nothing; "
+                            "drop --no-flash (variable-length flash kernels run packed samples)")
     if fp8_recipe is not None and dtype != "fp8":
         raise FlopcalcError(f"--fp8-recipe {fp8_recipe} scales fp8 matmuls: give --dtype fp8 too")
     if dtype == "fp8":
@@ -71,8 +79,8 @@ def run(model, *, seq, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_pa
     if lora_rank:
         lay = replace(lay, lora_rank=lora_rank)
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8", qlora=qlora)
-    problem = check_setup(spec, setup_of(seq, lay, **mem)) or valid_vp(profile(spec, seq), lay,
-                                                                        lay.vp)
+    problem = check_setup(spec, setup_of(seq, lay, **mem)) or valid_vp(
+        profile(spec, seq, samples), lay, lay.vp)
     if problem:
         raise FlopcalcError(problem)
     hw, res = machine(accelerator, dtype, lay.devices, peak, network, efficiency)
@@ -92,18 +100,18 @@ def run(model, *, seq, tp, pp, vp, dp, cp, ep, etp, zero, recompute, sequence_pa
                         "recomputation with which this layout fits",)
     return build_step_report(loaded, hw, res, lay, seq, unknown, hw.memory_bytes, mem,
                              tokens=tokens, price=price, extra_warnings=warnings,
-                             attention=attention)
+                             attention=attention, packed=samples)
 
 
 COMMAND = Command(
     "step", "Time of one training step on a parallel layout: an interval (all communication "
     "hidden, none hidden) and an estimate, where the time goes, communication per axis, the "
     "bubble, MFU, tokens/s, days and cost for D tokens, and the memory per device.",
-    (*pick("seq", "tp", "pp"),
+    (*pick("seq", "packed", "tp", "pp"),
      OPTIONS["vp"].but(default=None, why=UNKNOWN + " (1, and every value that fits)"),
      *pick("dp", "cp", "ep", "etp", "zero"),
      OPTIONS["recompute"].but(default=None, why=UNKNOWN + " (the least that fits)"),
-     OPTIONS["sequence_parallel"],
+     OPTIONS["recompute_modules"], OPTIONS["sequence_parallel"],
      OPTIONS["micro_batch"].but(default=None, why=UNKNOWN + " (1, and every divisor that "
                                 "fits)"),
      OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from ..errors import FlopcalcError
 from .base import Command, Render
-from .common import load, platform
+from .common import load, platform, recompute_setting
 from .options import CAUSAL, OPTIONS, pick
 
 
-def run(model, *, mfu, tokens, seq, attention, scan, recompute, accelerator, count, days,
+def run(model, *, mfu, tokens, seq, packed, attention, scan, recompute, recompute_modules,
+        accelerator, count, days,
         dtype, peak, price, images, image_size, set):  # noqa: A002
     from ..reports.train import build_train_report
 
@@ -24,17 +25,24 @@ def run(model, *, mfu, tokens, seq, attention, scan, recompute, accelerator, cou
     if hw is None:
         raise FlopcalcError("train needs --accelerator NAME (flopcalc accelerators lists them) "
                             "or --peak FLOP/s per device")
-    return build_train_report(load(model, set), hw, mfu, seq=seq, tokens=tokens,
-                              attention=attention, recompute=recompute == "full", price=price,
-                              days=days, images=images, image_size=image_size, scan=scan)
+    loaded = load(model, set)
+    setting = recompute_setting(loaded.spec, loaded.name, recompute, recompute_modules)
+    if setting and "core_attn" in setting.split(","):
+        raise FlopcalcError("--recompute-modules core_attn recomputes the attention core, whose "
+                            "time depends on the kernels: flopcalc step times it; here give "
+                            "the other modules")
+    return build_train_report(loaded, hw, mfu, seq=seq, tokens=tokens,
+                              attention=attention, recompute=setting or "none", price=price,
+                              days=days, images=images, image_size=image_size, scan=scan,
+                              packed=packed)
 
 
 COMMAND = Command(
     "train", "Wall-clock days, accelerator-hours and cost to train on D tokens, for the exact "
     "count and 6ND; or, with --days, the devices needed.",
     (OPTIONS["mfu"].but(required=True, why="the time is FLOPs over the utilisation you assume"),
-     *pick("tokens", "seq"), OPTIONS["attention"].but(default="causal", why=CAUSAL),
-     *pick("scan", "recompute", "accelerator", "count", "days", "dtype", "peak", "price",
-           "images", "image_size", "set")),
+     *pick("tokens", "seq", "packed"), OPTIONS["attention"].but(default="causal", why=CAUSAL),
+     *pick("scan", "recompute", "recompute_modules", "accelerator", "count", "days", "dtype",
+           "peak", "price", "images", "image_size", "set")),
     run, presentation=("format", "brief"), report=("train", "TrainReport"),
     render=Render("train", "train_csv", "train_tables", "train_brief"))

@@ -20,4 +20,5 @@ Modules:
 - `memory_techniques`: what context parallelism, LoRA/QLoRA, fp8, offload and ZeRO-3's buffer
   change in it.
 - `memory_layouts`: the same memory for many layouts at once (what `plan` searches).
+- `recompute`: Megatron-Core's recomputation by module: what each frees and runs again.
 """

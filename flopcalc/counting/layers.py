@@ -16,6 +16,7 @@ from fractions import Fraction
 
 from ..kinds.base import ELEMENTWISE, Keeping, Part, prefixed, scaled
 from ..models.spec import Layer
+from .recompute import by_module, freed, modules_of
 from .workload import Workload
 
 
@@ -86,6 +87,10 @@ def layer_activations(layer: Layer, d: int, k: Keeping) -> list[Part]:
     sbh = s * b * d
     if k.recompute == "full":
         return [Part("layer_input", ceil_fraction(2 * sbh * sp), "bytes")]
+    mods = modules_of(k.recompute)
+    if by_module(k.recompute):  # the kinds know selective (core_attn) or none
+        k = replace(k, recompute="selective" if "core_attn" in mods else "none")  # type: ignore
+        # (k is counting.memory's Setup, a dataclass)
     norms = sum(layer.norm_count().values()) if layer.norm.present else 0
     # (name, bytes, the share of them a projection reads as its input: a sublayer's input all,
     # a kind's tensors what it says, by a third element)
@@ -101,4 +106,4 @@ def layer_activations(layer: Layer, d: int, k: Keeping) -> list[Part]:
         if k.dropout:
             parts.append((f"{sub}.dropout_mask", sbh * sp, none))
     return [Part(name, ceil_fraction(value), "bytes", gemm_input=gemm_input)
-            for name, value, gemm_input in parts]
+            for name, value, gemm_input in freed(layer, mods, parts)]

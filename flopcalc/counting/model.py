@@ -17,23 +17,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..kinds.base import (COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD, LAST, LAYERS, NORMS,
-                          REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, Scan, merged,
+from ..kinds.base import (ATTENTION, COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD, LAST, LAYERS,
+                          NORMS, REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, Scan, merged,
                           prefixed, scaled, total)
 from ..kinds.mlp import ACTIVATION_FLOPS
 from ..models.spec import ModelSpec
 from .layers import layer_decode, layer_flops, layer_params
+from .recompute import by_module, modules_of, reruns
 from .workload import Workload
 
 TANH = 1  # as in the GELU count
 
 
 def workload(spec: ModelSpec, seq: int, tgt_seq: int | None = None, batch: int = 1,
-             attention: Convention = "full", scan: Scan = "chunked") -> Workload:
-    """A Workload for `spec`; only an encoder-decoder model has a separate target length."""
+             attention: Convention = "full", scan: Scan = "chunked",
+             packed: tuple[int, ...] = ()) -> Workload:
+    """A Workload for `spec`; only an encoder-decoder model has a separate target length.
+    `packed`: sample lengths packed into each sequence (`Workload.packed`)."""
     if not spec.is_encoder_decoder or tgt_seq is None:
         tgt_seq = seq
-    return Workload(seq=seq, tgt_seq=tgt_seq, batch=batch, attention=attention, scan=scan)
+    return Workload(seq=seq, tgt_seq=tgt_seq, batch=batch, attention=attention, scan=scan,
+                    packed=packed)
 
 
 def output_tokens(spec: ModelSpec, w: Workload) -> int:
@@ -300,6 +304,23 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
     if elementwise:
         parts += head_elementwise(spec, output_tokens(spec, w), w.batch)
     return parts
+
+
+def recomputed_flops(spec: ModelSpec, w: Workload, recompute: str) -> int:
+    """The forward matmul FLOPs Megatron-Core's recompute modules (`counting.recompute`) run
+    again in the backward pass over workload `w`: each layer's parts that its modules re-run
+    (core_attn: the attention family's scores and AV), layer by layer since a module applies to
+    some layers only (mlp to dense layers, moe to routed ones). 0 for none/selective/full."""
+    if not by_module(recompute):
+        return 0
+    mods = modules_of(recompute)
+    extra = 0
+    for g in spec.groups():
+        rerun = reruns(g.layer, mods)
+        for p in layer_flops(g.layer, spec.d_model, w):
+            if rerun(p.name) or ("core_attn" in mods and p.family == ATTENTION):
+                extra += g.count * p.value
+    return extra
 
 
 def mtp_flops(spec: ModelSpec, w: Workload) -> list[Part]:

@@ -266,13 +266,14 @@ def _output_notes(spec: ModelSpec, name: str) -> list[str]:
 
 
 def exact(spec: ModelSpec, s: int, attention: Convention, passes: int, scan: Scan,
-          mtp: bool = True) -> Fraction:
+          mtp: bool = True, packed: tuple[int, ...] = ()) -> Fraction:
     """This tool's count: `passes` × the exact forward FLOPs per output token (LM head and
     attention included), with the multi-token-prediction modules that train with the model
     (`mtp=False`: without them, the model that serves). 3 passes: forward + a backward of twice
     the forward; 4 with full activation recomputation (one more forward). `scan`: how chunked
-    scans count their core (`Workload.scan`)."""
-    w = workload(spec, s, attention=attention, scan=scan)
+    scans count their core (`Workload.scan`); `packed`: sample lengths packed into each
+    sequence (`Workload.packed`)."""
+    w = workload(spec, s, attention=attention, scan=scan, packed=packed)
     forward = total(model_flops(spec, w)) + (total(mtp_flops(spec, w)) if mtp else 0)
     return passes * Fraction(forward, output_tokens(spec, w))
 

@@ -29,13 +29,16 @@ class TrainingCost:
 
 
 def training_cost(forward: int, attention: int, n: int, output_tokens: int, tokens: int,
-                  mtp_forward: int, passes: int = 3) -> TrainingCost:
+                  mtp_forward: int, passes: int = 3, recomputed: int = 0) -> TrainingCost:
     """Training FLOPs from one forward pass's counts over `output_tokens` tokens, for D =
-    `tokens`: exact = passes × forward per token × D (+ the MTP modules' passes); the attention
-    correction = 3 × attention-matrix FLOPs per token × D, the s² term 6ND leaves out."""
+    `tokens`: exact = passes × forward per token × D (+ the MTP modules' passes, + what
+    recompute modules run again: `recomputed` forward FLOPs over the same tokens, once); the
+    attention correction = 3 × attention-matrix FLOPs per token × D, the s² term 6ND leaves
+    out."""
     fwd, att = Fraction(forward, output_tokens), Fraction(attention, output_tokens)
     mtp = Fraction(mtp_forward, output_tokens) * passes * tokens
-    exact, correction = passes * fwd * tokens + mtp, 3 * att * tokens
+    again = Fraction(recomputed, output_tokens) * tokens
+    exact, correction = passes * fwd * tokens + mtp + again, 3 * att * tokens
     return TrainingCost(
         forward_per_token=fwd,
         six_nd=6 * n * tokens, attention_correction=round_fraction(correction),

@@ -76,8 +76,11 @@ def megatron_core(spec: ModelSpec, s: int) -> Optional[Fraction]:
     return 12 * d * d * per_layer + 6 * d * V
 
 
-def counted(spec: ModelSpec, s: int, recompute: str, scan: Scan) -> list[Counted]:
-    """Every convention's training FLOPs per token at sequence length s."""
+def counted(spec: ModelSpec, s: int, recompute: str, scan: Scan,
+            packed: tuple[int, ...] = ()) -> list[Counted]:
+    """Every convention's training FLOPs per token at sequence length s; with `packed` sample
+    lengths the exact and HFU rows count attention inside each sample (`Workload.packed`), the
+    published formulas stay as published (they know one sequence of s tokens)."""
     m = shape_of(spec)
     rows = [
         Counted("six_nd", six_nd(m, s), "6·N", "Kaplan et al. 2020 §2.1; N non-embedding "
@@ -94,14 +97,16 @@ def counted(spec: ModelSpec, s: int, recompute: str, scan: Scan) -> list[Counted
                             "Megatron-Core r0.8.0 num_floating_point_operations "
                             "(non-causal, no recomputation)"))
     rows += [
-        Counted("exact_full", exact(spec, s, "full", 3, scan), "3 × forward, every pair",
+        Counted("exact_full", exact(spec, s, "full", 3, scan, packed=packed),
+                "3 × forward, every pair",
                 "flopcalc (FlopCounterMode's count)"),
-        Counted("exact_causal", exact(spec, s, "causal", 3, scan), "3 × forward, masked pairs",
+        Counted("exact_causal", exact(spec, s, "causal", 3, scan, packed=packed),
+                "3 × forward, masked pairs",
                 "flopcalc (the pairs each layer's mask lets through)"),
     ]
     for convention in ("full", "causal"):
         rows.append(Counted(f"hfu_exact_{convention}", hardware(spec, s, convention,
-                                                                recompute, scan),
+                                                                recompute, scan, packed),
                             f"exact_{convention} + recomputation ({recompute})",
                             "flopcalc: what the devices run, recomputation included",
                             hardware=True))
@@ -114,9 +119,10 @@ def counted(spec: ModelSpec, s: int, recompute: str, scan: Scan) -> list[Counted
 
 
 def hardware(spec: ModelSpec, s: int, convention: str, recompute: str,
-             scan: Scan) -> Fraction:
+             scan: Scan, packed: tuple[int, ...] = ()) -> Fraction:
     """exact (3 × forward) plus what recomputation runs again, per token."""
-    w = workload(spec, s, attention=convention, scan=scan)  # type: ignore[arg-type]
+    w = workload(spec, s, attention=convention, scan=scan,  # type: ignore[arg-type]
+                 packed=packed)
     parts = model_flops(spec, w)
     tokens = output_tokens(spec, w)
     forward = Fraction(total(parts), tokens)

@@ -141,7 +141,7 @@ class Attention(Kind):
 
     def pairs(self, x: Span) -> int:
         """Pairs scored per head over the batch."""
-        return x.batch * self.mask.pairs(x.n, x.source, x.convention)
+        return x.pairs(self.mask)
 
     def forward(self, d: int, x: Span) -> list[Part]:
         """Forward FLOPs over `x` (queries from its tokens, keys and values from its source

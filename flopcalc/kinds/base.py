@@ -209,10 +209,23 @@ class Span:
     source: int
     convention: Convention = "full"
     scan: Scan = "chunked"
+    # Packed samples (Workload.packed): each sequence is these samples one after another, and a
+    # query attends only to keys of its own sample. Empty: one sample of n tokens.
+    packed: tuple[int, ...] = ()
 
     @property
     def tokens(self) -> int:
         return self.batch * self.n
+
+    def pairs(self, mask: Any) -> int:
+        """(query, key) pairs one head scores over the batch under `mask` (a `kinds.masks.Mask`):
+        per sequence mask.pairs(n, source), or with packed samples of lengths Lᵢ the sum over
+        the samples, Σ mask.pairs(Lᵢ, Lᵢ): Σ Lᵢ² under `full`, Σ Lᵢ(Lᵢ+1)/2 under a causal
+        mask (a window's or a chunk's inside each sample): the block-diagonal mask that
+        variable-length attention kernels (FlashAttention's cu_seqlens) compute."""
+        if self.packed:
+            return self.batch * sum(mask.pairs(n, n, self.convention) for n in self.packed)
+        return self.batch * mask.pairs(self.n, self.source, self.convention)
 
     @property
     def source_tokens(self) -> int:

@@ -46,6 +46,13 @@ class LatentAttention(Attention):
     def nope(self) -> int:
         return self.qk_dim - self.rope_dim
 
+    @property
+    def up_projections(self) -> tuple[str, ...]:
+        """The projections from the latents to per-head queries, keys and values (Megatron-Core's
+        `qkv_up_proj_and_rope_apply`, what its `mla_up_proj` recomputation runs again): q_b and
+        kv_b, or q and kv_b without a query rank (the query projection then reads the input)."""
+        return ("q" if self.q_rank is None else "q_b", "kv_b")
+
     def projection_params(self, d: int) -> list[Part]:
         """As Hugging Face builds it: q_a (d → r_q), its RMSNorm, q_b (r_q → h·d_qk), or one q
         projection (d → h·d_qk) without a query rank; kv_a (d → r_kv + d_rope) with an RMSNorm

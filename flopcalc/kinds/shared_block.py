@@ -151,7 +151,7 @@ class SharedBlock(Kind):
         return parts
 
     def forward(self, d: int, x: Span) -> list[Part]:
-        return self.flops(d, x.tokens, x.batch * self.mask.pairs(x.n, x.source, x.convention))
+        return self.flops(d, x.tokens, x.pairs(self.mask))
 
     def decode(self, d: int, batch: int, first: int, last: int) -> list[Part]:
         """One token per sequence and step: the projections, then one query per head over
@@ -163,7 +163,7 @@ class SharedBlock(Kind):
         """The two RMSNorms (2d and d wide), the q/k/v adapter adds, the softmax (5 per score),
         the gate_up adapter add, the activation and gate product, the biases."""
         T, f = x.tokens, self.d_ff
-        pairs = x.batch * self.mask.pairs(x.n, x.source, x.convention)
+        pairs = x.pairs(self.mask)
         norms = self.norm.per_element * T * (2 * d + d)
         adds = T * 2 * f + (T * (self.d_q + 2 * self.d_kv) if self.attention_adapters else 0)
         act = (ACTIVATION_FLOPS[self.activation] + 1) * T * f

@@ -109,7 +109,7 @@ class SparseLatentAttention(LatentAttention):
     def index_pairs(self, x: Span) -> int:
         """(query, key) pairs the indexer scores over the batch: every pair under `full` (as the
         eager matmul does), the causal ones under `causal`."""
-        return x.batch * CAUSAL.pairs(x.n, x.source, x.convention)
+        return x.pairs(CAUSAL)
 
     def indexer_flops(self, d: int, tokens: int, pairs: int) -> list[Part]:
         """The indexer over `tokens` queries and `pairs` scored pairs (none in a layer that

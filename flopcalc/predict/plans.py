@@ -269,8 +269,11 @@ def tp_sizes(spec: ModelSpec, domain: int) -> list[int]:
 
 def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
            capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
-           dropout: bool = False, top: int = 5, **mem: object) -> tuple[list[Candidate], int]:
-    """Every layout that fits, ranked by the estimate: the best `top`, and how many fit."""
+           dropout: bool = False, top: int = 5, recompute: Optional[str] = None,
+           **mem: object) -> tuple[list[Candidate], int]:
+    """Every layout that fits, ranked by the estimate: the best `top`, and how many fit;
+    `recompute` given (Megatron-Core's module list): every layout recomputes that, instead of
+    the least recomputation that fits."""
     seq = prof.seq
     layers = prof.n_layers
     experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
@@ -299,7 +302,7 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                                      sequence_parallel=tp > 1, micro_batch=mb,
                                      global_batch=global_batch, dropout=dropout, flash=flash,
                                      grad_fp32=grad_fp32, tp_overlap=tp_overlap)
-                        rec = least_recompute(spec, seq, lay, capacity, **mem)
+                        rec = recompute or least_recompute(spec, seq, lay, capacity, **mem)
                         if rec is None:
                             continue
                         lay = replace(lay, recompute=rec)

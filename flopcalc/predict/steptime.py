@@ -82,6 +82,7 @@ from functools import lru_cache
 from typing import Optional
 
 from ..records import dataclass
+from ..counting.recompute import by_module, modules_of, reruns
 from ..kinds.base import (ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, SCAN, VOCAB, WEIGHTS,
                           Part)
 
@@ -308,11 +309,13 @@ def _split(params: list[Part]) -> tuple[int, int, int]:
 
 
 @lru_cache(maxsize=64)
-def profile(spec: ModelSpec, seq: int) -> Profile:
-    """What the time model reads of `spec` at sequence length `seq` (one sequence)."""
+def profile(spec: ModelSpec, seq: int, packed: tuple[int, ...] = ()) -> Profile:
+    """What the time model reads of `spec` at sequence length `seq` (one sequence), with
+    `packed` samples attending within themselves (`Workload.packed`): the attention FLOPs a
+    variable-length flash kernel runs."""
     d = spec.d_model
-    full = Workload(seq, seq, 1, "full")
-    causal = Workload(seq, seq, 1, "causal")
+    full = Workload(seq, seq, 1, "full", packed=packed)
+    causal = Workload(seq, seq, 1, "causal", packed=packed)
     layers = []
     for g in spec.groups():
         fwd = layer_flops(g.layer, d, full)
@@ -446,12 +449,20 @@ class Compute:
             setattr(self, k, getattr(self, k) + times * getattr(other, k))
 
 
+# Bytes an element-wise recomputation moves per byte of the tensor it frees: a norm re-reads its
+# input (as large as its output) and rewrites the output, 2; the experts' gated activation
+# re-reads its 2f-wide input and rewrites the f-wide output, 3 (a plain one's f-wide input: 2,
+# taken as 3 too, an upper bound).
+MEMORY_BOUND_TRAFFIC = {"layernorm": 2, "moe_act": 3}
+
+
 @lru_cache(maxsize=4096)
 def _activation_bytes(layer: object, d: int, seq: int, batch: int, tp: int, sp: bool,
-                      dropout: bool, flash: bool) -> int:
+                      dropout: bool, flash: bool, recompute: str = "none") -> int:
     from ..counting.memory import Setup
 
-    k = Setup(seq=seq, batch=batch, tp=tp, sequence_parallel=sp, dropout=dropout, flash=flash)
+    k = Setup(seq=seq, batch=batch, tp=tp, sequence_parallel=sp, dropout=dropout, flash=flash,
+              recompute=recompute)
     return sum(p.value for p in layer_activations(layer, d, k))  # type: ignore[arg-type]
 
 
@@ -475,12 +486,18 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     bw = mc.hbm * mc.memory_share[end]
     rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
     r = lay.lora_rank
+    mods = modules_of(lay.recompute) if by_module(lay.recompute) else frozenset()
+    rerun = reruns(lp.layer, mods)
+    again = 0.0  # the forward matmuls Megatron-Core's recompute modules run again
     for g in lp.gemms:
         m, n, k, batch = _gemm_shapes(g, scale, lay)
         # an expert's tokens are its rows forward and backward, its reduction in the weight
         # gradient: the grouped kernel's rate at that many tokens for all three
         gs = grouped_share(m) if g.role == EXPERT else 1.0
-        c.gemm_f += gemm_time(m, n, k, mc, end, batch, gs)
+        forward = gemm_time(m, n, k, mc, end, batch, gs)
+        c.gemm_f += forward
+        if mods and rerun(g.name):
+            again += forward
         if cast:  # quantising the input forward and the output gradient backward
             c.mem_f += cast[0] * m * k * batch / bw
             c.mem_b += cast[1] * m * n * batch / bw
@@ -529,14 +546,27 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     c.mem_f += MEM_FORWARD * saved / bw
     c.mem_b += MEM_BACKWARD * MEM_FORWARD * saved / bw
     experts, top_k = lp.moe
+    unpermute = 0.0
     if experts:  # the unpermutation of the tokens this device routes (1/t under SP)
         routed = prof.seq * scale / t * prof.d * ACT_BYTES
-        c.mem_f += (top_k + 1) * routed / bw
+        unpermute = (top_k + 1) * routed / bw
+        c.mem_f += unpermute
         c.mem_b += (2 * top_k + 1) * routed / bw
     if lay.recompute == "full":
         c.recompute = c.gemm_f + c.attn_f + c.mem_f
     elif lay.recompute == "selective":
         c.recompute = c.attn_f
+    elif mods:
+        c.recompute = again + (c.attn_f if "core_attn" in mods else 0.0) + (
+            unpermute if "moe" in mods else 0.0)
+        for module, moved in MEMORY_BOUND_TRAFFIC.items():
+            if module in mods:  # element-wise: the freed tensor rewritten, its inputs re-read
+                freed = (_activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
+                                           lay.sequence_parallel, lay.dropout, lay.flash)
+                         - _activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
+                                             lay.sequence_parallel, lay.dropout, lay.flash,
+                                             module))
+                c.recompute += moved * freed / bw
     return c
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .data import to_csv
 from .escape import one_line
 from .output import block, conventions_text, heading, new_table
-from .text import Numbers, human, rate
+from .text import Numbers, human, packed_form, packed_words, rate
 
 if TYPE_CHECKING:
     from ..reports.mfu import MfuReport
@@ -59,9 +59,11 @@ def mfu_tables(report: "MfuReport", nums: Numbers) -> list[Any]:
 
 
 def mfu_csv(report: "MfuReport") -> str:
-    header = ["model", "seq", "convention", "flops_per_token", "utilisation", "hardware",
-              "possible", "cause"]
-    rows = [[report.model.name, report.seq, r.name, r.flops_per_token, r.utilisation,
+    lengths = report.settings.packed if report.settings else None
+    packed = [packed_form(lengths)] if lengths else []  # a column only when packed
+    header = ["model", "seq", *(["packed"] if packed else []), "convention", "flops_per_token",
+              "utilisation", "hardware", "possible", "cause"]
+    rows = [[report.model.name, report.seq, *packed, r.name, r.flops_per_token, r.utilisation,
              r.hardware, r.possible, r.cause] for r in report.rows]
     return to_csv(header, rows)
 
@@ -71,8 +73,9 @@ def mfu_brief(report: "MfuReport") -> str:
              f"{report.measured.tokens_per_second_per_device:,.1f} tokens/s per device on "
              f"{one_line(report.accelerator.name)}"]
     if report.mfu is not None and report.hfu is not None:
+        lengths = report.settings.packed if report.settings else None
         lines.append(f"MFU {pct(report.mfu)}, HFU {pct(report.hfu)} (exact, "
-                     f"{report.attention} attention)")
+                     f"{report.attention} attention{packed_words(lengths)})")
     for r in report.rows:
         lines.append(f"{r.name:20s} {pct(r.utilisation):>7s}" + ("" if r.possible
                                                                   else "  IMPOSSIBLE"))

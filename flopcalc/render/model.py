@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from .data import to_csv
 from .escape import one_line
 from .output import conventions_text, heading, new_table, plain
-from .text import named, Numbers, exact, family, human, percent, scan_words, shape, whole
+from .text import (named, Numbers, exact, family, human, packed_form, packed_words, percent,
+                   scan_words, shape, whole)
 
 if TYPE_CHECKING:
     from ..reports.model import ModelReport
@@ -113,7 +114,7 @@ def model_brief(report: "ModelReport") -> str:
               "model cards count)" if p.active != p.total else "")
     lines = [
         f"{named(report.model)}: {lengths(report)}, batch {s.batch}, "
-        f"attention {s.attention}{scan_words(s.scan)}",
+        f"attention {s.attention}{scan_words(s.scan)}{packed_words(s.packed)}",
         f"params        {p.total:,} ({human(p.total)}){active}",
         f"N for 6ND     {t.n:,} ({human(t.n)}; {t.n_is.replace('_', ' ')} params)",
         f"forward       {f.forward:,} FLOPs ({human(f.forward)}; attention {s.attention}); per "
@@ -140,7 +141,9 @@ _SETTINGS = ("seq", "tgt_seq", "batch", "tokens", "attention", "scan")
 
 def model_csv(report: "ModelReport") -> str:
     s = report.settings
-    key = [report.model.name, *(getattr(s, k) for k in _SETTINGS)]
+    packed = ["packed"] if s.packed else []  # a column only where sequences were packed
+    key = [report.model.name, *(getattr(s, k) for k in _SETTINGS),
+           *([packed_form(s.packed)] if s.packed else [])]
     rows: list[list[Any]] = []
     for g in report.layers:
         section = f"params.per_layer.{g.stack}.{g.first_layer}"
@@ -167,5 +170,5 @@ def model_csv(report: "ModelReport") -> str:
     rows += [[*key, "crossover", name, "", "", getattr(x, name), ""]
              for name in ("seq", "exact", "d_model_multiple", "attention_share_pct",
                           "layer_attention_share_pct")]
-    return to_csv(["model", *_SETTINGS, "section", "name", "kind", "shape", "value",
+    return to_csv(["model", *_SETTINGS, *packed, "section", "name", "kind", "shape", "value",
                    "share_pct"], rows)

@@ -10,7 +10,7 @@ from .data import long_csv
 from .escape import one_line
 from .mfu import pct, warnings_block
 from .output import block, conventions_text, heading, new_table
-from .text import Numbers, duration, human, human_bytes
+from .text import Numbers, duration, human, human_bytes, packed_form, packed_words
 
 if TYPE_CHECKING:
     from ..reports.step import StepReport
@@ -130,7 +130,8 @@ def step_brief(report: "StepReport") -> str:
         f"step       {t.estimate:.4g} s  [{t.low:.4g}, {t.high:.4g}]",
         f"tokens/s   {tps.estimate:,.1f} per device  [{tps.low:,.1f}, {tps.high:,.1f}]",
         f"MFU        {pct(report.mfu.estimate)}  [{pct(report.mfu.low)}, "
-        f"{pct(report.mfu.high)}]  ({attention_words(report)})",
+        f"{pct(report.mfu.high)}]  ({attention_words(report)}"
+        f"{packed_words(report.settings.packed if report.settings else None)})",
         f"memory     {human_bytes(report.memory.total)} per device"
         + ("" if report.fits is None else (" (fits)" if report.fits else " (does NOT fit)")),
         *(line[2:] for line in _notes(report)),
@@ -140,8 +141,11 @@ def step_brief(report: "StepReport") -> str:
 def step_csv(report: "StepReport") -> str:
     lay = report.layout
     doc = report.to_dict()
-    return long_csv(["model", "seq", "tp", "pp", "dp", "cp", "ep", "zero"],
-                    [report.model.name, report.seq, lay.tp, lay.pp, lay.dp, lay.cp, lay.ep,
+    lengths = report.settings.packed if report.settings else None
+    packed = [packed_form(lengths)] if lengths else []  # a column only when packed
+    return long_csv(["model", "seq", *(["packed"] if packed else []), "tp", "pp", "dp", "cp",
+                     "ep", "zero"],
+                    [report.model.name, report.seq, *packed, lay.tp, lay.pp, lay.dp, lay.cp, lay.ep,
                      lay.zero], doc, ("settings", "layout", "time", "throughput", "mfu", "hfu",
                                       "communication", "bubble_fraction", "memory", "fits",
                                       "training"))

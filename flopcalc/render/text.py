@@ -29,6 +29,22 @@ def scan_words(scan: str) -> str:
     return "" if scan == "chunked" else f", scan {scan}"
 
 
+def packed_form(lengths: Any) -> str:
+    """Packed sample lengths as --packed takes them, runs written LxN: '512x2,1024'."""
+    runs: list[list[int]] = []
+    for n in lengths or ():
+        if runs and runs[-1][0] == n:
+            runs[-1][1] += 1
+        else:
+            runs.append([n, 1])
+    return ",".join(f"{n}x{k}" if k > 1 else str(n) for n, k in runs)
+
+
+def packed_words(lengths: Any) -> str:
+    """', packed 512x2' in a heading when sequences were packed (--packed); else nothing."""
+    return f", packed {packed_form(lengths)}" if lengths else ""
+
+
 def family(name: str) -> str:
     """How a table names a FLOP family."""
     return FAMILY_LABELS.get(name, name)

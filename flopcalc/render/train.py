@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from .data import long_csv
 from .escape import one_line
 from .output import conventions_text, heading, new_table
-from .text import named, Numbers, amount, duration, human, percent, rate, scan_words, whole
+from .text import (named, Numbers, amount, duration, human, packed_form, packed_words, percent,
+                   rate, scan_words, whole)
 
 if TYPE_CHECKING:
     from ..reports.train import TrainReport
@@ -47,8 +48,8 @@ def train_brief(report: "TrainReport") -> str:
     s, t, a = report.settings, report.training, report.accelerator
     lines = [f"{named(report.model)}: D {human(s.tokens)} tokens at seq {s.seq:,}, "
              f"{a.count:,} x {one_line(a.name)}, {s.dtype} peak, {100 * s.mfu:.4g}% MFU, "
-             f"attention {s.attention}{scan_words(s.scan)}"
-             + (", recompute full" if s.recompute == "full" else ""),
+             f"attention {s.attention}{scan_words(s.scan)}{packed_words(s.packed)}"
+             + (f", recompute {s.recompute}" if s.recompute != "none" else ""),
              f"exact         {t.exact:,} FLOPs ({human(t.exact)}; attention {s.attention})",
              f"6ND           {t.six_nd:,} FLOPs ({human(t.six_nd)}), "
              f"{percent(t.six_nd_below_exact_pct)} below",
@@ -63,7 +64,8 @@ def train_brief(report: "TrainReport") -> str:
 
 def train_csv(report: "TrainReport") -> str:
     s = report.settings
-    return long_csv(["model", "seq", "tokens", "count"],
-                    [report.model.name, s.seq, s.tokens, s.count], report.to_dict(),
+    packed = [packed_form(s.packed)] if s.packed else []  # a column only when packed
+    return long_csv(["model", "seq", *(["packed"] if packed else []), "tokens", "count"],
+                    [report.model.name, s.seq, *packed, s.tokens, s.count], report.to_dict(),
                     ("settings", "training", "accelerator", "achieved_flops", "seconds", "days",
                      "accelerator_hours", "cost"))

@@ -6,6 +6,8 @@ Modules:
 - `common`: what every report shares: the schema version, the model's description, warnings.
 - `schema`: the JSON Schemas of the commands' JSON output, from the report classes.
 - `images`: what `--images` adds to the `model`, `infer` and `train` reports.
+- `packing`: `--packed`'s sample lengths, read and checked, for `model`, `train`, `mfu`
+  and `step`.
 - `model`: parameters, forward FLOPs, training and the crossover of one model.
 - `sweep`: the forward pass over many sequence lengths.
 - `compare`: the key figures of several models side by side.

@@ -7,6 +7,7 @@ from dataclasses import field, replace
 from typing import Any, ClassVar, Optional
 
 from ..records import dataclass
+from ..counting.recompute import describe as describe_recompute
 from ..kinds import base as p
 from ..counting.layers import layer_activations
 from ..counting.memory import Setup, activation_parts, check_setup, device_params, state_parts
@@ -164,6 +165,7 @@ def _conventions(setup: Setup, spec: Optional[ModelSpec] = None) -> list[str]:
             "; with one stage the final norm, LM head input and fp32 logits" if setup.pp == 1
             else ""),
         f"recompute {setup.recompute}; dropout {'on' if setup.dropout else 'off'}",
+        *describe_recompute(setup.recompute),
         kernel_line(setup.flash),
         "not counted: temporary buffers, communication buckets, allocator fragmentation, the "
         "CUDA context (often 1-3 GB in practice)",

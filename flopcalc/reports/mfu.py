@@ -16,6 +16,7 @@ from ..kinds.base import Scan
 from .common import (SCHEMA_VERSION, ModelInfo, Report, chunked_scans, context_warning,
                      model_info, scan_lines)
 from .infer import AcceleratorInfo, accelerator_info
+from .packing import packed_line
 
 
 @dataclass
@@ -30,6 +31,8 @@ class Measured:
 @dataclass
 class MfuSettings:
     attention: str  # the convention of the headline MFU and HFU (--attention)
+    # sample lengths packed into each sequence (--packed); empty: one sample per sequence
+    packed: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -82,12 +85,13 @@ def _cause(name: str, rows: dict[str, float], spec_has_window: bool) -> str:
 def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_second: Fraction,
                      given: str, step_seconds: Optional[Fraction],
                      global_batch: Optional[int], recompute: str,
-                     scan: Scan = "chunked", attention: str = "causal") -> MfuReport:
+                     scan: Scan = "chunked", attention: str = "causal",
+                     packed: tuple[int, ...] = ()) -> MfuReport:
     spec = loaded.spec
     peak_all = hw.peak_flops * hw.count
     rows = []
     figures = {}
-    table = counted(spec, seq, recompute, scan)
+    table = counted(spec, seq, recompute, scan, packed)
     for c in table:
         figures[c.name] = float(c.per_token * tokens_per_second / peak_all)
     window = any(getattr(m, "mask", None) is not None and m.mask.pattern != "causal"
@@ -112,6 +116,10 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
         "a figure above 100% is impossible and is shown as such, with the convention's reason",
         *(f"exact and HFU rows: {line}" for line in scan_lines(scan, chunked_scans(spec))),
     ]
+    if packed:
+        conventions += [f"exact and HFU rows: {packed_line(packed)}",
+                        "six_nd, palm, megatron, megatron_core and megatron_recompute are their "
+                        f"published formulas at seq {seq:,}: they know no packing"]
     warnings = context_warning(loaded.name, "--seq", seq, spec.max_seq_len)
     bad = [r.name for r in rows if not r.possible]
     if bad:
@@ -124,4 +132,5 @@ def build_mfu_report(loaded: LoadedModel, hw: Hardware, seq: int, tokens_per_sec
                           given),
         conventions=conventions, rows=rows,
         mfu=figures.get(f"exact_{attention}"), hfu=figures.get(f"hfu_exact_{attention}"),
-        warnings=warnings, attention=attention, settings=MfuSettings(attention))
+        warnings=warnings, attention=attention,
+        settings=MfuSettings(attention, list(packed)))

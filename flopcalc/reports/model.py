@@ -20,6 +20,7 @@ from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, as_argument, context_warning, conventions,
                      default_seq, default_tokens, exact_number, model_info, pct)
 from .images import ImagesInfo, image_lines, place
+from .packing import packed_line, parse_packed
 
 
 @dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
@@ -37,6 +38,9 @@ class Settings:
     lm_head_counted: bool = True
     # images per sequence through the vision towers (--images); `seq` then counts their tokens
     images: list[ImagesInfo] = field(default_factory=list)
+    # sample lengths packed into each sequence (--packed), attending within themselves; empty:
+    # one sample per sequence
+    packed: list[int] = field(default_factory=list)
 
 
 @dataclass(repr=False, eq=False)  # plain data for JSON: no methods made at start-up
@@ -191,15 +195,19 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
                        tgt_seq: Optional[int] = None, batch: int = 1,
                        tokens: Optional[int] = None, attention: p.Convention = "full",
                        elementwise: bool = False, images: Optional[int] = None,
-                       image_size: Optional[str] = None, scan: p.Scan = "chunked"
-                       ) -> ModelReport:
+                       image_size: Optional[str] = None, scan: p.Scan = "chunked",
+                       packed: Optional[str] = None) -> ModelReport:
     spec = loaded.spec
     if tgt_seq is not None and not spec.is_encoder_decoder:
         raise FlopcalcError(f"--tgt-seq: {loaded.name} is not an encoder-decoder model, so "
                             "it reads one sequence; give its length as --seq and drop --tgt-seq")
     seq = asked = seq or default_seq(spec)
-    w, placed = place(spec, workload(spec, seq, tgt_seq, batch, attention, scan), images,
-                      image_size)
+    samples = parse_packed(packed, seq, spec, loaded.name)
+    if samples and images:
+        raise FlopcalcError("--packed with --images: the image tokens would join the samples' "
+                            "lengths; give one or the other")
+    w, placed = place(spec, workload(spec, seq, tgt_seq, batch, attention, scan, samples),
+                      images, image_size)
     seq = w.seq  # text + image tokens: the length the text model runs
 
     param_parts, active_parts = model_params(spec), model_params(spec, active=True)
@@ -210,7 +218,7 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
     flop_parts = model_flops(spec, w, elementwise)
     forward = p.total(flop_parts)
     other = "causal" if attention == "full" else "full"
-    w_other = place(spec, workload(spec, asked, tgt_seq, batch, other, scan), images,
+    w_other = place(spec, workload(spec, asked, tgt_seq, batch, other, scan, samples), images,
                     image_size)[0]
     by_convention = {attention: forward, other: p.total(model_flops(spec, w_other, elementwise))}
     families = p.families(flop_parts)
@@ -238,9 +246,10 @@ def build_model_report(loaded: LoadedModel, seq: Optional[int] = None,
         settings=Settings(seq=seq, tgt_seq=w.tgt_seq if spec.is_encoder_decoder else None,
                           batch=batch, tokens=tokens, tokens_source=tokens_source,
                           attention=attention, scan=scan, elementwise=elementwise,
-                          context=spec.max_seq_len, images=placed),
+                          context=spec.max_seq_len, images=placed,
+                          packed=list(samples)),
         conventions=conventions(spec, attention, elementwise, n, scan)
-        + image_lines(spec, placed),
+        + image_lines(spec, placed) + ([packed_line(samples)] if samples else []),
         layers=_layer_groups(loaded, w, elementwise),
         params=Params(total=total_params, active=active,
                       active_without_embedding=active - sum(x.value for x in active_parts

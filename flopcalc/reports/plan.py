@@ -86,13 +86,14 @@ def why(best: Candidate, others: list[Candidate]) -> list[str]:
 def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int,
                       global_batch: int, devices: int, flash: bool, grad_fp32: bool,
                       tp_overlap: bool, top: int, mem: dict[str, object],
-                      attention: str = "causal") -> PlanReport:
+                      attention: str = "causal", recompute: Optional[str] = None
+                      ) -> PlanReport:
     spec = loaded.spec
     start = time.perf_counter()
     prof = profile(spec, seq)
     assert hw.memory_bytes is not None
     best, fitting = search(spec, prof, res.machine, devices, global_batch, hw.memory_bytes,
-                           flash, grad_fp32, tp_overlap, top=top, **mem)
+                           flash, grad_fp32, tp_overlap, top=top, recompute=recompute, **mem)
     took = time.perf_counter() - start
     model_flops = model_flops_per_sequence(prof, attention) * global_batch
     plans = []
@@ -108,8 +109,9 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
         "(with --flash) dividing the sequence, expert parallelism dividing the experts (each "
         "token dispatcher: alltoall, allgather, flex), ZeRO "
         "0-3, micro-batches dividing each replica's batch (up to 16), virtual stages 1-8 "
-        "dividing each stage's layers, sequence parallelism whenever tp > 1, and the least "
-        "recomputation that fits",
+        "dividing each stage's layers, sequence parallelism whenever tp > 1, and "
+        + (f"recompute {recompute} (--recompute-modules) in every layout" if recompute
+           else "the least recomputation that fits"),
         f"ranked by the estimate of flopcalc step (typical efficiencies, its overlap model); "
         f"memory checked against {hw.memory_bytes / 1e9:,.0f} GB per device, ZeRO-3's gathered "
         "layer included",

@@ -12,6 +12,8 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from ..records import dataclass
+from ..counting.recompute import by_module, modules_of, reruns
+from ..counting.recompute import describe as describe_recompute
 from ..predict.communication import volumes
 from ..predict.plans import UNKNOWABLE, Outcome, Resolved, evaluate
 from ..predict.steptime import ADAPTED, SHAPE_FACTOR, Layout, StepTime, profile
@@ -19,6 +21,7 @@ from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
                      default_tokens, eager_hint, kernel_line, model_info)
+from .packing import packed_line
 from .published_mfu import against_published, published_mfu, where
 
 SECONDS_PER_DAY = 86_400
@@ -130,6 +133,8 @@ class RunSettings:
     attention: str  # the convention of MFU and HFU (--attention): causal or full
     flash: bool  # the attention kernel assumed: flash (no s² scores kept) or eager
     kernel: str  # "flash" or "eager", in a word
+    # sample lengths packed into each sequence (--packed); empty: one sample per sequence
+    packed: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -243,6 +248,12 @@ def hardware_flops_per_sequence(prof: Any, lay: Layout, attention: str = "causal
         extra = forward - prof.head_flops
     elif lay.recompute == "selective":
         extra = attention_flops
+    elif by_module(lay.recompute):  # Megatron-Core's modules: the matmuls each runs again
+        mods = modules_of(lay.recompute)
+        extra = attention_flops if "core_attn" in mods else 0
+        for lp in prof.layers:
+            rerun = reruns(lp.layer, mods)
+            extra += lp.count * sum(g.flops for g in lp.gemms if rerun(g.name))
     return model + extra
 
 
@@ -328,9 +339,9 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
                       unknown: list[str], capacity: Optional[int], mem: dict[str, Any],
                       tokens: Optional[int] = None, price: Optional[Fraction] = None,
                       extra_warnings: tuple[str, ...] = (),
-                      attention: str = "causal") -> StepReport:
+                      attention: str = "causal", packed: tuple[int, ...] = ()) -> StepReport:
     spec = loaded.spec
-    prof = profile(spec, seq)
+    prof = profile(spec, seq, packed)
     out = evaluate(spec, prof, lay, res.machine, capacity, unknown, **mem)
     lay = out.layout
     ends = {"low": out.low, "estimate": out.estimate, "high": out.high}
@@ -395,7 +406,10 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
     return StepReport(
         schema_version=SCHEMA_VERSION, command="step", model=model_info(loaded), seq=seq,
         layout=layout_info(lay), machine=machine_info(hw, res),
-        conventions=step_conventions(res, lay, out, attention),
+        conventions=step_conventions(res, lay, out, attention) + describe_recompute(lay.recompute)
+        + ([packed_line(packed) + ": a variable-length flash kernel's FLOPs and time; "
+            "activation memory as one sample of --seq (flash keeps no s² tensor)"]
+           if packed else []),
         model_flops_per_step=model_flops,
         time={"step_seconds": Ends(seconds.low, seconds.estimate, seconds.high),
               "breakdown": {end: breakdown(t) for end, t in ends.items()}},
@@ -405,7 +419,8 @@ def build_step_report(loaded: LoadedModel, hw: Hardware, res: Resolved, lay: Lay
         memory=memory, fits=fits,
         training=TrainingDays(tokens, source, days, hours, cost), unknowns=unknowns,
         warnings=warnings,
-        settings=RunSettings(attention, lay.flash, "flash" if lay.flash else "eager"),
+        settings=RunSettings(attention, lay.flash, "flash" if lay.flash else "eager",
+                             list(packed)),
         assumed=assumed_lines(unknown, lay),
         published=published_range(mfu.estimate, loaded.name, hw.name)
         if loaded.origin == "preset" else None)

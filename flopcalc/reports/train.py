@@ -14,9 +14,11 @@ from math import ceil
 from typing import Optional
 
 from ..records import dataclass
+from ..errors import FlopcalcError
 from ..kinds import base as p
 from ..counting.model import (model_flops, model_params, mtp_flops, non_embedding,
-                              output_tokens, workload)
+                              output_tokens, recomputed_flops, workload)
+from ..counting.recompute import describe as describe_recompute
 from ..predict.roofline import training_seconds
 from ..counting.training import training_cost
 from ..models.accelerators import Hardware
@@ -24,6 +26,7 @@ from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, chunked_scans, context_warning,
                      default_seq, default_tokens, model_info, pct, scan_lines)
 from .images import ImagesInfo, image_lines, place
+from .packing import packed_line, parse_packed
 from .infer import AcceleratorInfo, accelerator_info, devices
 
 SECONDS_PER_DAY, SECONDS_PER_HOUR = 86_400, 3_600
@@ -36,7 +39,9 @@ class TrainSettings:
     tokens_source: str
     attention: str
     scan: str  # how chunked scans count their core (--scan): chunked or recurrent
-    recompute: str  # none, or full (hardware FLOPs: one more forward)
+    # none, full (hardware FLOPs: one more forward) or Megatron-Core's recompute modules (a
+    # comma list: the matmuls they run again)
+    recompute: str
     dtype: str
     count: int
     mfu: float
@@ -44,6 +49,8 @@ class TrainSettings:
     days: Optional[float]  # the deadline the device count was solved for
     # images per sequence through the vision towers (--images); `seq` then counts their tokens
     images: list[ImagesInfo] = field(default_factory=list)
+    # sample lengths packed into each sequence (--packed); empty: one sample per sequence
+    packed: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -89,13 +96,18 @@ def devices_for(flops: int, days: Fraction, peak: int, mfu: Fraction) -> int:
 
 def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                        seq: Optional[int] = None, tokens: Optional[int] = None,
-                       attention: p.Convention = "causal", recompute: bool = False,
+                       attention: p.Convention = "causal", recompute: str = "none",
                        price: Optional[Fraction] = None, days: Optional[Fraction] = None,
                        images: Optional[int] = None, image_size: Optional[str] = None,
-                       scan: p.Scan = "chunked") -> TrainReport:
+                       scan: p.Scan = "chunked", packed: Optional[str] = None) -> TrainReport:
     spec = loaded.spec
     seq = seq or default_seq(spec)
-    w, placed = place(spec, workload(spec, seq, None, 1, attention, scan), images, image_size)
+    samples = parse_packed(packed, seq, spec, loaded.name)
+    if samples and images:
+        raise FlopcalcError("--packed with --images: the image tokens would join the samples' "
+                            "lengths; give one or the other")
+    w, placed = place(spec, workload(spec, seq, None, 1, attention, scan, samples), images,
+                      image_size)
     seq = w.seq  # text + image tokens: the length the text model runs; D counts them too
     params = model_params(spec)
     n = non_embedding(model_params(spec, active=True))
@@ -104,9 +116,11 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
     else:
         source = "--tokens"
     flops = model_flops(spec, w)
+    full = recompute == "full"
     cost = training_cost(p.total(flops), p.total(flops, p.ATTENTION), n, output_tokens(spec, w),
                          tokens, mtp_forward=p.total(mtp_flops(spec, w)),
-                         passes=4 if recompute else 3)
+                         passes=4 if full else 3,
+                         recomputed=recomputed_flops(spec, w, recompute))
     if days is not None:
         hw = replace(hw, count=devices_for(cost.exact, days, hw.peak_flops, mfu))
     achieved = hw.total_peak_flops * mfu
@@ -117,8 +131,10 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
             float(training_seconds(cost.six_nd, hw.total_peak_flops, mfu) / scale * factor))
 
     hours = Fraction(SECONDS_PER_HOUR, hw.count)
-    kind = "hardware FLOPs: 4 x forward (full recomputation)" if recompute else \
-        "3 x forward (model FLOPs)"
+    kind = "hardware FLOPs: 4 x forward (full recomputation)" if full else \
+        "3 x forward (model FLOPs)" if recompute == "none" else \
+        f"hardware FLOPs: 3 x forward + the forward matmuls --recompute-modules {recompute} " \
+        "runs again"
     conventions = [
         f"training exact = {kind} per token x D, LM head and attention included; 6ND with N = "
         f"{'active ' if spec.is_moe else ''}non-embedding params = {n:,}",
@@ -135,14 +151,15 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
                            f"{float(days):g} days (rounded up)")
     if price is not None:
         conventions.append(f"cost = accelerator-hours x {float(price):g} per accelerator-hour")
-    conventions += image_lines(spec, placed)
+    conventions += image_lines(spec, placed) + ([packed_line(samples)] if samples else [])
+    conventions += describe_recompute(recompute)
     return TrainReport(
         schema_version=SCHEMA_VERSION, command="train", model=model_info(loaded),
-        settings=TrainSettings(seq, tokens, source, attention, scan,
-                               "full" if recompute else "none",
+        settings=TrainSettings(seq, tokens, source, attention, scan, recompute,
                                hw.dtype, hw.count, float(mfu),
                                None if price is None else float(price),
-                               None if days is None else float(days), placed),
+                               None if days is None else float(days), placed,
+                               list(samples)),
         conventions=conventions,
         training=TrainFlops(tokens, n, cost.six_nd, cost.exact, cost.passes, cost.mtp,
                             pct(cost.exact - cost.six_nd, cost.exact), cost.rounded),

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "flopcalc"
 # Formatting every renderer shares: no report of their own.
 SHARED = {"output", "text", "data", "escape", "plot"}
 # Reports' building blocks that other reports' renderers draw (or that are not drawn at all).
-UNDRAWN = {"common", "schema", "images", "published_mfu"}
+UNDRAWN = {"common", "schema", "images", "packing", "published_mfu"}
 
 
 def _stems(package: str) -> set[str]:
