@@ -1,0 +1,56 @@
+"""More encoder-decoders of the BART family (transformers 5.24, each counted as the class
+`AutoModelForSeq2SeqLM` builds): Blenderbot, Blenderbot-small, M2M-100 (NLLB's dense layers),
+PLBART and MVP. Each is BART's layers (q, k, v, o, fc1, fc2 with biases; LayerNorms) in one of
+the layouts `seq2seq.bart_style` describes; `ALIASES` are their config classes' `attribute_map`.
+"""
+
+from __future__ import annotations
+
+from ...errors import FlopcalcError
+from .common import Config, Raw
+from .seq2seq import bart_style
+
+_BART_ALIASES = {"num_attention_heads": "encoder_attention_heads", "hidden_size": "d_model",
+                 "num_hidden_layers": "encoder_layers"}
+
+
+def _blenderbot(c: Config) -> Raw:
+    """BlenderbotForConditionalGeneration (`blenderbot/modeling_blenderbot.py`): pre-norm with
+    a final LayerNorm per stack, learned position tables of max_position_embeddings rows (no
+    offset), no embedding LayerNorm."""
+    return bart_style(c, 0, False, "pre", True)
+
+
+def _blenderbot_small(c: Config) -> Raw:
+    """BlenderbotSmallForConditionalGeneration: post-norm as BART, a LayerNorm after each
+    stack's embeddings, learned tables of max_position_embeddings rows (no offset)."""
+    return bart_style(c, 0, True, "post", False)
+
+
+def _m2m_100(c: Config) -> Raw:
+    """M2M100ForConditionalGeneration: pre-norm, a final LayerNorm per stack, sinusoidal
+    positions held as buffers (M2M100SinusoidalPositionalEmbedding: no parameter)."""
+    return bart_style(c, 0, False, "pre", True, positions="sinusoidal")
+
+
+def _plbart(c: Config) -> Raw:
+    """PLBartForConditionalGeneration: BART's layout (post-norm, embedding LayerNorms, learned
+    tables of P + 2 rows)."""
+    return bart_style(c, 2, True, "post", False)
+
+
+def _mvp(c: Config) -> Raw:
+    """MvpForConditionalGeneration: BART's layout. With `use_prompt` every layer's attention
+    also reads prompt_length learned prefix keys and values made by a prompt MLP per stack:
+    not counted, so refused."""
+    if c("use_prompt", False, bool):
+        raise FlopcalcError(f"{c.label}: MVP with use_prompt: true (prefix keys and values "
+                            "from a prompt MLP in every attention) is not counted; set it "
+                            "false or describe the model in a YAML file")
+    return bart_style(c, 2, True, "post", False)
+
+
+CONVERTERS = {"blenderbot": _blenderbot, "blenderbot-small": _blenderbot_small,
+              "m2m_100": _m2m_100, "plbart": _plbart, "mvp": _mvp}
+
+ALIASES = {t: _BART_ALIASES for t in CONVERTERS}

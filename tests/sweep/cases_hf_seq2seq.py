@@ -1,0 +1,32 @@
+"""Classic decoders and more encoder-decoders (flopcalc/models/hf/seq2seq2.py, classic.py):
+the BART-family layouts of Blenderbot, Blenderbot-small, M2M-100, PLBART and MVP (the class
+AutoModelForSeq2SeqLM builds)."""
+
+from . import Case
+
+UNTIED = dict(tie_word_embeddings=False)
+BART = dict(vocab_size=128, d_model=64, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=96,
+            decoder_ffn_dim=80, max_position_embeddings=64, pad_token_id=1, bos_token_id=0,
+            eos_token_id=2, decoder_start_token_id=2, forced_eos_token_id=2)
+SEQ2SEQ = (1, 6)
+NO_LAYERDROP = dict(encoder_layerdrop=0.0, decoder_layerdrop=0.0)
+
+CASES = [
+    # pre-norm, final norms, learned tables of P rows; untied; per-stack heads and widths
+    Case("blenderbot", auto="seq2seq", shrink=BART, lengths=SEQ2SEQ,
+         variants=(UNTIED, dict(encoder_attention_heads=2, encoder_ffn_dim=128,
+                                activation_function="relu", max_position_embeddings=256))),
+    # post-norm, embedding norms, tables of P rows
+    Case("blenderbot-small", auto="seq2seq", shrink=BART, lengths=SEQ2SEQ,
+         variants=(UNTIED, dict(decoder_attention_heads=2, decoder_ffn_dim=128))),
+    # sinusoids held as buffers: no position parameters. Its default layerdrop (0.05) skips
+    # whole layers at random in a training-mode forward: the FLOP run turns it off
+    Case("m2m_100", auto="seq2seq", shrink={**BART, **NO_LAYERDROP}, lengths=SEQ2SEQ,
+         variants=(UNTIED, dict(encoder_layers=3, decoder_ffn_dim=2048,
+                                activation_function="gelu"))),
+    Case("plbart", auto="seq2seq", shrink=BART, lengths=SEQ2SEQ,
+         variants=(UNTIED, dict(encoder_ffn_dim=1024, decoder_layers=3))),
+    Case("mvp", auto="seq2seq", shrink=BART, lengths=SEQ2SEQ,
+         variants=(UNTIED, dict(decoder_attention_heads=8, max_position_embeddings=512))),
+]
