@@ -30,3 +30,26 @@ CASES = [
     Case("mvp", auto="seq2seq", shrink=BART, lengths=SEQ2SEQ,
          variants=(UNTIED, dict(decoder_attention_heads=8, max_position_embeddings=512))),
 ]
+
+# ------------------------------------------------------------------------ classic decoders
+GPT = dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=128)
+SIZES = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+             vocab_size=128, max_position_embeddings=64)
+TIED = dict(tie_word_embeddings=True)
+NEO = dict(hidden_size=64, num_layers=2, num_heads=4, vocab_size=128,
+           max_position_embeddings=64, window_size=4,
+           attention_types=[[["global", "local"], 1]])
+
+CASES += [
+    # post-norm, no final norm; afn
+    Case("openai-gpt", shrink=GPT, variants=(UNTIED, dict(afn="relu", n_layer=4))),
+    # local layers of window 4 (lengths 6 and 13 pass it), all global, all local, a wider MLP
+    Case("gpt_neo", shrink=NEO, lengths=(1, 6, 13),
+         variants=(UNTIED, dict(attention_types=[[["global"], 24]], intermediate_size=1000),
+                   dict(attention_types=[[["local", "local", "global"], 8]]))),
+    Case("xglm", shrink=dict(d_model=64, ffn_dim=96, num_layers=2, attention_heads=4,
+                             vocab_size=128, max_position_embeddings=64),
+         variants=(UNTIED, dict(activation_function="relu", ffn_dim=1000))),
+    Case("biogpt", shrink=SIZES, variants=(UNTIED, dict(max_position_embeddings=2048))),
+    Case("ctrl", shrink=dict(GPT, dff=96), variants=(UNTIED, dict(dff=1000, n_positions=512))),
+]
