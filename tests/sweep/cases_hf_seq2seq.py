@@ -53,3 +53,28 @@ CASES += [
     Case("biogpt", shrink=SIZES, variants=(UNTIED, dict(max_position_embeddings=2048))),
     Case("ctrl", shrink=dict(GPT, dff=96), variants=(UNTIED, dict(dff=1000, n_positions=512))),
 ]
+
+# ------------------------------------------------------------- FSMT: two vocabularies
+FSMT = {k: v for k, v in BART.items() if k != "vocab_size"}
+
+
+def fsmt_inputs(config, batch, seq):
+    """Source ids from the encoder's vocabulary (the target's when tied: transformers then
+    gives the encoder the decoder's table), target ids from the decoder's."""
+    import torch
+
+    source = config.tgt_vocab_size if config.tie_word_embeddings else config.src_vocab_size
+    torch.manual_seed(1)
+    return {"input_ids": torch.randint(0, source, (batch, seq)),
+            "decoder_input_ids": torch.randint(0, config.tgt_vocab_size, (batch, seq))}
+
+
+CASES += [
+    # untied by default (own source table, output projection); tied (one table: the
+    # target's); another pad id (the position tables' rows)
+    Case("fsmt", auto="seq2seq", shrink={**FSMT, "src_vocab_size": 96, "tgt_vocab_size": 128},
+         lengths=SEQ2SEQ, inputs=fsmt_inputs,
+         variants=(dict(tie_word_embeddings=True, src_vocab_size=42024),
+                   dict(pad_token_id=3, src_vocab_size=1000, tgt_vocab_size=1200),
+                   dict(tie_word_embeddings=True, src_vocab_size=500, tgt_vocab_size=600))),
+]

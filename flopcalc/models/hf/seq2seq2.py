@@ -50,7 +50,28 @@ def _mvp(c: Config) -> Raw:
     return bart_style(c, 2, True, "post", False)
 
 
-CONVERTERS = {"blenderbot": _blenderbot, "blenderbot-small": _blenderbot_small,
-              "m2m_100": _m2m_100, "plbart": _plbart, "mvp": _mvp}
+def _fsmt(c: Config) -> Raw:
+    """FSMTForConditionalGeneration (fairseq's WMT19 transformers; `fsmt/modeling_fsmt.py`):
+    post-norm as BART without embedding LayerNorms, sinusoids stored as frozen parameters of
+    max_position_embeddings + pad_token_id + 1 rows per stack (counted as tables), the
+    encoder's own table of src_vocab_size rows and the decoder's of tgt_vocab_size with its
+    `output_projection` (untied by default). Tied, transformers ties all three to the
+    decoder's table, whatever src_vocab_size says: one tgt_vocab_size × d table."""
+    offset = c("pad_token_id", 1, int) + 1
+    raw = bart_style(c, offset, False, "post", False)
+    raw.pop("unused_token_tables", None)  # FSMT has no `shared` table
+    if not raw["tie_embeddings"]:
+        raw["share_encoder_embeddings"] = False
+        source = c("src_vocab_size", expect=int)
+        if source != raw["vocab_size"]:
+            raw["encoder_vocab_size"] = source
+    else:
+        raw["share_encoder_embeddings"] = True
+    return raw
 
-ALIASES = {t: _BART_ALIASES for t in CONVERTERS}
+
+CONVERTERS = {"blenderbot": _blenderbot, "blenderbot-small": _blenderbot_small,
+              "m2m_100": _m2m_100, "plbart": _plbart, "mvp": _mvp, "fsmt": _fsmt}
+
+ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS},
+           "fsmt": {**_BART_ALIASES, "vocab_size": "tgt_vocab_size"}}
