@@ -78,3 +78,11 @@ CASES += [
                    dict(pad_token_id=3, src_vocab_size=1000, tgt_vocab_size=1200),
                    dict(tie_word_embeddings=True, src_vocab_size=500, tgt_vocab_size=600))),
 ]
+
+# ------------------------------------------- BigBird-Pegasus with full attention (counted)
+FULL = dict(attention_type="original_full")
+CASES += [
+    Case("bigbird_pegasus", auto="seq2seq", fix=FULL, lengths=SEQ2SEQ,
+         shrink={**BART, "decoder_start_token_id": 2, "pad_token_id": 0, "eos_token_id": 1},
+         variants=(UNTIED, dict(use_bias=True), dict(encoder_ffn_dim=1024, decoder_layers=3))),
+]

@@ -70,8 +70,30 @@ def _fsmt(c: Config) -> Raw:
     return raw
 
 
+def _bigbird_pegasus(c: Config) -> Raw:
+    """BigBirdPegasusForConditionalGeneration (`bigbird_pegasus/modeling_bigbird_pegasus.py`)
+    with `attention_type: original_full`: Pegasus's layout (pre-norm; the final norm of each
+    stack is the module transformers names `layernorm_embedding`, run after the layers) with
+    learned tables of P rows and `use_bias` on q, k, v and o (fc1, fc2 always biased).
+    `block_sparse` (the default, and the published checkpoints') is BigBird's block-sparse
+    encoder attention (Zaheer et al. 2020): global, sliding and random key blocks past
+    (5 + 2·num_random_blocks)·block_size tokens, full attention at or below it; flopcalc has no
+    such mixer, so that setting is refused."""
+    if c("attention_type", "block_sparse", str) != "original_full":
+        raise FlopcalcError(f"{c.label}: BigBird-Pegasus with attention_type "
+                            f"'{c('attention_type')}' is not supported: its block-sparse "
+                            "encoder attention (global, sliding and random blocks) is not a "
+                            "mixer flopcalc has; set attention_type: original_full (the same "
+                            "parameters, full attention) to count that model")
+    raw = bart_style(c, 0, False, "pre", True)
+    attn = bool(c("use_bias", False, bool))
+    raw["bias"] = {"qkv": attn, "attn_out": attn, "mlp": True}
+    return raw
+
+
 CONVERTERS = {"blenderbot": _blenderbot, "blenderbot-small": _blenderbot_small,
-              "m2m_100": _m2m_100, "plbart": _plbart, "mvp": _mvp, "fsmt": _fsmt}
+              "m2m_100": _m2m_100, "plbart": _plbart, "mvp": _mvp, "fsmt": _fsmt,
+              "bigbird_pegasus": _bigbird_pegasus}
 
 ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS},
            "fsmt": {**_BART_ALIASES, "vocab_size": "tgt_vocab_size"}}
