@@ -79,9 +79,10 @@ def _bigbird_pegasus(c: Config) -> Raw:
     encoder attention (Zaheer et al. 2020): global, sliding and random key blocks past
     (5 + 2·num_random_blocks)·block_size tokens, full attention at or below it; flopcalc has no
     such mixer, so that setting is refused."""
-    if c("attention_type", "block_sparse", str) != "original_full":
+    kind = c("attention_type", "block_sparse", str)
+    if kind != "original_full":
         raise FlopcalcError(f"{c.label}: BigBird-Pegasus with attention_type "
-                            f"'{c('attention_type')}' is not supported: its block-sparse "
+                            f"'{kind[:40]}' is not supported: its block-sparse "
                             "encoder attention (global, sliding and random blocks) is not a "
                             "mixer flopcalc has; set attention_type: original_full (the same "
                             "parameters, full attention) to count that model")
