@@ -86,3 +86,12 @@ CASES += [
          shrink={**BART, "decoder_start_token_id": 2, "pad_token_id": 0, "eos_token_id": 1},
          variants=(UNTIED, dict(use_bias=True), dict(encoder_ffn_dim=1024, decoder_layers=3))),
 ]
+
+# ---------------------------------------- GPT-NeoX-Japanese: the last layer's output bias
+CASES += [
+    Case("gpt_neox_japanese", lengths=(1, 7),
+         shrink=dict(hidden_size=64, num_hidden_layers=3, num_attention_heads=4,
+                     intermediate_multiple_size=2, vocab_size=128, max_position_embeddings=64),
+         variants=(UNTIED, dict(num_hidden_layers=1, intermediate_multiple_size=3),
+                   dict(rotary_pct=0.25, hidden_act="relu"))),
+]

@@ -154,3 +154,31 @@ ALIASES = {
     "xglm": {"num_attention_heads": "attention_heads", "hidden_size": "d_model",
              "num_hidden_layers": "num_layers"},
 }
+
+
+def _gpt_neox_japanese(c: Config) -> Raw:
+    """GPTNeoXJapaneseForCausalLM (`gpt_neox_japanese/modeling_gpt_neox_japanese.py`):
+    sequential pre-norm layers (LayerNorms with biases), a fused qkv and a dense output without
+    biases but for the last layer's attention (`dense_bias`, d: the layer type
+    `full_out_bias`), an MLP hidden_size·intermediate_multiple_size wide without biases,
+    rotary positions on `partial_rotary_factor` of each head (no parameter), a final
+    LayerNorm, and the `embed_out` head tied unless tie_word_embeddings is false."""
+    d, n = c("hidden_size"), c.layers()
+    return {
+        "n_layers": n,
+        "d_model": d,
+        "n_heads": c("num_attention_heads"),
+        "d_ff": int(d * c("intermediate_multiple_size", 4)),
+        "mlp": "plain",
+        "activation": _act(str(c("hidden_act", "gelu"))),
+        "bias": False,
+        "norm": "layernorm",
+        "positions": "rotary",
+        "max_seq_len": c("max_position_embeddings"),
+        "vocab_size": c("vocab_size"),
+        "tie_embeddings": bool(c("tie_word_embeddings", True)),
+        "layer_types": ["full"] * (n - 1) + ["full_out_bias"],
+    }
+
+
+CONVERTERS["gpt_neox_japanese"] = _gpt_neox_japanese
