@@ -38,3 +38,13 @@ def test_countable_settings_import():
     hf.from_hf_dict(dict(BART, model_type="bigbird_pegasus", attention_type="original_full"),
                     "config.json")
     hf.from_hf_dict(dict(BART, model_type="mvp", use_prompt=False), "config.json")
+
+
+@pytest.mark.parametrize("model_type, words", [
+    ("switch_transformers", "expert_capacity"), ("nllb-moe", "expert_capacity"),
+    ("reformer", "LSH"), ("xlnet", "two-stream"), ("prophetnet", "n-gram"),
+    ("led", "Longformer"), ("pegasus_x", "global tokens"),
+])
+def test_uncountable_types_are_refused_naming_the_feature(model_type, words):
+    with pytest.raises(FlopcalcError, match=words):
+        hf.from_hf_dict(dict(BART, model_type=model_type), "config.json")

@@ -98,3 +98,28 @@ CONVERTERS = {"blenderbot": _blenderbot, "blenderbot-small": _blenderbot_small,
 
 ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS},
            "fsmt": {**_BART_ALIASES, "vocab_size": "tgt_vocab_size"}}
+
+_YAML = "; describe an approximation in a YAML file if one will do"
+_CAPACITY = ("tokens routed past an expert's expert_capacity skip the experts, so how many "
+             "expert FLOPs a forward does depends on the routing (data-dependent), and "
+             "flopcalc's mixture-of-experts layers are decoder-only")
+REFUSED = {
+    "switch_transformers": "Switch Transformers' capacity-limited top-1 experts: " + _CAPACITY
+                           + _YAML,
+    "nllb-moe": "NLLB-MoE's capacity-limited top-2 experts: " + _CAPACITY + _YAML,
+    "reformer": ("Reformer's LSH attention (which keys each query scores is set by hash "
+                 "buckets of the hidden states: data-dependent), chunked local attention, "
+                 "axial position embeddings and reversible layers are not layer kinds flopcalc "
+                 "has" + _YAML),
+    "xlnet": ("XLNet's two-stream (content and query) relative attention with segment terms "
+              "and memory is not a layer kind flopcalc has" + _YAML),
+    "prophetnet": ("ProphetNet's n-gram self-attention (a main stream and ngram predicting "
+                   "streams with relative position buckets) is not a layer kind flopcalc has"
+                   + _YAML),
+    "led": ("LED's Longformer encoder attention (overlapping chunks of attention_window keys "
+            "per layer, plus global tokens picked by global_attention_mask: data-dependent) is "
+            "not a layer kind flopcalc has" + _YAML),
+    "pegasus_x": ("Pegasus-X's encoder attention (staggered local blocks of block_size with "
+                  "num_global_tokens global tokens attending to every token) is not a layer "
+                  "kind flopcalc has" + _YAML),
+}
