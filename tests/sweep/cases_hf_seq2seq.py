@@ -95,3 +95,19 @@ CASES += [
          variants=(UNTIED, dict(num_hidden_layers=1, intermediate_multiple_size=3),
                    dict(rotary_pct=0.25, hidden_act="relu"))),
 ]
+
+# ------------------------------------------------- LongT5: the encoder's local attention
+T5 = dict(vocab_size=128, d_model=64, d_kv=16, d_ff=96, num_layers=2, num_heads=4,
+          relative_attention_num_buckets=8, relative_attention_max_distance=16,
+          decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+CASES += [
+    # radius 2: blocks of 3 (lengths 1, 6 and 7: one block, whole blocks, a padded block);
+    # radius 0 (blocks of 1); gated-gelu untied; a deeper decoder
+    Case("longt5", auto="seq2seq", shrink={**T5, "local_radius": 2}, lengths=(1, 6, 7),
+         variants=(dict(feed_forward_proj="gated-gelu", **UNTIED),
+                   dict(num_decoder_layers=3, d_kv=24, local_radius=0))),
+    Case("longt5", auto="seq2seq", shrink={**T5, "local_radius": 0}, lengths=(1, 5),
+         note="radius 0: blocks of one token over three keys"),
+    Case("longt5", auto="seq2seq", shrink={**T5, "local_radius": 4}, lengths=(4, 13),
+         note="radius 4: blocks of 5, a short and a padded sequence"),
+]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...errors import FlopcalcError
 from .common import Config, Raw
-from .seq2seq import bart_style
+from .seq2seq import _T5_ALIASES, _t5, bart_style
 
 _BART_ALIASES = {"num_attention_heads": "encoder_attention_heads", "hidden_size": "d_model",
                  "num_hidden_layers": "encoder_layers"}
@@ -92,11 +92,29 @@ def _bigbird_pegasus(c: Config) -> Raw:
     return raw
 
 
+def _longt5(c: Config) -> Raw:
+    """LongT5ForConditionalGeneration (`longt5/modeling_longt5.py`) with
+    `encoder_attention_type: local`: T5's layers (relative bias in each stack's first layer,
+    `feed_forward_proj`), the encoder's self-attention local (`block_local`: ±local_radius
+    tokens, computed in blocks of local_radius + 1). `transient-global` adds global tokens
+    (sums of global_block_size blocks, with their own norm and relative bias), which flopcalc
+    has no mixer for: refused."""
+    kind = c("encoder_attention_type", "local", str)
+    if kind != "local":
+        raise FlopcalcError(f"{c.label}: LongT5 with encoder_attention_type '{kind[:40]}' is "
+                            "not supported: its transient-global attention (keys from "
+                            "global_block_size block sums, with their own norm and relative "
+                            "bias) is not a mixer flopcalc has; 'local' is counted")
+    n = c.layers("num_layers")
+    return {**_t5(c), "encoder_layer_types": ["block_local"] * n,
+            "block_local": {"radius": c("local_radius", 127, int)}}
+
+
 CONVERTERS = {"blenderbot": _blenderbot, "blenderbot-small": _blenderbot_small,
               "m2m_100": _m2m_100, "plbart": _plbart, "mvp": _mvp, "fsmt": _fsmt,
-              "bigbird_pegasus": _bigbird_pegasus}
+              "bigbird_pegasus": _bigbird_pegasus, "longt5": _longt5}
 
-ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS},
+ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS}, "longt5": _T5_ALIASES,
            "fsmt": {**_BART_ALIASES, "vocab_size": "tgt_vocab_size"}}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
