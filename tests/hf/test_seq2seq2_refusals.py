@@ -48,3 +48,14 @@ def test_countable_settings_import():
 def test_uncountable_types_are_refused_naming_the_feature(model_type, words):
     with pytest.raises(FlopcalcError, match=words):
         hf.from_hf_dict(dict(BART, model_type=model_type), "config.json")
+
+
+def test_t5gemma_stacks_of_different_widths_are_refused():
+    """T5Gemma 9B-2B: an encoder of 3,584 and a decoder of 2,304; cross-attention would read
+    3,584-wide states with the decoder's heads, which flopcalc's encoder-decoder cannot hold."""
+    stack = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, head_dim=16)
+    data = dict(model_type="t5gemma", encoder={**stack, "hidden_size": 96}, decoder=stack)
+    with pytest.raises(FlopcalcError, match="the encoder's d_model"):
+        hf.from_hf_dict(data, "config.json")
+    hf.from_hf_dict(dict(model_type="t5gemma", encoder=stack, decoder=stack), "config.json")

@@ -111,3 +111,24 @@ CASES += [
     Case("longt5", auto="seq2seq", shrink={**T5, "local_radius": 4}, lengths=(4, 13),
          note="radius 4: blocks of 5, a short and a padded sequence"),
 ]
+
+# ------------------------------------------------------ T5Gemma: two Gemma 2 stacks
+GEMMA_STACK = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                   sliding_window=4, max_position_embeddings=64)
+CASES += [
+    # windows of 4 (encoder: a band of ±4; decoder: causal windows), lengths past them;
+    # untied; a deeper, wider encoder with every layer local and its own window; biases
+    Case("t5gemma", auto="seq2seq", lengths=(1, 6, 13),
+         shrink=dict(encoder=GEMMA_STACK, decoder=GEMMA_STACK, vocab_size=128),
+         variants=(UNTIED,
+                   dict(encoder=dict(num_hidden_layers=30, intermediate_size=12288,
+                                     sliding_window=512,
+                                     layer_types=["sliding_attention"] * 30)),
+                   dict(encoder=dict(attention_bias=True), decoder=dict(attention_bias=True)))),
+    Case("t5gemma", auto="seq2seq", lengths=(1, 7),
+         shrink=dict(encoder={**GEMMA_STACK, "num_hidden_layers": 3, "intermediate_size": 80,
+                              "sliding_window": 2, "layer_types": ["sliding_attention"] * 3},
+                     decoder=GEMMA_STACK, vocab_size=128),
+         note="an encoder of its own depth, MLP width and window, every layer local"),
+]

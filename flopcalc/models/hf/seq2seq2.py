@@ -7,7 +7,7 @@ the layouts `seq2seq.bart_style` describes; `ALIASES` are their config classes' 
 from __future__ import annotations
 
 from ...errors import FlopcalcError
-from .common import Config, Raw
+from .common import Config, Raw, bias, layer_types, rotary_decoder
 from .seq2seq import _T5_ALIASES, _t5, bart_style
 
 _BART_ALIASES = {"num_attention_heads": "encoder_attention_heads", "hidden_size": "d_model",
@@ -110,9 +110,62 @@ def _longt5(c: Config) -> Raw:
             "block_local": {"radius": c("local_radius", 127, int)}}
 
 
+def _gemma2_stack(c: Config) -> Raw:
+    """One T5Gemma stack (T5GemmaModuleConfig): Gemma 2's layers (sandwich RMSNorms, a gated
+    GELU MLP, rotary positions, q, k, v, o biased when attention_bias) and its layer types."""
+    attn = c("attention_bias", False)
+    return {**rotary_decoder(c, tie=True), **bias(attn, attn), "norm_placement": "sandwich",
+            **layer_types(c, default_every=2)}
+
+
+# what the encoder must share with the decoder: flopcalc's encoder-decoder has one attention
+# shape (cross-attention reads d-wide encoder states with the decoder's heads)
+_SHARED = ("d_model", "n_heads", "n_kv_heads", "head_dim", "bias", "activation", "mlp")
+
+
+def _t5gemma(c: Config) -> Raw:
+    """T5GemmaForConditionalGeneration (Zhang et al. 2025, "Encoder-Decoder Gemma";
+    `t5gemma/modeling_t5gemma.py`): an `encoder` and a `decoder` of Gemma 2's layers (each
+    stack its own config), the decoder's layers with a cross-attention sublayer between
+    sandwich norms, a final RMSNorm per stack, a token table per stack (both held, tied or
+    not) and the head tied to the decoder's table unless tie_word_embeddings is false. The
+    encoder's sliding layers are bidirectional bands, |i − j| <= sliding_window (the `local`
+    mixer with a window of 2·sliding_window); the decoder's are causal windows. flopcalc's
+    encoder-decoder has one attention shape, so stacks of different widths or heads (T5Gemma
+    9B-2B) are refused; their layer counts, MLP widths and windows may differ."""
+    top = c("tie_word_embeddings", True, bool)
+    stacks = {}
+    for name in ("encoder", "decoder"):
+        sub = Config(c(name, expect=dict), f"{c.label} ({name})", c.model_type)
+        stacks[name] = _gemma2_stack(sub)
+    enc, dec = stacks["encoder"], stacks["decoder"]
+    for key in _SHARED:
+        if enc.get(key) != dec.get(key):
+            raise FlopcalcError(f"{c.label}: the encoder's {key} ({enc.get(key)}) differs from "
+                                f"the decoder's ({dec.get(key)}); flopcalc's encoder-decoders "
+                                "have one attention shape for both stacks")
+    raw: Raw = {**dec, "architecture": "encoder-decoder", "n_encoder_layers": enc["n_layers"],
+                "tie_embeddings": top, "share_encoder_embeddings": False}
+    raw.pop("notes", None)  # rotary: no table, and the encoder-decoder's --seq is checked
+    if enc["d_ff"] != dec["d_ff"]:
+        raw["encoder_d_ff"] = enc["d_ff"]
+    if enc["vocab_size"] != dec["vocab_size"]:
+        raw["encoder_vocab_size"] = enc["vocab_size"]
+    kinds = enc.get("layer_types")
+    if kinds is not None and "window" in kinds:
+        raw["encoder_layer_types"] = ["local" if k == "window" else "bidirectional"
+                                      for k in kinds]
+        raw["local_attention"] = {"window": 2 * enc["sliding_window"]}
+    elif enc.get("sliding_window") is not None and kinds is None:  # every layer slides
+        raw["encoder_layer_types"] = ["local"]
+        raw["local_attention"] = {"window": 2 * enc["sliding_window"]}
+    return raw
+
+
 CONVERTERS = {"blenderbot": _blenderbot, "blenderbot-small": _blenderbot_small,
               "m2m_100": _m2m_100, "plbart": _plbart, "mvp": _mvp, "fsmt": _fsmt,
-              "bigbird_pegasus": _bigbird_pegasus, "longt5": _longt5}
+              "bigbird_pegasus": _bigbird_pegasus, "longt5": _longt5,
+              "t5gemma": _t5gemma}
 
 ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS}, "longt5": _T5_ALIASES,
            "fsmt": {**_BART_ALIASES, "vocab_size": "tgt_vocab_size"}}
