@@ -190,6 +190,17 @@ REFUSED = {
     "led": ("LED's Longformer encoder attention (overlapping chunks of attention_window keys "
             "per layer, plus global tokens picked by global_attention_mask: data-dependent) is "
             "not a layer kind flopcalc has" + _YAML),
+    "t5gemma2": ("T5Gemma 2's merged attention (one set of projections scoring the decoder's "
+                 "and the encoder's keys together) and the vision encoder feeding its encoder "
+                 "are not layer kinds flopcalc has" + _YAML),
+    "cpmant": ("CPM-Ant prepends prompt_length prompt tokens to every input (its layers run "
+               "over seq + prompt_length tokens, its head over seq) and adds segment "
+               "embeddings and a segment-aware relative position bias, which flopcalc's "
+               "models do not describe" + _YAML),
+    "trocr": ("TrOCRForCausalLM holds a cross-attention sublayer and its LayerNorm in every "
+              "layer that runs only on a VisionEncoderDecoderModel's encoder states (skipped "
+              "in a text-only forward); flopcalc's decoder-only models have no cross-attention "
+              "to hold" + _YAML),
     "pegasus_x": ("Pegasus-X's encoder attention (staggered local blocks of block_size with "
                   "num_global_tokens global tokens attending to every token) is not a layer "
                   "kind flopcalc has" + _YAML),
