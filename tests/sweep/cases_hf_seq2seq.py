@@ -1,6 +1,7 @@
-"""Classic decoders and more encoder-decoders (flopcalc/models/hf/seq2seq2.py, classic.py):
-the BART-family layouts of Blenderbot, Blenderbot-small, M2M-100, PLBART and MVP (the class
-AutoModelForSeq2SeqLM builds)."""
+"""Classic decoders and more encoder-decoders (flopcalc/models/hf/classic.py, seq2seq2.py):
+GPT-1, GPT-Neo, XGLM, BioGPT, CTRL and GPT-NeoX-Japanese (AutoModelForCausalLM); the BART-family
+layouts of Blenderbot, Blenderbot-small, M2M-100, PLBART, MVP and FSMT, BigBird-Pegasus with full
+attention, LongT5 with local encoder attention and T5Gemma (AutoModelForSeq2SeqLM)."""
 
 from . import Case
 
@@ -23,6 +24,7 @@ CASES = [
     # sinusoids held as buffers: no position parameters. Its default layerdrop (0.05) skips
     # whole layers at random in a training-mode forward: the FLOP run turns it off
     Case("m2m_100", auto="seq2seq", shrink={**BART, **NO_LAYERDROP}, lengths=SEQ2SEQ,
+         note="layerdrop off in the FLOP run (it skips layers at random in training mode)",
          variants=(UNTIED, dict(encoder_layers=3, decoder_ffn_dim=2048,
                                 activation_function="gelu"))),
     Case("plbart", auto="seq2seq", shrink=BART, lengths=SEQ2SEQ,
@@ -83,13 +85,14 @@ CASES += [
 FULL = dict(attention_type="original_full")
 CASES += [
     Case("bigbird_pegasus", auto="seq2seq", fix=FULL, lengths=SEQ2SEQ,
+         note="attention_type original_full (block_sparse, the default, is refused)",
          shrink={**BART, "decoder_start_token_id": 2, "pad_token_id": 0, "eos_token_id": 1},
          variants=(UNTIED, dict(use_bias=True), dict(encoder_ffn_dim=1024, decoder_layers=3))),
 ]
 
 # ---------------------------------------- GPT-NeoX-Japanese: the last layer's output bias
 CASES += [
-    Case("gpt_neox_japanese", lengths=(1, 7),
+    Case("gpt_neox_japanese", lengths=(1, 7), note="the last layer's attention output bias",
          shrink=dict(hidden_size=64, num_hidden_layers=3, num_attention_heads=4,
                      intermediate_multiple_size=2, vocab_size=128, max_position_embeddings=64),
          variants=(UNTIED, dict(num_hidden_layers=1, intermediate_multiple_size=3),
@@ -104,6 +107,7 @@ CASES += [
     # radius 2: blocks of 3 (lengths 1, 6 and 7: one block, whole blocks, a padded block);
     # radius 0 (blocks of 1); gated-gelu untied; a deeper decoder
     Case("longt5", auto="seq2seq", shrink={**T5, "local_radius": 2}, lengths=(1, 6, 7),
+         note="local encoder attention, radius 2: blocks of 3",
          variants=(dict(feed_forward_proj="gated-gelu", **UNTIED),
                    dict(num_decoder_layers=3, d_kv=24, local_radius=0))),
     Case("longt5", auto="seq2seq", shrink={**T5, "local_radius": 0}, lengths=(1, 5),
