@@ -148,6 +148,9 @@ class BaseConfig:
     encoder_d_ff: Optional[Positive] = None
     encoder_max_seq_len: Optional[Positive] = None  # the encoder's position table rows
     encoder_vocab_size: Optional[Positive] = None  # its own token table (Marian, unshared)
+    # an encoder-decoder's encoder mixers, as an encoder-only model's layer_types (LongT5's
+    # block_local); None: bidirectional attention
+    encoder_layer_types: Optional[list[str]] = None
     unused_token_tables: Count = 0  # V x d tables held but never read (untied BART's `shared`)
     relative_bias_per_layer: bool = False  # T5's bias in every self-attention (UMT5)
 

@@ -389,6 +389,9 @@ def build_spec(cfg: Any) -> ModelSpec:
             raise ValueError(f"{name}={n!r} is more than {MAX_LAYERS:,} layers; check the number")
     if arch == "encoder-decoder" and n_enc == 0:
         raise ValueError("an encoder-decoder model needs n_encoder_layers >= 1")
+    if arch != "encoder-decoder" and cfg.encoder_layer_types is not None:
+        raise ValueError("encoder_layer_types names an encoder-decoder's encoder mixers; an "
+                         "encoder-only model's are its layer_types")
     if arch != "encoder-decoder" and n_enc:
         raise ValueError("n_encoder_layers is only for architecture: encoder-decoder; remove it "
                          "or set the architecture")
@@ -447,8 +450,9 @@ def build_spec(cfg: Any) -> ModelSpec:
 def _encoder(cfg: Any, n: int, dense: Any, norm: Norm, layout: dict) -> list[Layer]:
     """The encoder's layers: bidirectional attention and the dense MLP (an encoder-decoder's
     encoder with its own `encoder_n_heads` and `encoder_d_ff` where given), or an encoder-only
-    model's `layer_types`, each a bidirectional mixer (`bidirectional`, ModernBERT's `local`,
-    DeBERTa's `deberta`, ...)."""
+    model's `layer_types` (an encoder-decoder's `encoder_layer_types`), each a bidirectional
+    mixer (`bidirectional`, ModernBERT's `local`, DeBERTa's `deberta`, LongT5's
+    `block_local`, ...)."""
     own = cfg.encoder_n_heads is not None or cfg.encoder_d_ff is not None
     if own and cfg.architecture != "encoder-decoder":
         raise ValueError("encoder_n_heads and encoder_d_ff are an encoder-decoder's encoder "
@@ -458,12 +462,17 @@ def _encoder(cfg: Any, n: int, dense: Any, norm: Norm, layout: dict) -> list[Lay
             cfg, n_heads=cfg.encoder_n_heads or cfg.n_heads, d_ff=cfg.encoder_d_ff or cfg.d_ff,
             n_kv_heads=None if cfg.encoder_n_heads else cfg.n_kv_heads)
         dense = mlp.from_config(cfg, cfg.d_ff)
-    if cfg.architecture == "encoder-only" and cfg.layer_types is not None:
+    if cfg.encoder_layer_types is not None:  # the encoder's mixers, without the decoder's
+        cfg = dataclasses.replace(cfg, layer_types=cfg.encoder_layer_types,
+                                  sliding_window=None, attention_chunk=None, global_every=None)
+    if cfg.layer_types is not None and (cfg.architecture == "encoder-only"
+                                        or cfg.encoder_layer_types is not None):
         made: dict[str, Layer] = {}
-        for name in layer_names(cfg, n):
+        names = layer_names(cfg, n)
+        for name in names:
             if name not in made:
                 made[name] = Layer("encoder", _mixers(cfg, name), dense, norm, **layout)
-        return [made[name] for name in layer_names(cfg, n)]
+        return [made[name] for name in names]
     return [Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm, **layout)] * n
 
 

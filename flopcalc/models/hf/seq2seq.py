@@ -69,6 +69,11 @@ _STYLE = {
 
 
 def _bart_family(c: Config) -> Raw:
+    return bart_style(c, *_STYLE[c.model_type])
+
+
+def bart_style(c: Config, offset: int, emb_norm: bool, placement: str, final: bool,
+               positions: str = "learned") -> Raw:
     """BART, mBART, Marian, Pegasus `*ForConditionalGeneration` (MarianMTModel): post-norm
     (BART, Marian) or pre-norm with a final LayerNorm per stack (mBART, Pegasus); a LayerNorm
     after each stack's embeddings (BART, mBART); q, k, v, o, fc1 and fc2 with biases; each stack
@@ -79,8 +84,8 @@ def _bart_family(c: Config) -> Raw:
     keeps `shared` (then unused), each stack's `embed_tokens` and `lm_head`; Marian with
     `share_encoder_decoder_embeddings: false` has the encoder's V × d and the decoder's
     `decoder_vocab_size` × d (tied to its head). `final_logits_bias` is a buffer, and
-    `scale_embedding` a scalar: neither is a parameter or a matmul."""
-    offset, emb_norm, placement, final = _STYLE[c.model_type]
+    `scale_embedding` a scalar: neither is a parameter or a matmul. `positions: sinusoidal`
+    is a table held as a buffer (M2M-100's), no parameter."""
     d = c("d_model")
     enc_heads, dec_heads = c("encoder_attention_heads"), c("decoder_attention_heads")
     enc_ff, dec_ff = c("encoder_ffn_dim"), c("decoder_ffn_dim")
@@ -99,12 +104,12 @@ def _bart_family(c: Config) -> Raw:
         "norm_placement": placement,
         "final_norm": final,
         "embedding_norm": emb_norm,
-        "positions": "learned",
+        "positions": positions,
         "max_seq_len": c("max_position_embeddings"),
         "vocab_size": vocab,
         "tie_embeddings": tied,
     }
-    if offset:
+    if offset and positions == "learned":
         raw["position_offset"] = offset
     if enc_heads != dec_heads:
         raw["encoder_n_heads"] = enc_heads
