@@ -15,10 +15,11 @@ matmul.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from . import attention_layers
 from .attention import Attention
