@@ -79,6 +79,6 @@ def test_contradicting_layer_lists_are_one_line(cli, tmp_path, keys, message):
 def test_the_published_size_counts_as_transformers_builds_it(cli):
     # MistralLarge4ForConditionalGeneration on the meta device (transformers 5.24) from
     # tests/data/hf/sparse/mistral-large-4.json: 1,051,822,421,536 parameters, the Pixtral
-    # tower and projector included (tests/pytorch/test_flagship2_published.py measures it)
+    # tower and projector included (tests/pytorch/test_mistral_large4.py measures it)
     doc = run(cli, "model", DATA / "hf" / "sparse" / "mistral-large-4.json")
     assert doc["params"]["total"] == 1_051_822_421_536

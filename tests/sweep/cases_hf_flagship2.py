@@ -7,26 +7,27 @@ lengths below and above the indexer's top-k."""
 
 from . import Case
 
-# 4 heads, latent 12, rotary 4 of 12-wide keys, values 6; an indexer of 3 heads of 8 keeping
-# the top 3; 4 experts of 8, top-2; the default 72 layers (every 4th NoPE) are kept, as the
-# shrink is applied over each variant's own layer lists
-ML4 = dict(hidden_size=32, intermediate_size=24, moe_intermediate_size=8,
+# 4 layers (the default NoPE interval 4 makes the last NoPE), 4 heads, latent 12, rotary 4 of
+# 12-wide keys, values 6; an indexer of 3 heads of 8 keeping the top 3; 4 experts of 8, top-2.
+# The shrink is applied over each variant, so every variant's lists are 4 layers long (and say
+# so, for the parameter check at the default widths).
+ML4 = dict(hidden_size=32, intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=4,
            num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=12, qk_nope_head_dim=8,
            qk_rope_head_dim=4, v_head_dim=6, index_n_heads=3, index_head_dim=8, index_topk=3,
            n_routed_experts=4, num_experts_per_tok=2, vocab_size=64,
            max_position_embeddings=64)
 ML4_VARIANTS = (
-    # RoPE layers 0-2 share layer 0's latent... layer 1 reads 0's, layer 2 its own; the NoPE
-    # layer 3 its own; indexers on 0 and 2 only
+    # RoPE layers: 1 reads layer 0's latent, 2 its own; the NoPE layer 3 its own; indexers on
+    # 0 and 2 only
     dict(num_hidden_layers=4, kv_source_layers=[0, 0, 2, 3],
          indexer_types=["full", "shared", "full", "shared"], attention_bias=True,
          tie_word_embeddings=True),
-    # NoPE layers 0-1 (1 reads 0's latent), RoPE layers 2-4 (3 and 4 read 2's); MoE on 1 and 3
-    dict(num_hidden_layers=5, no_rope_layers=[0, 0, 1, 1, 1], kv_source_layers=[0, 0, 2, 2, 2],
-         mlp_layer_types=["dense", "sparse", "dense", "sparse", "dense"], n_shared_experts=2),
-    # the schedule GLM-5 names: every second layer runs its indexer, all MoE
-    dict(num_hidden_layers=6, index_topk_freq=2, index_skip_topk_offset=1,
-         first_k_dense_replace=0, no_rope_layer_interval=3),
+    # NoPE layers 0-1 (1 reads 0's latent), RoPE layers 2-3 (3 reads 2's); MoE on 1 and 3
+    dict(num_hidden_layers=4, no_rope_layers=[0, 0, 1, 1], kv_source_layers=[0, 0, 2, 2],
+         mlp_layer_types=["dense", "sparse", "dense", "sparse"], n_shared_experts=2),
+    # the schedule GLM-5 names: every second layer runs its indexer, all MoE, NoPE every 3rd
+    dict(index_topk_freq=2, index_skip_topk_offset=1, first_k_dense_replace=0,
+         no_rope_layer_interval=3),
 )
 VISION = dict(model_type="pixtral", hidden_size=48, intermediate_size=80, num_hidden_layers=2,
               num_attention_heads=4, image_size=128, patch_size=8)
