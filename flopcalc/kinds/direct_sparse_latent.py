@@ -1,5 +1,6 @@
-"""Mistral Large 4's attention (transformers 5.24 `models/mistral_large4/modeling_mistral_large4.py`,
-MistralLarge4TextAttention and MistralLarge4TextIndexer): DeepSeek sparse attention
+"""Mistral Large 4's attention (transformers 5.24
+`models/mistral_large4/modeling_mistral_large4.py`, MistralLarge4TextAttention and
+MistralLarge4TextIndexer): DeepSeek sparse attention
 (`sparse_latent.SparseLatentAttention`) over latent keys and values, with four departures.
 
 - No query latent: `q_proj` d → h·(d_nope + d_rope) directly, and the lightning indexer, which has
@@ -34,7 +35,8 @@ from fractions import Fraction
 from typing import Annotated, Any, Optional
 
 from ..declare import Min
-from .base import ATTENTION, ELEMENTWISE, LAYERS, REPLICATED, Cache, EngineCache, Part, Published, Span, gemm, linear
+from .base import (ATTENTION, ELEMENTWISE, LAYERS, REPLICATED, Cache, EngineCache, Part, Published,
+                   Span, gemm, linear)
 from .latent import LatentAttention
 from .masks import Mask
 from .norm import RMS
