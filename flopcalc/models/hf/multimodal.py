@@ -306,6 +306,13 @@ WRAPPERS: dict[str, Wrapper] = {
                                             intermediate_size=4096, num_hidden_layers=24,
                                             num_attention_heads=16, image_size=1540,
                                             patch_size=14)),
+    # Mistral Large 4: Mistral 3's wrapper (Pixtral, its patch merger and projector) around
+    # models/hf/mistral_large4.py's text model; the head untied by default
+    "mistral_large4": Wrapper("mistral_large4_text", tower=_mistral3, vision_type="pixtral",
+                              vision_default=dict(model_type="pixtral", hidden_size=2048,
+                                                  intermediate_size=6144, num_hidden_layers=30,
+                                                  num_attention_heads=16, image_size=1540,
+                                                  patch_size=14)),
     "qwen2_vl": Wrapper("qwen2_vl_text", or_text=_T, tower=_qwen2_vl,
                         vision_type="qwen2_vl_vision", flat=True),
     "qwen2_5_vl": Wrapper("qwen2_5_vl_text", or_text=_T, tower=_qwen2_5_vl,

@@ -209,15 +209,9 @@ CONVERTERS = {"deepseek_v32": _deepseek_v32, "glm_moe_dsa": _glm_moe_dsa,
 DEFAULTS = {"glm_moe_dsa": _GLM_MOE_DSA_DEFAULTS}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
-_MISTRAL_LARGE4 = ("Mistral Large 4's latent attention without a query latent, with a lightning "
-                   "indexer that projects the hidden states itself (q_input_norm, wq_b) and "
-                   "learned softmax scalings, latent keys and values shared across layers "
-                   "(kv_source_layers) and NoPE layers (no_rope_layers) are not layer kinds "
-                   "flopcalc has" + _YAML)
 REFUSED = {
     # transformers 5.25
     "kolibri1_1": ("Kolibri 1.1's indexed attention (weightless pools of index_pool_size keys "
                    "scored by index_num_heads heads, layers reading other layers' keys and "
                    "values through kv_source_layers) is not a layer kind flopcalc has" + _YAML),
-    "mistral_large4": _MISTRAL_LARGE4, "mistral_large4_text": _MISTRAL_LARGE4,
 }
