@@ -30,10 +30,11 @@ layer runs one: wq_b (T×d)·(d×HI·DI), wk (T×d)·(d×DI), weights_proj (T×d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
+from ..records import dataclass
 from ..declare import Min
 from .base import (ATTENTION, ELEMENTWISE, LAYERS, REPLICATED, Cache, EngineCache, Part, Published,
                    Span, gemm, linear)
