@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 from ..kinds.base import EXPERT, LAST, SPREAD
 from ..models.spec import ModelSpec
-from .layers import layer_activations
+from .layers import layer_activations, layer_params
 from .memory import Setup, check_setup, output_activation_parts, share
-from .memory_techniques import is_matrix, largest_module
+from .memory_techniques import is_matrix
 from .model import trained_params
 
 
@@ -28,6 +28,7 @@ class FastMemory:
         self.layers = spec.n_layers()
         self._held: dict[tuple, tuple[Fraction, Fraction]] = {}
         self._largest: dict[tuple, Fraction] = {}
+        self._module_parts: Optional[list[tuple[tuple[object, ...], Any]]] = None
         self._acts: dict[tuple, list[list[tuple[str, Fraction, bool]]]] = {}
         self._valid: dict[tuple, Optional[str]] = {}
         self._saved: dict[tuple, int] = {}
@@ -36,13 +37,15 @@ class FastMemory:
     def _stage(self, pp: int) -> int:
         return ceil(Fraction(self.layers, pp))
 
-    def held(self, tp: int, pp: int, ep: int, etp: int = 1) -> tuple[Fraction, ...]:
+    def held(self, tp: int, pp: int, ep: int, etp: int = 1,
+             copies: int = 1) -> tuple[Fraction, ...]:
         """(dense parameters, dense matrices, expert parameters, expert matrices) the first
-        stage's device holds."""
-        key = (tp, pp, ep, etp)
+        stage's device holds; `copies` of each layer's share (DualPipe's two stages a device:
+        `Setup.stage_copies`)."""
+        key = (tp, pp, ep, etp, copies)
         if key not in self._held:
             probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
-            stage = Fraction(self._stage(pp), self.layers)
+            stage = Fraction(self._stage(pp) * copies, self.layers)
             sums = [Fraction(0)] * 4
             for p in self.params:
                 if p.stage == LAST and pp > 1:
@@ -56,10 +59,28 @@ class FastMemory:
         return self._held[key]
 
     def largest(self, tp: int, pp: int, ep: int, etp: int = 1) -> Fraction:
+        """`memory_techniques.largest_module`'s figure, over the model's parts listed once
+        (the modules of each layer group, then the tensors outside the layers)."""
         key = (tp, pp, ep, etp)
         if key not in self._largest:
-            self._largest[key] = largest_module(self.spec, Setup(seq=1, batch=1, tp=tp, pp=pp,
-                                                                 ep=ep, etp=etp), share)
+            if self._module_parts is None:
+                spec = self.spec
+                self._module_parts = [((g.stack, g.first), p) for g in spec.groups()
+                                      for p in layer_params(g.layer, spec.d_model)]
+                self._module_parts += [((), p) for p in self.params if p.stage != SPREAD]
+            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
+            modules: dict[tuple[object, ...], Fraction] = {}
+            alone: list[Fraction] = []
+            for scope, p in self._module_parts:
+                if p.stage == LAST and pp > 1:
+                    continue
+                value = p.value * share(p, probe)
+                if p.module is None:
+                    alone.append(value)
+                else:
+                    at = scope + (p.module,)
+                    modules[at] = modules.get(at, Fraction(0)) + value
+            self._largest[key] = max([*modules.values(), *alone], default=Fraction(0))
         return self._largest[key]
 
     def state(self, setup: Setup) -> int:
@@ -71,12 +92,8 @@ class FastMemory:
         return _remembered(self._states, key, lambda: self._state(setup))
 
     def _state(self, setup: Setup) -> int:
-        if setup.stage_copies != 1:  # DualPipe's two stages a device: counting.memory's sums
-            from .memory import state_parts
-
-            return sum(p.value for p in state_parts(self.spec, setup))
         dense, dense_matrix, expert, expert_matrix = self.held(setup.tp, setup.pp, setup.ep,
-                                                               setup.etp)
+                                                               setup.etp, setup.stage_copies)
         w, g, o = setup.bytes_per_param
         # dense state shards over dp (times cp among the extended options), experts' over
         # the expert-data-parallel group
