@@ -29,6 +29,7 @@ class FastMemory:
         self._held: dict[tuple, tuple[Fraction, Fraction]] = {}
         self._largest: dict[tuple, Fraction] = {}
         self._module_parts: Optional[list[tuple[tuple[object, ...], Any]]] = None
+        self._classes: Optional[list[tuple[tuple, Any, int]]] = None
         self._acts: dict[tuple, list[list[tuple[str, Fraction, bool]]]] = {}
         self._valid: dict[tuple, Optional[str]] = {}
         self._saved: dict[tuple, int] = {}
@@ -41,19 +42,26 @@ class FastMemory:
              copies: int = 1) -> tuple[Fraction, ...]:
         """(dense parameters, dense matrices, expert parameters, expert matrices) the first
         stage's device holds; `copies` of each layer's share (DualPipe's two stages a device:
-        `Setup.stage_copies`)."""
+        `Setup.stage_copies`). A tensor's share reads its role alone (`counting.memory.share`):
+        the parameters are summed once by role, stage and matrix-ness."""
         key = (tp, pp, ep, etp, copies)
         if key not in self._held:
+            if self._classes is None:
+                classes: dict[tuple, list] = {}
+                for p in self.params:
+                    at = classes.setdefault((p.role, p.stage, is_matrix(p)), [p, 0])
+                    at[1] += p.value
+                self._classes = [(k, rep, total) for k, (rep, total) in classes.items()]
             probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
             stage = Fraction(self._stage(pp) * copies, self.layers)
             sums = [Fraction(0)] * 4
-            for p in self.params:
-                if p.stage == LAST and pp > 1:
+            for (role, where, matrix), rep, total in self._classes:
+                if where == LAST and pp > 1:
                     continue
-                v = p.value * share(p, probe) * (stage if p.stage == SPREAD else 1)
-                at = 2 if p.role == EXPERT else 0
+                v = total * share(rep, probe) * (stage if where == SPREAD else 1)
+                at = 2 if role == EXPERT else 0
                 sums[at] += v
-                if is_matrix(p):
+                if matrix:
                     sums[at + 1] += v
             self._held[key] = tuple(sums)
         return self._held[key]
@@ -100,13 +108,21 @@ class FastMemory:
         shards = setup.shards if setup.extended else setup.dp
         experts = setup.expert_shards
 
-        def zero(stage: int, d: Fraction, e: Fraction) -> int:
-            return ceil(d / shards + e / experts if setup.zero >= stage else d + e)
+        def zero(stage: int, k: int, d: Fraction, e: Fraction) -> int:
+            """⌈k·d / shards + k·e / experts⌉ (or ⌈k·(d + e)⌉ below this ZeRO stage), in
+            whole numbers: Fraction arithmetic was most of a plan search's time."""
+            dn, dd, en, ed = d.numerator, d.denominator, e.numerator, e.denominator
+            if setup.zero >= stage:
+                num = k * (dn * ed * experts + en * dd * shards)
+                den = dd * ed * shards * experts
+            else:
+                num, den = k * (dn * ed + en * dd), dd * ed
+            return -(-num // den)
 
-        total = zero(3, dense * w, expert * w) + zero(2, dense * g, expert * g)
-        total += 0 if setup.offload_optimizer else zero(1, dense * o, expert * o)
+        total = zero(3, w, dense, expert) + zero(2, g, dense, expert)
+        total += 0 if setup.offload_optimizer else zero(1, o, dense, expert)
         if setup.fp8:
-            total += zero(3, dense_matrix, expert_matrix)
+            total += zero(3, 1, dense_matrix, expert_matrix)
         if setup.zero3_buffer and setup.zero == 3:
             total += ceil(self.largest(setup.tp, setup.pp, setup.ep, setup.etp) * (w + g))
         return total
@@ -142,9 +158,12 @@ class FastMemory:
         inputs: dict[str, Fraction] = {}  # a merged part's projection-input share: its first's
         for g, parts in zip(spec.groups(), self.layer_parts(setup, seq)):
             fraction = Fraction(g.count, self.layers) * self._stage(setup.pp) * in_flight
+            fn, fd = fraction.numerator, fraction.denominator
             for name, value, gemm_input in parts:
                 key = f"layers.{name}"
-                named[key] = named.get(key, 0) + ceil(value * fraction)
+                # ⌈value · fraction⌉ in whole numbers
+                named[key] = named.get(key, 0) - (-(value.numerator * fn)
+                                                  // (value.denominator * fd))
                 inputs.setdefault(key, gemm_input)
         sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
         extra = ceil(s * b * d * in_flight * sp) if setup.dropout else 0

@@ -40,9 +40,11 @@ from ..counting.memory import (Setup, activation_parts, check_setup, default_etp
                      vp_problem)
 from ..counting.memory_layouts import FastMemory
 from .communication import stage_layers, stage_params
-from .steptime import (EFFICIENCY_END, ENDS, FP8_RECIPES, NVFP4_BYTES, OPT_PER_GRAD,
-                       OPT_UPDATED, Compute, Layout, Machine, Profile, StepTime,
-                       exposed_floor, pipeline_bubble, stage_compute, step_time)
+from .collectives import collective
+from .steptime import (ACT_BYTES, BUCKET_MIN, BUCKET_PER_DP, EFFICIENCY_END, ENDS, FP8_RECIPES,
+                       NVFP4_BYTES, OPT_PER_GRAD, OPT_UPDATED, Compute, Layout, Machine,
+                       Profile, StepTime, exposed_floor, pipeline_bubble, placement,
+                       stage_compute, step_time)
 
 UNKNOWABLE = ("micro_batch", "vp", "recompute", "dropout")
 
@@ -291,6 +293,15 @@ def fp8_recipes(hw: Hardware, dtype: str) -> tuple[str, ...]:
     return tuple(r for r in FP8_RECIPES if r != "mxfp8" or hw.architecture in MICROSCALING)
 
 
+def _copy(lay: Layout, **changes: object) -> Layout:
+    """`replace(lay, **changes)` for the search's own fields, without the frozen dataclass's
+    field-by-field __init__ (most of the search's time went to it)."""
+    new = object.__new__(Layout)
+    new.__dict__.update(lay.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
 @dataclass(frozen=True)
 class Group:
     """Layouts that share everything the lower bound reads: one per ZeRO stage that fits (with
@@ -309,7 +320,7 @@ class Group:
         for zi, zero, used in self.zeros:
             for di, disp in enumerate(self.dispatchers):
                 for ri, recipe in enumerate(self.recipes):
-                    lay = replace(self.layout, zero=zero, dispatcher=disp, fp8_recipe=recipe)
+                    lay = _copy(self.layout, zero=zero, dispatcher=disp, fp8_recipe=recipe)
                     yield head + (zi,) + tail + (di, ri), lay, used
 
 
@@ -351,11 +362,12 @@ def groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                 def activations(outer: Layout, zero: int, mb: int, rec: str, sched: str,
                                 vp: int) -> int:
                     # FastMemory.activations reads neither ep, etp, dp nor the ZeRO stage
-                    # (but ZeRO-3's gathered layer marks the Setup extended)
-                    key = (mb, rec, sched, vp, zero == 3)
+                    # (ZeRO-3's gathered layer marks the Setup extended, which changes
+                    # nothing there: the sequence split by cp 1, no fp8 or adapters)
+                    key = (mb, rec, sched, vp)
                     got = acts.get(key)
                     if got is None:
-                        lay = replace(outer, zero=zero, micro_batch=mb, recompute=rec,
+                        lay = replace(outer, zero=0, micro_batch=mb, recompute=rec,
                                       schedule=sched, vp=vp)
                         setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
                         got = acts[key] = fast.activations(setup)
@@ -427,8 +439,8 @@ def _groups_of(spec: ModelSpec, fast: FastMemory, seq: int, outer: Layout,
                 found.setdefault((mi, si, rec), []).append((zi, zero, used))
     for (mi, si, rec), fits in sorted(found.items(), key=lambda kv: (kv[1][0][0], kv[0])):
         sched, vp = scheds[mi][si]
-        lay = replace(outer, zero=fits[0][1], micro_batch=mbs[mi], schedule=sched, vp=vp,
-                      recompute=rec, dispatcher=dispatchers[0], fp8_recipe=recipes[0])
+        lay = _copy(outer, zero=fits[0][1], micro_batch=mbs[mi], schedule=sched, vp=vp,
+                    recompute=rec, dispatcher=dispatchers[0], fp8_recipe=recipes[0])
         yield Group(head + (fits[0][0], mi, si, 0, 0), lay, tuple(fits), dispatchers,
                     recipes)
 
@@ -480,10 +492,11 @@ def lower_bound(prof: Profile, lay: Layout, mc: Machine, dispatcher: str = "") -
 
 def _floor(prof: Profile, lay: Layout, mc: Machine, dispatcher: str) -> float:
     """`exposed_floor` with this dispatcher, remembered: the same for every ZeRO stage,
-    data-parallel size, virtual-stage count and fp8 recipe of a layout."""
+    data-parallel size (but for whether it leaves one micro-batch), virtual-stage count and
+    fp8 recipe of a layout."""
     key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
            lay.recompute, lay.sequence_parallel, dispatcher, lay.tp_overlap, lay.moe_overlap,
-           lay.schedule in ("dualpipe", "dualpipev"), lay.capacity)
+           lay.schedule in ("dualpipe", "dualpipev"), lay.micro_batches > 1, lay.capacity)
     held = _FLOORS.get(key)
     if held is None or held[0] is not prof or held[1] is not mc:
         if len(_FLOORS) > 50_000:
@@ -516,7 +529,7 @@ def _best(prof: Profile, mc: Machine, found: list[Group], top: int) -> list[Cand
     recipe's casts, which only add."""
     heap = []
     for g in found:
-        lay = g.layout if not g.layout.fp8_recipe else replace(g.layout, fp8_recipe="")
+        lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
         comp = stage_compute(prof, lay, mc, "estimate", last=True)
         heap.append((_bound(lay, comp, 0.0) * (1 - ROUNDING), g.order, g, lay, comp))
     heap.sort(key=lambda h: (h[0], h[1]))
@@ -531,7 +544,8 @@ def _best(prof: Profile, mc: Machine, found: list[Group], top: int) -> list[Cand
         for order, member, used in g.members():
             if len(best) >= top:  # this member's dispatcher and its optimizer's share
                 floor = _bound(lay, comp, _floor(prof, lay, mc, member.dispatcher))
-                if (floor + _optimizer_floor(prof, member, mc)) * (1 - ROUNDING) > best[-1][0]:
+                floor += _optimizer_floor(prof, member, mc) + _dp_floor(prof, member, mc)
+                if floor * (1 - ROUNDING) > best[-1][0]:
                     continue
             t = step_time(prof, member, mc, "estimate")
             if len(best) < top or (t.total, order) < best[-1][:2]:
@@ -544,9 +558,8 @@ def _best(prof: Profile, mc: Machine, found: list[Group], top: int) -> list[Cand
 _PARAMS: dict[tuple, tuple] = {}
 
 
-def _optimizer_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
-    """The last stage's optimizer time of the step (`steptime._schedule`'s, without the fp8
-    weights' casts): 36 bytes per updated and 8 per local gradient, memory-bound."""
+def _last_params(prof: Profile, lay: Layout) -> tuple[float, float]:
+    """(dense, expert) parameters of a device of the last stage (`stage_params`), remembered."""
     which = "only" if lay.pp == 1 else "last"
     key = (id(prof), lay.pp, lay.tp, lay.ep, lay.etp, which)
     held = _PARAMS.get(key)
@@ -554,9 +567,56 @@ def _optimizer_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
         if len(_PARAMS) > 50_000:
             _PARAMS.clear()
         held = _PARAMS[key] = (prof, tuple(map(float, stage_params(prof, lay, which))))
-    dense, expert = held[1]
+    return held[1]
+
+
+def _optimizer_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
+    """The last stage's optimizer time of the step (`steptime._schedule`'s, without the fp8
+    weights' casts): 36 bytes per updated and 8 per local gradient, memory-bound."""
+    dense, expert = _last_params(prof, lay)
     local = dense + expert
     sharded = dense / (lay.dp * lay.cp) + expert / lay.expert_dp
     updated = sharded if lay.zero >= 1 else local
     grads = sharded if lay.zero >= 2 else local
     return (OPT_UPDATED * updated + OPT_PER_GRAD * grads) / (mc.hbm * mc.memory_share["estimate"])
+
+
+_DP: dict[tuple, tuple] = {}
+
+
+def _dp_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
+    """The last stage's data-parallel time the estimate never hides (`steptime._schedule`'s
+    rules): ZeRO 0-2, one bucket of each reduction (every micro-batch's with ZeRO-2) and of
+    the ZeRO-1/2 gather; ZeRO-3, each micro-batch's first gather and its reduce-scatter of a
+    layer, which lie inside the micro-batch's time. Remembered per layout but for the
+    schedule, the dispatcher and the recipe."""
+    key = (id(prof), id(mc), lay.tp, lay.cp, lay.pp, lay.dp, lay.ep, lay.etp, lay.zero,
+           lay.micro_batches, lay.grad_fp32)
+    held = _DP.get(key)
+    if held is not None and held[0] is prof and held[1] is mc:
+        return held[2]
+    if len(_DP) > 50_000:
+        _DP.clear()
+    net = mc.net
+    where = placement(lay, net)
+    dense, expert = _last_params(prof, lay)
+    g_bytes = 4 if lay.grad_fp32 else 2
+    layers = stage_layers(prof, lay.pp)
+    m = lay.micro_batches
+    floor = 0.0
+    for params, n, per in ((dense, lay.dp * lay.cp, where["dp"]),
+                           (expert, lay.expert_dp, where["edp"])):
+        if lay.zero == 3:
+            ag = collective("allgather", params * ACT_BYTES / layers, n, per, net)
+            rs = collective("reducescatter", params * g_bytes / layers, n, per, net)
+            floor += m * (ag + rs)
+            continue
+        bucket = min(params, max(BUCKET_MIN, BUCKET_PER_DP * n))
+        if lay.zero == 0:
+            floor += collective("allreduce", bucket * g_bytes, n, per, net)
+        else:
+            floor += ((m if lay.zero == 2 else 1)
+                      * collective("reducescatter", bucket * g_bytes, n, per, net)
+                      + collective("allgather", bucket * ACT_BYTES, n, per, net))
+    _DP[key] = (prof, mc, floor)
+    return floor
