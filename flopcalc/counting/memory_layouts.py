@@ -28,7 +28,7 @@ class FastMemory:
         self.layers = spec.n_layers()
         self._held: dict[tuple, tuple[Fraction, Fraction]] = {}
         self._largest: dict[tuple, Fraction] = {}
-        self._module_parts: Optional[list[tuple[tuple[object, ...], Any]]] = None
+        self._modules: Optional[list[list[tuple[Any, int, bool]]]] = None
         self._classes: Optional[list[tuple[tuple, Any, int]]] = None
         self._acts: dict[tuple, list[list[tuple[str, Fraction, bool]]]] = {}
         self._valid: dict[tuple, Optional[str]] = {}
@@ -67,29 +67,42 @@ class FastMemory:
         return self._held[key]
 
     def largest(self, tp: int, pp: int, ep: int, etp: int = 1) -> Fraction:
-        """`memory_techniques.largest_module`'s figure, over the model's parts listed once
-        (the modules of each layer group, then the tensors outside the layers)."""
+        """`memory_techniques.largest_module`'s figure: each module's parameters summed once
+        by role (a tensor's share reads its role alone), then shared out per layout; the
+        tensors of the last stage outside the layers count only with one stage."""
         key = (tp, pp, ep, etp)
         if key not in self._largest:
-            if self._module_parts is None:
-                spec = self.spec
-                self._module_parts = [((g.stack, g.first), p) for g in spec.groups()
-                                      for p in layer_params(g.layer, spec.d_model)]
-                self._module_parts += [((), p) for p in self.params if p.stage != SPREAD]
+            if self._modules is None:
+                self._modules = self._module_sums()
             probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
-            modules: dict[tuple[object, ...], Fraction] = {}
-            alone: list[Fraction] = []
-            for scope, p in self._module_parts:
-                if p.stage == LAST and pp > 1:
-                    continue
-                value = p.value * share(p, probe)
-                if p.module is None:
-                    alone.append(value)
-                else:
-                    at = scope + (p.module,)
-                    modules[at] = modules.get(at, Fraction(0)) + value
-            self._largest[key] = max([*modules.values(), *alone], default=Fraction(0))
+            best = Fraction(0)
+            for roles in self._modules:
+                value = sum((total * share(rep, probe) for rep, total, last in roles
+                             if not (last and pp > 1)), Fraction(0))
+                best = max(best, value)
+            self._largest[key] = best
         return self._largest[key]
+
+    def _module_sums(self) -> list[list[tuple[Any, int, bool]]]:
+        """Per module, [(a tensor of the role, the role's parameters, on the last stage)]: the
+        modules of each layer group, then the tensors outside the layers (each alone without
+        a `Part.module`)."""
+        spec = self.spec
+        parts = [((g.stack, g.first), p, False) for g in spec.groups()
+                 for p in layer_params(g.layer, spec.d_model)]
+        parts += [((), p, p.stage == LAST) for p in self.params if p.stage != SPREAD]
+        modules: dict[tuple[object, ...], dict[tuple, list]] = {}
+        out: list[list[tuple[Any, int, bool]]] = []
+        for scope, p, last in parts:
+            if p.module is None:
+                out.append([(p, p.value, last)])
+                continue
+            roles = modules.setdefault(scope + (p.module,), {})
+            at = roles.setdefault((p.role, last), [p, 0])
+            at[1] += p.value
+        out += [[(rep, total, last) for (_, last), (rep, total) in roles.items()]
+                for roles in modules.values()]
+        return out
 
     def state(self, setup: Setup) -> int:
         """Weights, gradients and optimizer state, remembered by the fields they read (a
@@ -176,13 +189,18 @@ class FastMemory:
             raise NotImplementedError("LoRA layouts go through counting.memory")
         return sum(named.values()) + extra
 
-    def total(self, setup: Setup) -> Optional[int]:
-        """Bytes per device, or None when the layout is invalid (counting.memory's checks)."""
+    def problem(self, setup: Setup) -> Optional[str]:
+        """Why the layout is invalid (counting.memory's checks), remembered; None: it is
+        valid."""
         key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp,
                setup.sequence_parallel, setup.flash, setup.seq, setup.schedule)
         if key not in self._valid:
             self._valid[key] = check_setup(self.spec, setup)
-        if self._valid[key]:
+        return self._valid[key]
+
+    def total(self, setup: Setup) -> Optional[int]:
+        """Bytes per device, or None when the layout is invalid (counting.memory's checks)."""
+        if self.problem(setup):
             return None
         return self.state(setup) + self.activations(setup)
 

@@ -357,18 +357,20 @@ def groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                 base = Layout(tp=tp, pp=pp, dp=dp, cp=cp, sequence_parallel=tp > 1,
                               global_batch=global_batch, dropout=dropout, flash=flash,
                               grad_fp32=grad_fp32, tp_overlap=tp_overlap)
-                acts: dict[tuple, int] = {}
+                acts: dict[tuple[int, int, int], int] = {}
 
-                def activations(outer: Layout, zero: int, mb: int, rec: str, sched: str,
-                                vp: int) -> int:
-                    # FastMemory.activations reads neither ep, etp, dp nor the ZeRO stage
-                    # (ZeRO-3's gathered layer marks the Setup extended, which changes
-                    # nothing there: the sequence split by cp 1, no fp8 or adapters)
-                    key = (mb, rec, sched, vp)
+                def activations(mi: int, si: int, ri: int) -> int:
+                    """The activations of micro-batch mbs[mi], schedule scheds[mi][si] and
+                    recomputation RECOMPUTE[ri]: FastMemory.activations reads neither ep,
+                    etp, dp nor the ZeRO stage (ZeRO-3's gathered layer marks the Setup
+                    extended, which changes nothing there: the sequence split by cp 1, no
+                    fp8 or adapters), so once per (tp, cp, pp)."""
+                    key = (mi, si, ri)
                     got = acts.get(key)
                     if got is None:
-                        lay = replace(outer, zero=0, micro_batch=mb, recompute=rec,
-                                      schedule=sched, vp=vp)
+                        sched, vp = scheds[mi][si]
+                        lay = _copy(base, micro_batch=mbs[mi], recompute=RECOMPUTE[ri],
+                                    schedule=sched, vp=vp)
                         setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
                         got = acts[key] = fast.activations(setup)
                     return got
@@ -381,7 +383,7 @@ def groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                         etps += [e for e in divisors(tp) if e != etps[0]
                                  and (tp * cp * dp) % (ep * e) == 0]
                     for xi, etp in enumerate(etps):
-                        outer = replace(base, ep=ep, etp=etp)
+                        outer = _copy(base, ep=ep, etp=etp)
                         dispatchers = DISPATCHERS if ep > 1 else (outer.dispatcher,)
                         yield from _groups_of(
                             spec, fast, seq, outer, (ti, ci, pi, ei, xi), zeros, mbs, scheds,
@@ -398,49 +400,46 @@ def _groups_of(spec: ModelSpec, fast: FastMemory, seq: int, outer: Layout,
     its recomputation when it interleaves, and are dropped where they then do not fit)."""
     states: dict[tuple[int, bool], Optional[int]] = {}
 
-    def state(zero: int, sched: str) -> Optional[int]:
+    def state(zero: int, dual: bool) -> Optional[int]:
         # the weights' split reads the schedule only for DualPipe's two stages a device
         # (`Setup.stage_copies`); `pipeline_schedules` offers only schedules the layout runs
-        key = (zero, sched == "dualpipe")
+        key = (zero, dual)
         if key not in states:
-            one = "dualpipe" if key[1] else "1f1b"
-            setup = setup_of(seq, replace(outer, zero=zero, schedule=one), **mem)  # type: ignore
+            one = "dualpipe" if dual else "1f1b"
+            setup = setup_of(seq, _copy(outer, zero=zero, schedule=one), **mem)  # type: ignore
             # fast.total's checks (None: the layout cannot run), then its state part
-            states[key] = None if fast.total(setup) is None else fast.state(setup)
+            states[key] = None if fast.problem(setup) else fast.state(setup)
         return states[key]
 
     found: dict[tuple, list] = {}  # (mb, schedule index, recompute) -> zeros that fit
-    for zi, zero in enumerate(zeros):
-        for mi, mb in enumerate(mbs):
-            least: Optional[str] = None
-            for si, (sched, vp) in enumerate(scheds[mi]):
-                held = state(zero, sched)
+    last = len(RECOMPUTE)
+    for mi, mb in enumerate(mbs):
+        least: list[Optional[int]] = [None] * len(zeros)  # 1F1B's, per ZeRO stage
+        for si, (sched, vp) in enumerate(scheds[mi]):
+            dual = sched == "dualpipe"
+            own = si == 0 or sched in ("dualpipe", "dualpipev")
+            for zi, zero in enumerate(zeros):
+                held = state(zero, dual)
                 if held is None:
                     continue
-                if si and sched in ("1f1b", "interleaved", "zero-bubble"):
-                    # 1F1B's recomputation (ZB-H1 holds what 1F1B holds)
-                    if least is None:
-                        continue
-                    rec = least
-                    used = held + activations(outer, zero, mb, rec, sched, vp)
-                    if used > capacity:
-                        continue
-                else:
-                    rec, used = None, 0
-                    for policy in RECOMPUTE:
-                        total = held + activations(outer, zero, mb, policy, sched, vp)
-                        if total <= capacity:
-                            rec, used = policy, total
-                            break
+                if own:  # the least recomputation that fits
+                    ri = 0
+                    while ri < last and held + activations(mi, si, ri) > capacity:
+                        ri += 1
                     if si == 0:
-                        least = rec
-                    if rec is None:
+                        least[zi] = ri
+                    if ri == last:
                         continue
-                found.setdefault((mi, si, rec), []).append((zi, zero, used))
-    for (mi, si, rec), fits in sorted(found.items(), key=lambda kv: (kv[1][0][0], kv[0])):
+                else:  # 1F1B's (ZB-H1 holds what 1F1B holds)
+                    ri = least[zi]  # type: ignore[assignment]
+                    if ri is None or ri == last or held + activations(mi, si, ri) > capacity:
+                        continue
+                found.setdefault((mi, si, ri), []).append(
+                    (zi, zero, held + activations(mi, si, ri)))
+    for (mi, si, ri), fits in found.items():
         sched, vp = scheds[mi][si]
         lay = _copy(outer, zero=fits[0][1], micro_batch=mbs[mi], schedule=sched, vp=vp,
-                    recompute=rec, dispatcher=dispatchers[0], fp8_recipe=recipes[0])
+                    recompute=RECOMPUTE[ri], dispatcher=dispatchers[0], fp8_recipe=recipes[0])
         yield Group(head + (fits[0][0], mi, si, 0, 0), lay, tuple(fits), dispatchers,
                     recipes)
 
@@ -502,7 +501,7 @@ def _floor(prof: Profile, lay: Layout, mc: Machine, dispatcher: str) -> float:
         if len(_FLOORS) > 50_000:
             _FLOORS.clear()
         held = _FLOORS[key] = (prof, mc, exposed_floor(
-            prof, lay if dispatcher == lay.dispatcher else replace(lay, dispatcher=dispatcher),
+            prof, lay if dispatcher == lay.dispatcher else _copy(lay, dispatcher=dispatcher),
             mc))
     return held[2]
 
@@ -523,10 +522,12 @@ ROUNDING = 1e-9
 def _best(prof: Profile, mc: Machine, found: list[Group], top: int) -> list[Candidate]:
     """The `top` fastest estimates, found by timing groups in the order of a lower bound and
     stopping where the bound passes the top-th estimate so far: the same answer, ties in the
-    order the search met them, as timing every one. Two bounds: the compute and bubble alone
-    (every group), then with the never-hidden communication, the least over the group's
-    dispatchers (only for the groups the first does not rule out); both without the fp8
-    recipe's casts, which only add."""
+    order the search met them, as timing every one. Bounds in three steps, each only where
+    the last does not rule the group out: the compute and bubble alone (every group), with
+    the optimizer's time, and with the never-hidden communication, the least over the
+    group's dispatchers; all without the fp8 recipe's casts, which only add. Each member is
+    bounded again with its own dispatcher, optimizer and data-parallel floor before it is
+    timed."""
     heap = []
     for g in found:
         lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
@@ -538,12 +539,18 @@ def _best(prof: Profile, mc: Machine, found: list[Group], top: int) -> list[Cand
         if len(best) >= top:
             if bound > best[-1][0]:
                 break
+            # the optimizer's time, least with the group's largest ZeRO stage (it shards most)
+            opt = _optimizer_floor(prof, _copy(lay, zero=g.zeros[-1][1]), mc)
+            if bound + opt * (1 - ROUNDING) > best[-1][0]:
+                continue
             exposed = min(_floor(prof, lay, mc, d) for d in g.dispatchers)
-            if _bound(lay, comp, exposed) * (1 - ROUNDING) > best[-1][0]:
+            if (_bound(lay, comp, exposed) + opt) * (1 - ROUNDING) > best[-1][0]:
                 continue
         for order, member, used in g.members():
-            if len(best) >= top:  # this member's dispatcher and its optimizer's share
-                floor = _bound(lay, comp, _floor(prof, lay, mc, member.dispatcher))
+            if len(best) >= top:  # this member's recipe, dispatcher and optimizer
+                own = comp if not member.fp8_recipe else stage_compute(
+                    prof, member, mc, "estimate", last=True)
+                floor = _bound(lay, own, _floor(prof, lay, mc, member.dispatcher))
                 floor += _optimizer_floor(prof, member, mc) + _dp_floor(prof, member, mc)
                 if floor * (1 - ROUNDING) > best[-1][0]:
                     continue

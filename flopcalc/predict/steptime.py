@@ -79,6 +79,7 @@ import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from functools import lru_cache
+from operator import attrgetter
 from typing import Optional
 
 from ..kinds.base import (ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, SCAN, VOCAB, WEIGHTS,
@@ -581,14 +582,14 @@ _LAYERS: dict[tuple, tuple] = {}
 # schedule, the communication): any other field, a new one included, keys `_LAYERS`.
 _NOT_PER_LAYER = frozenset(("pp", "vp", "dp", "zero", "global_batch", "grad_fp32",
                             "tp_overlap", "capacity", "dispatcher", "moe_overlap", "schedule"))
+_per_layer = attrgetter(*(f.name for f in fields(Layout) if f.name not in _NOT_PER_LAYER))
 
 
 def _layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine,
                    end: str) -> Compute:
     """`layer_compute`, remembered by every option but those it does not read (a plan's search
     meets each layer again across pipeline depths, data-parallel sizes and schedules)."""
-    key = (id(lp), id(mc), end) + tuple(v for k, v in lay.__dict__.items()
-                                        if k not in _NOT_PER_LAYER)
+    key = (id(lp), id(mc), end, _per_layer(lay))
     found = _LAYERS.get(key)
     if found is not None and found[0] is lp and found[1] is mc:
         return found[2]
@@ -605,8 +606,12 @@ def _stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool
     for lp in prof.layers:
         share = lp.count * layers / prof.n_layers
         total.add(_layer_compute(lp, prof, lay, mc, end), share)
-    if last:
-        total.add(head_compute(prof, lay, mc, end), 1)
+    if last:  # remembered as a layer is
+        key = ("head", id(prof), id(mc), end, _per_layer(lay))
+        found = _LAYERS.get(key)
+        if found is None or found[0] is not prof or found[1] is not mc:
+            found = _LAYERS[key] = (prof, mc, head_compute(prof, lay, mc, end))
+        total.add(found[2], 1)
     return total
 
 

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 _LAYOUT_LEGEND = ("layout: parallel sizes (tp4 = tensor parallel 4; pp, vp, dp, cp, ep, etp "
-                  "alike), the token dispatcher, the pipeline schedule, ZeRO stage, mb1x32 = "
+                  "alike), the token dispatcher, the pipeline schedule (vp8: interleaved over "
+                  "8 virtual stages), ZeRO stage, mb1x32 = "
                   "micro-batches of 1 sequence, 32 per pipeline per step, SP = sequence "
                   "parallel, the fp8 recipe; memory per device.")
 
@@ -29,7 +30,7 @@ def _layout_cell(lay: Any) -> str:
     words = [f"{axis}{n}" for axis, n in sizes if n > 1 or axis in ("tp", "pp", "dp")]
     if lay.ep > 1 or lay.etp != 1:  # expert tensor parallelism, and how tokens reach experts
         words += [f"etp{lay.etp}"] + ([lay.dispatcher] if lay.ep > 1 else [])
-    if lay.pp > 1:  # the pipeline schedule (interleaved: vp above)
+    if lay.pp > 1 and lay.schedule != "interleaved":  # the pipeline schedule (vpN: interleaved)
         words.append(lay.schedule)
     words += [f"ZeRO-{lay.zero}", f"mb{lay.micro_batch}x{lay.micro_batches}",
               f"recompute-{lay.recompute}"]
