@@ -14,13 +14,19 @@ The search (`search`) tries every tensor-parallel size that divides the heads an
 domain, every pipeline depth up to the layers, context-parallel sizes that divide the sequence
 (with flash attention), expert-parallel sizes that divide the experts and the tp·cp·dp ranks of
 a stage they are drawn from (gcd: only 1 for a dense model, so the search is bounded by the
-model's heads, layers and experts, never by the device count), with ep > 1 each token
-dispatcher (alltoall, allgather, flex), ZeRO stages 0-3, micro-batches that
-divide each replica's batch, virtual stages that divide each stage's layers, sequence
-parallelism whenever tp > 1 (it never costs time here and saves memory), and the least
-recomputation that fits; it keeps the layouts that fit and ranks them by the estimate.
-Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once and reused across the
-rest.
+model's heads, layers and experts, never by the device count), expert tensor parallelism
+dividing tp (Megatron-Core's default first), with ep > 1 each token dispatcher (alltoall,
+allgather, flex), ZeRO stages 0-3, micro-batches that divide each replica's batch, the pipeline
+schedules the layout runs (`pipeline_schedules`: 1F1B, interleaved over virtual stages that
+divide each stage's layers, ZB-H1, DualPipe and DualPipeV), with fp8 matmuls each recipe the
+device runs (`fp8_recipes`), sequence parallelism whenever tp > 1 (it never costs time here
+and saves memory), and the least recomputation that fits; it keeps the layouts that fit and
+ranks them by the estimate. Layouts that differ only in the ZeRO stage, dispatcher and recipe
+form a `Group` that shares a lower bound; `_best` times groups in the order of their bounds and
+stops past the top-th estimate (the same answer as timing every one: tested against a
+brute-force enumeration). Memory is worked out once per ZeRO stage (the weights' split) and
+once per micro-batch, recomputation and schedule (the activations'); compute per (tp, cp, ep,
+etp, micro-batch, recomputation) once and reused across the rest.
 """
 
 from __future__ import annotations
@@ -328,6 +334,16 @@ def groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
            capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
            dropout: bool = False, recipes: tuple[str, ...] = (),
            **mem: object) -> Iterable[Group]:
+    """Every layout that fits, gathered into `Group`s, in the search's order (`_raw_groups`)."""
+    recipes = recipes or ("",)
+    for raw in _raw_groups(spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32,
+                           tp_overlap, dropout, recipes, **mem):
+        yield _group(raw, recipes)
+
+
+def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
+                capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
+                dropout: bool, recipes: tuple[str, ...], **mem: object) -> Iterable[tuple]:
     """Every layout that fits, gathered into `Group`s, in the search's order (the module
     docstring's loops: tp, cp, pp, ep, etp, ZeRO, micro-batch, schedule and virtual stages,
     dispatcher, recipe). Memory is worked out once per (ZeRO stage and what the weights'
@@ -337,7 +353,6 @@ def groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
     layers = prof.n_layers
     experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
                       if k.ep_units()})
-    recipes = recipes or ("",)
     fast = _fast(spec)
     for ti, tp in enumerate(tp_sizes(spec, mc.net.domain)):
         cps = [cp for cp in (1, 2, 4, 8, 16, 32)
@@ -394,8 +409,10 @@ def _groups_of(spec: ModelSpec, fast: FastMemory, seq: int, outer: Layout,
                head: tuple[int, ...], zeros: tuple[int, ...], mbs: list[int],
                scheds: list[list[tuple[str, int]]], capacity: int, activations,  # type: ignore
                dispatchers: tuple[str, ...], recipes: tuple[str, ...],
-               mem: dict) -> Iterable[Group]:
-    """The groups of one (tp, cp, pp, ep, etp): the least recomputation that fits each ZeRO
+               mem: dict) -> Iterable[tuple]:
+    """The groups of one (tp, cp, pp, ep, etp), as (order, the (tp, cp, pp, ep, etp) layout,
+    micro-batch, schedule, vp, recomputation, ZeRO stages that fit, dispatchers): the least
+    recomputation that fits each ZeRO
     stage, micro-batch and schedule (the interleaved ones take 1F1B's, as a framework keeps
     its recomputation when it interleaves, and are dropped where they then do not fit)."""
     states: dict[tuple[int, bool], Optional[int]] = {}
@@ -413,18 +430,24 @@ def _groups_of(spec: ModelSpec, fast: FastMemory, seq: int, outer: Layout,
 
     found: dict[tuple, list] = {}  # (mb, schedule index, recompute) -> zeros that fit
     last = len(RECOMPUTE)
-    for mi, mb in enumerate(mbs):
+    held = {dual: [state(zero, dual) for zero in zeros] for dual in (False, True)
+            if not dual or any(sched == "dualpipe" for sc in scheds for sched, _ in sc)}
+    for mi in range(len(mbs)):
         least: list[Optional[int]] = [None] * len(zeros)  # 1F1B's, per ZeRO stage
         for si, (sched, vp) in enumerate(scheds[mi]):
-            dual = sched == "dualpipe"
             own = si == 0 or sched in ("dualpipe", "dualpipev")
-            for zi, zero in enumerate(zeros):
-                held = state(zero, dual)
-                if held is None:
+            acts: list[Optional[int]] = [None] * last  # by recomputation, as needed
+            for zi, h in enumerate(held[sched == "dualpipe"]):
+                if h is None:
                     continue
                 if own:  # the least recomputation that fits
                     ri = 0
-                    while ri < last and held + activations(mi, si, ri) > capacity:
+                    while ri < last:
+                        a = acts[ri]
+                        if a is None:
+                            a = acts[ri] = activations(mi, si, ri)
+                        if h + a <= capacity:
+                            break
                         ri += 1
                     if si == 0:
                         least[zi] = ri
@@ -432,16 +455,26 @@ def _groups_of(spec: ModelSpec, fast: FastMemory, seq: int, outer: Layout,
                         continue
                 else:  # 1F1B's (ZB-H1 holds what 1F1B holds)
                     ri = least[zi]  # type: ignore[assignment]
-                    if ri is None or ri == last or held + activations(mi, si, ri) > capacity:
+                    if ri is None or ri == last:
                         continue
-                found.setdefault((mi, si, ri), []).append(
-                    (zi, zero, held + activations(mi, si, ri)))
+                    a = acts[ri]
+                    if a is None:
+                        a = acts[ri] = activations(mi, si, ri)
+                    if h + a > capacity:
+                        continue
+                found.setdefault((mi, si, ri), []).append((zi, zeros[zi], h + acts[ri]))
     for (mi, si, ri), fits in found.items():
         sched, vp = scheds[mi][si]
-        lay = _copy(outer, zero=fits[0][1], micro_batch=mbs[mi], schedule=sched, vp=vp,
-                    recompute=RECOMPUTE[ri], dispatcher=dispatchers[0], fp8_recipe=recipes[0])
-        yield Group(head + (fits[0][0], mi, si, 0, 0), lay, tuple(fits), dispatchers,
-                    recipes)
+        yield (head + (fits[0][0], mi, si, 0, 0), outer, mbs[mi], sched, vp, RECOMPUTE[ri],
+               tuple(fits), dispatchers)
+
+
+def _group(raw: tuple, recipes: tuple[str, ...]) -> Group:
+    """The `Group` of one of `_groups_of`'s tuples (made only for the groups timed)."""
+    order, outer, mb, sched, vp, rec, fits, dispatchers = raw
+    lay = _copy(outer, zero=fits[0][1], micro_batch=mb, schedule=sched, vp=vp, recompute=rec,
+                dispatcher=dispatchers[0], fp8_recipe=recipes[0])
+    return Group(order, lay, fits, dispatchers, recipes)
 
 
 def candidates(*args: object, **kwargs: object) -> list[tuple[Layout, int]]:
@@ -457,10 +490,26 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
            dropout: bool = False, top: int = 5, recipes: tuple[str, ...] = (),
            **mem: object) -> tuple[list[Candidate], int]:
     """Every layout that fits, ranked by the estimate: the best `top`, and how many fit."""
-    found = list(groups(spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32,
-                        tp_overlap, dropout, recipes, **mem))
-    fitting = sum(len(g.zeros) * len(g.dispatchers) * len(g.recipes) for g in found)
-    return _best(prof, mc, found, top), fitting
+    recipes = recipes or ("",)
+    found = []
+    computes: dict[tuple, Compute] = {}  # (the (tp, cp, pp, ep, etp) layout, mb, recompute)
+    fitting = 0
+    for raw in _raw_groups(spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32,
+                           tp_overlap, dropout, recipes, **mem):
+        order, outer, mb, sched, vp, rec, fits, dispatchers = raw
+        fitting += len(fits) * len(dispatchers) * len(recipes)
+        key = (id(outer), mb, rec)
+        comp = computes.get(key)
+        if comp is None:  # the fp8 recipe's casts only add: without them
+            comp = computes[key] = stage_compute(
+                prof, _copy(outer, micro_batch=mb, recompute=rec, fp8_recipe=""), mc,
+                "estimate", last=True)
+        m = global_batch // (outer.dp * mb)
+        bound = (m * (comp.forward + comp.backward)
+                 + pipeline_bubble(sched, outer.pp, vp, comp.forward, comp.backward,
+                                   comp.gemm_w))
+        found.append((bound * (1 - ROUNDING), order, raw, comp))
+    return _best(prof, mc, found, recipes, top), fitting
 
 
 _FAST: dict[int, tuple[ModelSpec, FastMemory]] = {}
@@ -519,7 +568,8 @@ def _bound(lay: Layout, comp: Compute, exposed: float) -> float:
 ROUNDING = 1e-9
 
 
-def _best(prof: Profile, mc: Machine, found: list[Group], top: int) -> list[Candidate]:
+def _best(prof: Profile, mc: Machine, found: list[tuple], recipes: tuple[str, ...],
+          top: int) -> list[Candidate]:
     """The `top` fastest estimates, found by timing groups in the order of a lower bound and
     stopping where the bound passes the top-th estimate so far: the same answer, ties in the
     order the search met them, as timing every one. Bounds in three steps, each only where
@@ -528,24 +578,31 @@ def _best(prof: Profile, mc: Machine, found: list[Group], top: int) -> list[Cand
     group's dispatchers; all without the fp8 recipe's casts, which only add. Each member is
     bounded again with its own dispatcher, optimizer and data-parallel floor before it is
     timed."""
-    heap = []
-    for g in found:
-        lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
-        comp = stage_compute(prof, lay, mc, "estimate", last=True)
-        heap.append((_bound(lay, comp, 0.0) * (1 - ROUNDING), g.order, g, lay, comp))
-    heap.sort(key=lambda h: (h[0], h[1]))
+    found.sort(key=lambda h: (h[0], h[1]))
     best: list[tuple[float, tuple[int, ...], Candidate]] = []
-    for bound, _, g, lay, comp in heap:
+    floors: dict[tuple, float] = {}  # the least over a group's dispatchers
+    for bound, _, raw, comp in found:
+        g = None
         if len(best) >= top:
             if bound > best[-1][0]:
                 break
+            _, outer, mb, sched, vp, rec, fits, dispatchers = raw
             # the optimizer's time, least with the group's largest ZeRO stage (it shards most)
-            opt = _optimizer_floor(prof, _copy(lay, zero=g.zeros[-1][1]), mc)
+            opt = _optimizer_floor(prof, _copy(outer, zero=fits[-1][1]), mc)
             if bound + opt * (1 - ROUNDING) > best[-1][0]:
                 continue
-            exposed = min(_floor(prof, lay, mc, d) for d in g.dispatchers)
+            g = _group(raw, recipes)
+            lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
+            key = (id(outer), mb, rec, sched in ("dualpipe", "dualpipev"),
+                   lay.micro_batches > 1)
+            exposed = floors.get(key)
+            if exposed is None:
+                exposed = floors[key] = min(_floor(prof, lay, mc, d) for d in dispatchers)
             if (_bound(lay, comp, exposed) + opt) * (1 - ROUNDING) > best[-1][0]:
                 continue
+        if g is None:
+            g = _group(raw, recipes)
+            lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
         for order, member, used in g.members():
             if len(best) >= top:  # this member's recipe, dispatcher and optimizer
                 own = comp if not member.fp8_recipe else stage_compute(
