@@ -70,7 +70,7 @@ class FastMemory:
         """`memory_techniques.largest_module`'s figure: each module's parameters summed once
         by role (a tensor's share reads its role alone), then shared out per layout; the
         tensors of the last stage outside the layers count only with one stage."""
-        key = (tp, pp, ep, etp)
+        key = (tp, pp > 1, ep, etp)  # the depth matters only as one stage or more
         if key not in self._largest:
             if self._modules is None:
                 self._modules = self._module_sums()

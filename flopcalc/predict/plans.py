@@ -493,6 +493,7 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
     recipes = recipes or ("",)
     found = []
     computes: dict[tuple, Compute] = {}  # (the (tp, cp, pp, ep, etp) layout, mb, recompute)
+    optimizers: dict[tuple, float] = {}  # (the (tp, cp, pp, ep, etp) layout, ZeRO stage)
     fitting = 0
     for raw in _raw_groups(spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32,
                            tp_overlap, dropout, recipes, **mem):
@@ -505,10 +506,15 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
                 prof, _copy(outer, micro_batch=mb, recompute=rec, fp8_recipe=""), mc,
                 "estimate", last=True)
         m = global_batch // (outer.dp * mb)
+        # and the optimizer's time, least with the group's largest ZeRO stage (it shards most)
+        key = (id(outer), fits[-1][1])
+        opt = optimizers.get(key)
+        if opt is None:
+            opt = optimizers[key] = _optimizer_floor(prof, _copy(outer, zero=key[1]), mc)
         bound = (m * (comp.forward + comp.backward)
                  + pipeline_bubble(sched, outer.pp, vp, comp.forward, comp.backward,
-                                   comp.gemm_w))
-        found.append((bound * (1 - ROUNDING), order, raw, comp))
+                                   comp.gemm_w) + opt)
+        found.append((bound * (1 - ROUNDING), order, raw, comp, opt))
     return _best(prof, mc, found, recipes, top), fitting
 
 
@@ -572,27 +578,30 @@ def _best(prof: Profile, mc: Machine, found: list[tuple], recipes: tuple[str, ..
           top: int) -> list[Candidate]:
     """The `top` fastest estimates, found by timing groups in the order of a lower bound and
     stopping where the bound passes the top-th estimate so far: the same answer, ties in the
-    order the search met them, as timing every one. Bounds in three steps, each only where
-    the last does not rule the group out: the compute and bubble alone (every group), with
-    the optimizer's time, and with the never-hidden communication, the least over the
-    group's dispatchers; all without the fp8 recipe's casts, which only add. Each member is
+    order the search met them, as timing every one. Bounds in two steps, the second only
+    where the first does not rule the group out: the compute, bubble and optimizer (every
+    group, `search`), then with the never-hidden communication, the least over the group's
+    dispatchers; both without the fp8 recipe's casts, which only add. Each member is
     bounded again with its own dispatcher, optimizer and data-parallel floor before it is
     timed."""
     found.sort(key=lambda h: (h[0], h[1]))
     best: list[tuple[float, tuple[int, ...], Candidate]] = []
     floors: dict[tuple, float] = {}  # the least over a group's dispatchers
-    for bound, _, raw, comp in found:
+    for bound, _, raw, comp, opt_least in found:
         g = None
         if len(best) >= top:
             if bound > best[-1][0]:
                 break
             _, outer, mb, sched, vp, rec, fits, dispatchers = raw
-            # the optimizer's time, least with the group's largest ZeRO stage (it shards most)
-            opt = _optimizer_floor(prof, _copy(outer, zero=fits[-1][1]), mc)
-            if bound + opt * (1 - ROUNDING) > best[-1][0]:
-                continue
             g = _group(raw, recipes)
             lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
+            # the optimizer and the data-parallel buckets, least over the group's ZeRO stages
+            opt = min(_optimizer_floor(prof, z, mc) + _dp_floor(prof, z, mc)
+                      for z in (_copy(lay, zero=zero) for _, zero, _ in fits))
+            # (the bound holds the optimizer's least already: this adds what it lacks)
+            more = opt - opt_least
+            if bound + more * (1 - ROUNDING) > best[-1][0]:
+                continue
             key = (id(outer), mb, rec, sched in ("dualpipe", "dualpipev"),
                    lay.micro_batches > 1)
             exposed = floors.get(key)
