@@ -583,7 +583,7 @@ _LAYERS: dict[tuple, tuple] = {}
 # schedule, the communication): any other field, a new one included, keys `_LAYERS`.
 _NOT_PER_LAYER = frozenset(("pp", "vp", "dp", "zero", "global_batch", "grad_fp32",
                             "tp_overlap", "capacity", "dispatcher", "moe_overlap", "schedule"))
-_per_layer = attrgetter(*(f.name for f in fields(Layout) if f.name not in _NOT_PER_LAYER))
+_per_layer = attrgetter(*(k for k in Layout.__dataclass_fields__ if k not in _NOT_PER_LAYER))
 
 
 def _layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine,
