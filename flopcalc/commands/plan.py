@@ -20,9 +20,12 @@ def run(model, *, seq, global_batch, accelerator, count, network, efficiency, dt
     hw, res = machine(accelerator, dtype, count, peak, network, efficiency)
     if hw.memory_bytes is None:
         raise FlopcalcError("plan needs the accelerator's memory: give --accelerator NAME")
+    from ..predict.plans import fp8_recipes
+
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8")
     return build_plan_report(loaded, hw, res, seq, global_batch, count, flash, grad_fp32,
-                             tp_overlap, top, mem, attention, recompute)
+                             tp_overlap, top, mem, attention, fp8_recipes(hw, dtype),
+                             recompute)
 
 
 COMMAND = Command(

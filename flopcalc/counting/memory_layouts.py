@@ -13,9 +13,9 @@ from typing import Any, Optional
 
 from ..kinds.base import EXPERT, LAST, SPREAD
 from ..models.spec import ModelSpec
-from .layers import layer_activations
+from .layers import layer_activations, layer_params
 from .memory import Setup, check_setup, output_activation_parts, share
-from .memory_techniques import is_matrix, largest_module
+from .memory_techniques import is_matrix
 from .model import trained_params
 
 
@@ -28,6 +28,8 @@ class FastMemory:
         self.layers = spec.n_layers()
         self._held: dict[tuple, tuple[Fraction, Fraction]] = {}
         self._largest: dict[tuple, Fraction] = {}
+        self._modules: Optional[list[list[tuple[Any, int, bool]]]] = None
+        self._classes: Optional[list[tuple[tuple, Any, int]]] = None
         self._acts: dict[tuple, list[list[tuple[str, Fraction, bool]]]] = {}
         self._valid: dict[tuple, Optional[str]] = {}
         self._saved: dict[tuple, int] = {}
@@ -36,31 +38,71 @@ class FastMemory:
     def _stage(self, pp: int) -> int:
         return ceil(Fraction(self.layers, pp))
 
-    def held(self, tp: int, pp: int, ep: int, etp: int = 1) -> tuple[Fraction, ...]:
+    def held(self, tp: int, pp: int, ep: int, etp: int = 1,
+             copies: int = 1) -> tuple[Fraction, ...]:
         """(dense parameters, dense matrices, expert parameters, expert matrices) the first
-        stage's device holds."""
-        key = (tp, pp, ep, etp)
+        stage's device holds; `copies` of each layer's share (DualPipe's two stages a device:
+        `Setup.stage_copies`). A tensor's share reads its role alone (`counting.memory.share`):
+        the parameters are summed once by role, stage and matrix-ness."""
+        key = (tp, pp, ep, etp, copies)
         if key not in self._held:
+            if self._classes is None:
+                classes: dict[tuple, list] = {}
+                for p in self.params:
+                    at = classes.setdefault((p.role, p.stage, is_matrix(p)), [p, 0])
+                    at[1] += p.value
+                self._classes = [(k, rep, total) for k, (rep, total) in classes.items()]
             probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
-            stage = Fraction(self._stage(pp), self.layers)
+            stage = Fraction(self._stage(pp) * copies, self.layers)
             sums = [Fraction(0)] * 4
-            for p in self.params:
-                if p.stage == LAST and pp > 1:
+            for (role, where, matrix), rep, total in self._classes:
+                if where == LAST and pp > 1:
                     continue
-                v = p.value * share(p, probe) * (stage if p.stage == SPREAD else 1)
-                at = 2 if p.role == EXPERT else 0
+                v = total * share(rep, probe) * (stage if where == SPREAD else 1)
+                at = 2 if role == EXPERT else 0
                 sums[at] += v
-                if is_matrix(p):
+                if matrix:
                     sums[at + 1] += v
             self._held[key] = tuple(sums)
         return self._held[key]
 
     def largest(self, tp: int, pp: int, ep: int, etp: int = 1) -> Fraction:
-        key = (tp, pp, ep, etp)
+        """`memory_techniques.largest_module`'s figure: each module's parameters summed once
+        by role (a tensor's share reads its role alone), then shared out per layout; the
+        tensors of the last stage outside the layers count only with one stage."""
+        key = (tp, pp > 1, ep, etp)  # the depth matters only as one stage or more
         if key not in self._largest:
-            self._largest[key] = largest_module(self.spec, Setup(seq=1, batch=1, tp=tp, pp=pp,
-                                                                 ep=ep, etp=etp), share)
+            if self._modules is None:
+                self._modules = self._module_sums()
+            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
+            best = Fraction(0)
+            for roles in self._modules:
+                value = sum((total * share(rep, probe) for rep, total, last in roles
+                             if not (last and pp > 1)), Fraction(0))
+                best = max(best, value)
+            self._largest[key] = best
         return self._largest[key]
+
+    def _module_sums(self) -> list[list[tuple[Any, int, bool]]]:
+        """Per module, [(a tensor of the role, the role's parameters, on the last stage)]: the
+        modules of each layer group, then the tensors outside the layers (each alone without
+        a `Part.module`)."""
+        spec = self.spec
+        parts = [((g.stack, g.first), p, False) for g in spec.groups()
+                 for p in layer_params(g.layer, spec.d_model)]
+        parts += [((), p, p.stage == LAST) for p in self.params if p.stage != SPREAD]
+        modules: dict[tuple[object, ...], dict[tuple, list]] = {}
+        out: list[list[tuple[Any, int, bool]]] = []
+        for scope, p, last in parts:
+            if p.module is None:
+                out.append([(p, p.value, last)])
+                continue
+            roles = modules.setdefault(scope + (p.module,), {})
+            at = roles.setdefault((p.role, last), [p, 0])
+            at[1] += p.value
+        out += [[(rep, total, last) for (_, last), (rep, total) in roles.items()]
+                for roles in modules.values()]
+        return out
 
     def state(self, setup: Setup) -> int:
         """Weights, gradients and optimizer state, remembered by the fields they read (a
@@ -71,25 +113,29 @@ class FastMemory:
         return _remembered(self._states, key, lambda: self._state(setup))
 
     def _state(self, setup: Setup) -> int:
-        if setup.stage_copies != 1:  # DualPipe's two stages a device: counting.memory's sums
-            from .memory import state_parts
-
-            return sum(p.value for p in state_parts(self.spec, setup))
         dense, dense_matrix, expert, expert_matrix = self.held(setup.tp, setup.pp, setup.ep,
-                                                               setup.etp)
+                                                               setup.etp, setup.stage_copies)
         w, g, o = setup.bytes_per_param
         # dense state shards over dp (times cp among the extended options), experts' over
         # the expert-data-parallel group
         shards = setup.shards if setup.extended else setup.dp
         experts = setup.expert_shards
 
-        def zero(stage: int, d: Fraction, e: Fraction) -> int:
-            return ceil(d / shards + e / experts if setup.zero >= stage else d + e)
+        def zero(stage: int, k: int, d: Fraction, e: Fraction) -> int:
+            """⌈k·d / shards + k·e / experts⌉ (or ⌈k·(d + e)⌉ below this ZeRO stage), in
+            whole numbers: Fraction arithmetic was most of a plan search's time."""
+            dn, dd, en, ed = d.numerator, d.denominator, e.numerator, e.denominator
+            if setup.zero >= stage:
+                num = k * (dn * ed * experts + en * dd * shards)
+                den = dd * ed * shards * experts
+            else:
+                num, den = k * (dn * ed + en * dd), dd * ed
+            return -(-num // den)
 
-        total = zero(3, dense * w, expert * w) + zero(2, dense * g, expert * g)
-        total += 0 if setup.offload_optimizer else zero(1, dense * o, expert * o)
+        total = zero(3, w, dense, expert) + zero(2, g, dense, expert)
+        total += 0 if setup.offload_optimizer else zero(1, o, dense, expert)
         if setup.fp8:
-            total += zero(3, dense_matrix, expert_matrix)
+            total += zero(3, 1, dense_matrix, expert_matrix)
         if setup.zero3_buffer and setup.zero == 3:
             total += ceil(self.largest(setup.tp, setup.pp, setup.ep, setup.etp) * (w + g))
         return total
@@ -125,9 +171,12 @@ class FastMemory:
         inputs: dict[str, Fraction] = {}  # a merged part's projection-input share: its first's
         for g, parts in zip(spec.groups(), self.layer_parts(setup, seq)):
             fraction = Fraction(g.count, self.layers) * self._stage(setup.pp) * in_flight
+            fn, fd = fraction.numerator, fraction.denominator
             for name, value, gemm_input in parts:
                 key = f"layers.{name}"
-                named[key] = named.get(key, 0) + ceil(value * fraction)
+                # ⌈value · fraction⌉ in whole numbers
+                named[key] = named.get(key, 0) - (-(value.numerator * fn)
+                                                  // (value.denominator * fd))
                 inputs.setdefault(key, gemm_input)
         sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
         extra = ceil(s * b * d * in_flight * sp) if setup.dropout else 0
@@ -140,13 +189,18 @@ class FastMemory:
             raise NotImplementedError("LoRA layouts go through counting.memory")
         return sum(named.values()) + extra
 
-    def total(self, setup: Setup) -> Optional[int]:
-        """Bytes per device, or None when the layout is invalid (counting.memory's checks)."""
+    def problem(self, setup: Setup) -> Optional[str]:
+        """Why the layout is invalid (counting.memory's checks), remembered; None: it is
+        valid."""
         key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp,
                setup.sequence_parallel, setup.flash, setup.seq, setup.schedule)
         if key not in self._valid:
             self._valid[key] = check_setup(self.spec, setup)
-        if self._valid[key]:
+        return self._valid[key]
+
+    def total(self, setup: Setup) -> Optional[int]:
+        """Bytes per device, or None when the layout is invalid (counting.memory's checks)."""
+        if self.problem(setup):
             return None
         return self.state(setup) + self.activations(setup)
 

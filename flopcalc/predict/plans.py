@@ -14,18 +14,23 @@ The search (`search`) tries every tensor-parallel size that divides the heads an
 domain, every pipeline depth up to the layers, context-parallel sizes that divide the sequence
 (with flash attention), expert-parallel sizes that divide the experts and the tp·cp·dp ranks of
 a stage they are drawn from (gcd: only 1 for a dense model, so the search is bounded by the
-model's heads, layers and experts, never by the device count), with ep > 1 each token
-dispatcher (alltoall, allgather, flex), ZeRO stages 0-3, micro-batches that
-divide each replica's batch, virtual stages that divide each stage's layers, sequence
-parallelism whenever tp > 1 (it never costs time here and saves memory), and the least
-recomputation that fits; it keeps the layouts that fit and ranks them by the estimate.
-Compute per (tp, cp, ep, micro-batch, recomputation) is worked out once and reused across the
-rest.
+model's heads, layers and experts, never by the device count), expert tensor parallelism
+dividing tp (Megatron-Core's default first), with ep > 1 each token dispatcher (alltoall,
+allgather, flex), ZeRO stages 0-3, micro-batches that divide each replica's batch, the pipeline
+schedules the layout runs (`pipeline_schedules`: 1F1B, interleaved over virtual stages that
+divide each stage's layers, ZB-H1, DualPipe and DualPipeV), with fp8 matmuls each recipe the
+device runs (`fp8_recipes`), sequence parallelism whenever tp > 1 (it never costs time here
+and saves memory), and the least recomputation that fits; it keeps the layouts that fit and
+ranks them by the estimate. Layouts that differ only in the ZeRO stage, dispatcher and recipe
+form a `Group` that shares a lower bound; `_best` times groups in the order of their bounds and
+stops past the top-th estimate (the same answer as timing every one: tested against a
+brute-force enumeration). Memory is worked out once per ZeRO stage (the weights' split) and
+once per micro-batch, recomputation and schedule (the activations'); compute per (tp, cp, ep,
+etp, micro-batch, recomputation) once and reused across the rest.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import replace
 from typing import Iterable, Optional
@@ -41,8 +46,12 @@ from .collectives import DISPATCHERS, Net
 from ..counting.memory import (Setup, activation_parts, check_setup, default_etp, state_parts,
                      vp_problem)
 from ..counting.memory_layouts import FastMemory
-from .steptime import (EFFICIENCY_END, ENDS, NVFP4_BYTES, Layout, Machine, Profile, StepTime,
-                       exposed_floor, pipeline_bubble, stage_compute, step_time)
+from .communication import stage_layers, stage_params
+from .collectives import collective
+from .steptime import (ACT_BYTES, BUCKET_MIN, BUCKET_PER_DP, EFFICIENCY_END, ENDS, FP8_RECIPES,
+                       NVFP4_BYTES, OPT_PER_GRAD, OPT_UPDATED, Compute, Layout, Machine,
+                       Profile, StepTime, exposed_floor, pipeline_bubble, placement,
+                       stage_compute, step_time)
 
 UNKNOWABLE = ("micro_batch", "vp", "recompute", "dropout")
 
@@ -104,20 +113,12 @@ def setup_of(seq: int, lay: Layout, precision: str = "mixed",
                  lora_rank=lay.lora_rank, qlora=qlora)
 
 
-_FAST: dict[int, tuple[ModelSpec, FastMemory]] = {}
-
-
 def memory_bytes(spec: ModelSpec, setup: Setup) -> Optional[int]:
     """Bytes per device of the first pipeline stage (counting.memory's figure, computed by
     `FastMemory`), or None when the layout is invalid."""
     if setup.lora_rank:  # adapters: counting.memory's own sums (FastMemory has none)
         return memory_bytes_slow(spec, setup)
-    held = _FAST.get(id(spec))
-    if held is None or held[0] is not spec:
-        if len(_FAST) > 16:
-            _FAST.clear()
-        held = _FAST[id(spec)] = (spec, FastMemory(spec))
-    return held[1].total(setup)
+    return _fast(spec).total(setup)
 
 
 def memory_bytes_slow(spec: ModelSpec, setup: Setup) -> Optional[int]:
@@ -158,8 +159,6 @@ def least_recompute(spec: ModelSpec, seq: int, lay: Layout, capacity: Optional[i
 
 def valid_vp(prof: Profile, lay: Layout, vp: int) -> Optional[str]:
     """Why `vp` virtual stages do not work with this layout (None: they do)."""
-    from .communication import stage_layers
-
     if vp == 1:
         if lay.schedule == "interleaved":
             return "--schedule interleaved needs --vp > 1 (virtual stages per device)"
@@ -267,58 +266,273 @@ def tp_sizes(spec: ModelSpec, domain: int) -> list[int]:
             and all(u % t == 0 for u in units)]
 
 
-def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
+# DualPipe and DualPipeV need at least two micro-batches per stage: the DualPipe repository
+# (deepseek-ai/DualPipe at 030ce43, dualpipe.py and dualpipev.py) asserts `num_chunks >=
+# num_ranks * 2`, and DualPipe `num_ranks % 2 == 0` (its two directions pair the stages).
+DUAL_MIN_MICRO_BATCHES = 2
+
+
+def pipeline_schedules(pp: int, layers: int, micro_batches: int) -> list[tuple[str, int]]:
+    """(schedule, virtual stages) the search tries on `pp` stages of `layers` layers each with
+    `micro_batches` per pipeline: 1F1B; interleaved over 2-8 virtual stages (each needs a layer;
+    the micro-batches a multiple of the stages); ZB-H1; DualPipe with an even number of stages
+    and DualPipeV, each with at least two micro-batches a stage. One stage: 1F1B alone."""
+    if pp == 1:
+        return [("1f1b", 1)]
+    out = [("1f1b", 1)]
+    if micro_batches % pp == 0:
+        out += [("interleaved", v) for v in (2, 3, 4, 6, 8) if vp_problem(v, pp, layers) is None]
+    out.append(("zero-bubble", 1))
+    if micro_batches >= DUAL_MIN_MICRO_BATCHES * pp:
+        if pp % 2 == 0:
+            out.append(("dualpipe", 1))
+        out.append(("dualpipev", 1))
+    return out
+
+
+def fp8_recipes(hw: Hardware, dtype: str) -> tuple[str, ...]:
+    """The fp8 recipes `plan` tries with --dtype fp8 (none otherwise): every one, MXFP8 only on
+    a device with microscaling formats (`models.accelerators.MICROSCALING`)."""
+    from ..models.accelerators import MICROSCALING
+
+    if dtype != "fp8":
+        return ()
+    return tuple(r for r in FP8_RECIPES if r != "mxfp8" or hw.architecture in MICROSCALING)
+
+
+def _copy(lay: Layout, **changes: object) -> Layout:
+    """`replace(lay, **changes)` for the search's own fields, without the frozen dataclass's
+    field-by-field __init__ (most of the search's time went to it)."""
+    new = object.__new__(Layout)
+    new.__dict__.update(lay.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+@dataclass(frozen=True)
+class Group:
+    """Layouts that share everything the lower bound reads: one per ZeRO stage that fits (with
+    its memory), token dispatcher and fp8 recipe. `order`: where the search met the first
+    (`Group.members` continue it), so that ties rank as the enumeration met them."""
+
+    order: tuple[int, ...]
+    layout: Layout  # the first member
+    zeros: tuple[tuple[int, int, int], ...]  # (index, ZeRO stage, memory bytes)
+    dispatchers: tuple[str, ...]
+    recipes: tuple[str, ...]
+
+    def members(self) -> Iterable[tuple[tuple[int, ...], Layout, int]]:
+        head = self.order[:5]
+        tail = self.order[6:8]
+        for zi, zero, used in self.zeros:
+            for di, disp in enumerate(self.dispatchers):
+                for ri, recipe in enumerate(self.recipes):
+                    lay = _copy(self.layout, zero=zero, dispatcher=disp, fp8_recipe=recipe)
+                    yield head + (zi,) + tail + (di, ri), lay, used
+
+
+def groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
            capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
-           dropout: bool = False, top: int = 5, recompute: Optional[str] = None,
-           **mem: object) -> tuple[list[Candidate], int]:
-    """Every layout that fits, ranked by the estimate: the best `top`, and how many fit;
-    `recompute` given (Megatron-Core's module list): every layout recomputes that, instead of
-    the least recomputation that fits."""
+           dropout: bool = False, recipes: tuple[str, ...] = (),
+           recompute: Optional[str] = None, **mem: object) -> Iterable[Group]:
+    """Every layout that fits, gathered into `Group`s, in the search's order (`_raw_groups`)."""
+    recipes = recipes or ("",)
+    for raw in _raw_groups(spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32,
+                           tp_overlap, dropout, recipes, recompute, **mem):
+        yield _group(raw, recipes)
+
+
+def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
+                capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
+                dropout: bool, recipes: tuple[str, ...], recompute: Optional[str] = None,
+                **mem: object) -> Iterable[tuple]:
+    """Every layout that fits, gathered into `Group`s, in the search's order (the module
+    docstring's loops: tp, cp, pp, ep, etp, ZeRO, micro-batch, schedule and virtual stages,
+    dispatcher, recipe). Memory is worked out once per (ZeRO stage and what the weights'
+    split reads) and once per (micro-batch, recomputation, schedule and what the activations'
+    split reads): the two add up to `memory_bytes`. `recompute` given (Megatron-Core's module
+    list): every layout recomputes that, instead of the least recomputation that fits."""
+    policies = (recompute,) if recompute else RECOMPUTE
     seq = prof.seq
     layers = prof.n_layers
     experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
                       if k.ep_units()})
-    fitting: list[tuple[float, int, Layout, int, str]] = []  # bound, order, layout, memory,
-    # dispatcher
-    for tp in tp_sizes(spec, mc.net.domain):
-        for cp in (1, 2, 4, 8, 16, 32):
-            if cp > 1 and (not flash or seq % cp or seq // cp < 1024):
-                continue
+    fast = _fast(spec)
+    for ti, tp in enumerate(tp_sizes(spec, mc.net.domain)):
+        cps = [cp for cp in (1, 2, 4, 8, 16, 32)
+               if cp == 1 or (flash and not seq % cp and seq // cp >= 1024)]
+        for ci, cp in enumerate(cps):
             if devices % (tp * cp):
                 continue
             rest = devices // (tp * cp)
-            for pp in divisors(rest, layers):
+            for pi, pp in enumerate(divisors(rest, layers)):
                 dp = rest // pp
                 if global_batch % dp:
                     continue
                 replica = global_batch // dp
-                eps = ep_sizes(experts, tp * cp * dp)
+                stage = stage_layers(prof, pp)
+                mbs = divisors(replica, 16)
+                scheds = [pipeline_schedules(pp, stage, replica // mb) for mb in mbs]
+                base = Layout(tp=tp, pp=pp, dp=dp, cp=cp, sequence_parallel=tp > 1,
+                              global_batch=global_batch, dropout=dropout, flash=flash,
+                              grad_fp32=grad_fp32, tp_overlap=tp_overlap)
+                acts: dict[tuple[int, int, int], int] = {}
+
+                def activations(mi: int, si: int, ri: int) -> int:
+                    """The activations of micro-batch mbs[mi], schedule scheds[mi][si] and
+                    recomputation RECOMPUTE[ri]: FastMemory.activations reads neither ep,
+                    etp, dp nor the ZeRO stage (ZeRO-3's gathered layer marks the Setup
+                    extended, which changes nothing there: the sequence split by cp 1, no
+                    fp8 or adapters), so once per (tp, cp, pp)."""
+                    key = (mi, si, ri)
+                    got = acts.get(key)
+                    if got is None:
+                        sched, vp = scheds[mi][si]
+                        lay = _copy(base, micro_batch=mbs[mi], recompute=policies[ri],
+                                    schedule=sched, vp=vp)
+                        setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
+                        got = acts[key] = fast.activations(setup)
+                    return got
+
                 # ZeRO shards over the dp·cp ranks: with one there is nothing to shard
                 zeros = (0, 1, 2, 3) if dp * cp > 1 else (0,)
-                for ep, zero in itertools.product(eps, zeros):
-                    for mb in divisors(replica, 16):
-                        lay = Layout(tp=tp, pp=pp, dp=dp, cp=cp, ep=ep,
-                                     etp=default_etp(tp, ep) if experts else 1, zero=zero,
-                                     sequence_parallel=tp > 1, micro_batch=mb,
-                                     global_batch=global_batch, dropout=dropout, flash=flash,
-                                     grad_fp32=grad_fp32, tp_overlap=tp_overlap)
-                        rec = recompute or least_recompute(spec, seq, lay, capacity, **mem)
-                        if rec is None:
-                            continue
-                        lay = replace(lay, recompute=rec)
-                        for vp in ([1] + [v for v in (2, 3, 4, 6, 8)
-                                          if valid_vp(prof, lay, v) is None]):
-                            cand = replace(lay, vp=vp)
-                            # interleaving holds p + (p-1)/v micro-batches: size each
-                            used = memory_bytes(spec, setup_of(seq, cand, **mem))  # type: ignore
-                            if used is None or used > capacity:
-                                continue
-                            # the token dispatcher changes the time, not the memory: each
-                            # layout is made only if it is timed (`_best`)
-                            for disp in (DISPATCHERS if ep > 1 else (cand.dispatcher,)):
-                                fitting.append((lower_bound(prof, cand, mc, disp),
-                                                len(fitting), cand, used, disp))
-    return _best(prof, mc, fitting, top), len(fitting)
+                for ei, ep in enumerate(ep_sizes(experts, tp * cp * dp)):
+                    etps = [default_etp(tp, ep)] if experts else [1]
+                    if experts:
+                        etps += [e for e in divisors(tp) if e != etps[0]
+                                 and (tp * cp * dp) % (ep * e) == 0]
+                    for xi, etp in enumerate(etps):
+                        outer = _copy(base, ep=ep, etp=etp)
+                        dispatchers = DISPATCHERS if ep > 1 else (outer.dispatcher,)
+                        yield from _groups_of(
+                            spec, fast, seq, outer, (ti, ci, pi, ei, xi), zeros, mbs, scheds,
+                            capacity, activations, dispatchers, recipes, mem, policies)
+
+
+def _groups_of(spec: ModelSpec, fast: FastMemory, seq: int, outer: Layout,
+               head: tuple[int, ...], zeros: tuple[int, ...], mbs: list[int],
+               scheds: list[list[tuple[str, int]]], capacity: int, activations,  # type: ignore
+               dispatchers: tuple[str, ...], recipes: tuple[str, ...],
+               mem: dict, policies: tuple[str, ...] = RECOMPUTE) -> Iterable[tuple]:
+    """The groups of one (tp, cp, pp, ep, etp), as (order, the (tp, cp, pp, ep, etp) layout,
+    micro-batch, schedule, vp, recomputation, ZeRO stages that fit, dispatchers): the least
+    recomputation that fits each ZeRO
+    stage, micro-batch and schedule (the interleaved ones take 1F1B's, as a framework keeps
+    its recomputation when it interleaves, and are dropped where they then do not fit)."""
+    states: dict[tuple[int, bool], Optional[int]] = {}
+
+    def state(zero: int, dual: bool) -> Optional[int]:
+        # the weights' split reads the schedule only for DualPipe's two stages a device
+        # (`Setup.stage_copies`); `pipeline_schedules` offers only schedules the layout runs
+        key = (zero, dual)
+        if key not in states:
+            one = "dualpipe" if dual else "1f1b"
+            setup = setup_of(seq, _copy(outer, zero=zero, schedule=one), **mem)  # type: ignore
+            # fast.total's checks (None: the layout cannot run), then its state part
+            states[key] = None if fast.problem(setup) else fast.state(setup)
+        return states[key]
+
+    found: dict[tuple, list] = {}  # (mb, schedule index, recompute) -> zeros that fit
+    last = len(policies)
+    held = {dual: [state(zero, dual) for zero in zeros] for dual in (False, True)
+            if not dual or any(sched == "dualpipe" for sc in scheds for sched, _ in sc)}
+    for mi in range(len(mbs)):
+        least: list[Optional[int]] = [None] * len(zeros)  # 1F1B's, per ZeRO stage
+        for si, (sched, vp) in enumerate(scheds[mi]):
+            own = si == 0 or sched in ("dualpipe", "dualpipev")
+            acts: list[Optional[int]] = [None] * last  # by recomputation, as needed
+            for zi, h in enumerate(held[sched == "dualpipe"]):
+                if h is None:
+                    continue
+                if own:  # the least recomputation that fits
+                    ri = 0
+                    while ri < last:
+                        a = acts[ri]
+                        if a is None:
+                            a = acts[ri] = activations(mi, si, ri)
+                        if h + a <= capacity:
+                            break
+                        ri += 1
+                    if si == 0:
+                        least[zi] = ri
+                    if ri == last:
+                        continue
+                else:  # 1F1B's (ZB-H1 holds what 1F1B holds)
+                    ri = least[zi]  # type: ignore[assignment]
+                    if ri is None or ri == last:
+                        continue
+                    a = acts[ri]
+                    if a is None:
+                        a = acts[ri] = activations(mi, si, ri)
+                    if h + a > capacity:
+                        continue
+                found.setdefault((mi, si, ri), []).append((zi, zeros[zi], h + acts[ri]))
+    for (mi, si, ri), fits in found.items():
+        sched, vp = scheds[mi][si]
+        yield (head + (fits[0][0], mi, si, 0, 0), outer, mbs[mi], sched, vp, policies[ri],
+               tuple(fits), dispatchers)
+
+
+def _group(raw: tuple, recipes: tuple[str, ...]) -> Group:
+    """The `Group` of one of `_groups_of`'s tuples (made only for the groups timed)."""
+    order, outer, mb, sched, vp, rec, fits, dispatchers = raw
+    lay = _copy(outer, zero=fits[0][1], micro_batch=mb, schedule=sched, vp=vp, recompute=rec,
+                dispatcher=dispatchers[0], fp8_recipe=recipes[0])
+    return Group(order, lay, fits, dispatchers, recipes)
+
+
+def candidates(*args: object, **kwargs: object) -> list[tuple[Layout, int]]:
+    """Every layout the search ranks, with its memory, in the order the search meets them
+    (`groups`' arguments): what `search` would time if it timed them all."""
+    every = [m for g in groups(*args, **kwargs) for m in g.members()]  # type: ignore[arg-type]
+    every.sort(key=lambda m: m[0])
+    return [(lay, used) for _, lay, used in every]
+
+
+def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
+           capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
+           dropout: bool = False, top: int = 5, recipes: tuple[str, ...] = (),
+           recompute: Optional[str] = None, **mem: object) -> tuple[list[Candidate], int]:
+    """Every layout that fits, ranked by the estimate: the best `top`, and how many fit;
+    `recompute` given (Megatron-Core's module list): every layout recomputes that."""
+    recipes = recipes or ("",)
+    found = []
+    computes: dict[tuple, Compute] = {}  # (the (tp, cp, pp, ep, etp) layout, mb, recompute)
+    optimizers: dict[tuple, float] = {}  # (the (tp, cp, pp, ep, etp) layout, ZeRO stage)
+    fitting = 0
+    for raw in _raw_groups(spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32,
+                           tp_overlap, dropout, recipes, recompute, **mem):
+        order, outer, mb, sched, vp, rec, fits, dispatchers = raw
+        fitting += len(fits) * len(dispatchers) * len(recipes)
+        key = (id(outer), mb, rec)
+        comp = computes.get(key)
+        if comp is None:  # the fp8 recipe's casts only add: without them
+            comp = computes[key] = stage_compute(
+                prof, _copy(outer, micro_batch=mb, recompute=rec, fp8_recipe=""), mc,
+                "estimate", last=True)
+        m = global_batch // (outer.dp * mb)
+        # and the optimizer's time, least with the group's largest ZeRO stage (it shards most)
+        key = (id(outer), fits[-1][1])
+        opt = optimizers.get(key)
+        if opt is None:
+            opt = optimizers[key] = _optimizer_floor(prof, _copy(outer, zero=key[1]), mc)
+        bound = (m * (comp.forward + comp.backward)
+                 + pipeline_bubble(sched, outer.pp, vp, comp.forward, comp.backward,
+                                   comp.gemm_w) + opt)
+        found.append((bound * (1 - ROUNDING), order, raw, comp, opt))
+    return _best(prof, mc, found, recipes, top), fitting
+
+
+_FAST: dict[int, tuple[ModelSpec, FastMemory]] = {}
+
+
+def _fast(spec: ModelSpec) -> FastMemory:
+    held = _FAST.get(id(spec))
+    if held is None or held[0] is not spec:
+        if len(_FAST) > 16:
+            _FAST.clear()
+        held = _FAST[id(spec)] = (spec, FastMemory(spec))
+    return held[1]
 
 
 _FLOORS: dict[tuple, tuple] = {}
@@ -330,39 +544,157 @@ def lower_bound(prof: Profile, lay: Layout, mc: Machine, dispatcher: str = "") -
     without the rest of the communication or the optimizer (the step adds them and takes the
     slowest stage; the bubble grows with the stage's time). `dispatcher`: the layout's with
     this token dispatcher instead."""
-    dispatcher = dispatcher or lay.dispatcher
     comp = stage_compute(prof, lay, mc, "estimate", last=True)
-    # the same for every ZeRO stage and virtual-stage count of a layout: remembered
-    key = (id(prof), id(mc), lay.tp, lay.cp, lay.dp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
-           lay.global_batch, lay.recompute, lay.sequence_parallel, dispatcher,
-           lay.tp_overlap, lay.moe_overlap, lay.schedule, lay.capacity)
+    exposed = _floor(prof, lay, mc, dispatcher or lay.dispatcher)
+    return _bound(lay, comp, exposed)
+
+
+def _floor(prof: Profile, lay: Layout, mc: Machine, dispatcher: str) -> float:
+    """`exposed_floor` with this dispatcher, remembered: the same for every ZeRO stage,
+    data-parallel size (but for whether it leaves one micro-batch), virtual-stage count and
+    fp8 recipe of a layout."""
+    key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
+           lay.recompute, lay.sequence_parallel, dispatcher, lay.tp_overlap, lay.moe_overlap,
+           lay.schedule in ("dualpipe", "dualpipev"), lay.micro_batches > 1, lay.capacity)
     held = _FLOORS.get(key)
     if held is None or held[0] is not prof or held[1] is not mc:
         if len(_FLOORS) > 50_000:
             _FLOORS.clear()
         held = _FLOORS[key] = (prof, mc, exposed_floor(
-            prof, lay if dispatcher == lay.dispatcher else replace(lay, dispatcher=dispatcher),
+            prof, lay if dispatcher == lay.dispatcher else _copy(lay, dispatcher=dispatcher),
             mc))
-    exposed = held[2]  # inside t_f + t_b: the bubble grows with it too
+    return held[2]
+
+
+def _bound(lay: Layout, comp: Compute, exposed: float) -> float:
+    # the exposed time lies inside t_f + t_b: the bubble grows with it too
     t = comp.forward + comp.backward + exposed
     return (lay.micro_batches * t
             + pipeline_bubble(lay.schedule, lay.pp, lay.vp, comp.forward + exposed,
                               comp.backward, comp.gemm_w))
 
 
-def _best(prof: Profile, mc: Machine, fitting: list[tuple[float, int, Layout, int, str]],
+# A bound worked out in another order of operations than the step's own sum may pass it by a
+# rounding: shaved by this share, so that no layout is pruned by a rounding error.
+ROUNDING = 1e-9
+
+
+def _best(prof: Profile, mc: Machine, found: list[tuple], recipes: tuple[str, ...],
           top: int) -> list[Candidate]:
-    """The `top` fastest estimates, found by timing layouts in the order of their lower
-    bounds and stopping where the bound passes the top-th estimate so far: the same
-    answer, ties in the order the search met them, as timing every one."""
-    best: list[tuple[float, int, Candidate]] = []
-    for bound, order, lay, used, disp in sorted(fitting, key=lambda f: (f[0], f[1])):
-        if len(best) >= top and bound > best[top - 1][0]:
-            break
-        if disp != lay.dispatcher:
-            lay = replace(lay, dispatcher=disp)
-        t = step_time(prof, lay, mc, "estimate")
-        best.append((t.total, order, Candidate(lay, t, used)))
-        best.sort(key=lambda b: (b[0], b[1]))
-        del best[top:]
+    """The `top` fastest estimates, found by timing groups in the order of a lower bound and
+    stopping where the bound passes the top-th estimate so far: the same answer, ties in the
+    order the search met them, as timing every one. Bounds in two steps, the second only
+    where the first does not rule the group out: the compute, bubble and optimizer (every
+    group, `search`), then with the never-hidden communication, the least over the group's
+    dispatchers; both without the fp8 recipe's casts, which only add. Each member is
+    bounded again with its own dispatcher, optimizer and data-parallel floor before it is
+    timed."""
+    found.sort(key=lambda h: (h[0], h[1]))
+    best: list[tuple[float, tuple[int, ...], Candidate]] = []
+    floors: dict[tuple, float] = {}  # the least over a group's dispatchers
+    for bound, _, raw, comp, opt_least in found:
+        g = None
+        if len(best) >= top:
+            if bound > best[-1][0]:
+                break
+            _, outer, mb, sched, vp, rec, fits, dispatchers = raw
+            g = _group(raw, recipes)
+            lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
+            # the optimizer and the data-parallel buckets, least over the group's ZeRO stages
+            opt = min(_optimizer_floor(prof, z, mc) + _dp_floor(prof, z, mc)
+                      for z in (_copy(lay, zero=zero) for _, zero, _ in fits))
+            # (the bound holds the optimizer's least already: this adds what it lacks)
+            more = opt - opt_least
+            if bound + more * (1 - ROUNDING) > best[-1][0]:
+                continue
+            key = (id(outer), mb, rec, sched in ("dualpipe", "dualpipev"),
+                   lay.micro_batches > 1)
+            exposed = floors.get(key)
+            if exposed is None:
+                exposed = floors[key] = min(_floor(prof, lay, mc, d) for d in dispatchers)
+            if (_bound(lay, comp, exposed) + opt) * (1 - ROUNDING) > best[-1][0]:
+                continue
+        if g is None:
+            g = _group(raw, recipes)
+            lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
+        for order, member, used in g.members():
+            if len(best) >= top:  # this member's recipe, dispatcher and optimizer
+                own = comp if not member.fp8_recipe else stage_compute(
+                    prof, member, mc, "estimate", last=True)
+                floor = _bound(lay, own, _floor(prof, lay, mc, member.dispatcher))
+                floor += _optimizer_floor(prof, member, mc) + _dp_floor(prof, member, mc)
+                if floor * (1 - ROUNDING) > best[-1][0]:
+                    continue
+            t = step_time(prof, member, mc, "estimate")
+            if len(best) < top or (t.total, order) < best[-1][:2]:
+                best.append((t.total, order, Candidate(member, t, used)))
+                best.sort(key=lambda b: (b[0], b[1]))
+                del best[top:]
     return [c for _, _, c in best]
+
+
+_PARAMS: dict[tuple, tuple] = {}
+
+
+def _last_params(prof: Profile, lay: Layout) -> tuple[float, float]:
+    """(dense, expert) parameters of a device of the last stage (`stage_params`), remembered."""
+    which = "only" if lay.pp == 1 else "last"
+    key = (id(prof), lay.pp, lay.tp, lay.ep, lay.etp, which)
+    held = _PARAMS.get(key)
+    if held is None or held[0] is not prof:
+        if len(_PARAMS) > 50_000:
+            _PARAMS.clear()
+        held = _PARAMS[key] = (prof, tuple(map(float, stage_params(prof, lay, which))))
+    return held[1]
+
+
+def _optimizer_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
+    """The last stage's optimizer time of the step (`steptime._schedule`'s, without the fp8
+    weights' casts): 36 bytes per updated and 8 per local gradient, memory-bound."""
+    dense, expert = _last_params(prof, lay)
+    local = dense + expert
+    sharded = dense / (lay.dp * lay.cp) + expert / lay.expert_dp
+    updated = sharded if lay.zero >= 1 else local
+    grads = sharded if lay.zero >= 2 else local
+    return (OPT_UPDATED * updated + OPT_PER_GRAD * grads) / (mc.hbm * mc.memory_share["estimate"])
+
+
+_DP: dict[tuple, tuple] = {}
+
+
+def _dp_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
+    """The last stage's data-parallel time the estimate never hides (`steptime._schedule`'s
+    rules): ZeRO 0-2, one bucket of each reduction (every micro-batch's with ZeRO-2) and of
+    the ZeRO-1/2 gather; ZeRO-3, each micro-batch's first gather and its reduce-scatter of a
+    layer, which lie inside the micro-batch's time. Remembered per layout but for the
+    schedule, the dispatcher and the recipe."""
+    key = (id(prof), id(mc), lay.tp, lay.cp, lay.pp, lay.dp, lay.ep, lay.etp, lay.zero,
+           lay.micro_batches, lay.grad_fp32)
+    held = _DP.get(key)
+    if held is not None and held[0] is prof and held[1] is mc:
+        return held[2]
+    if len(_DP) > 50_000:
+        _DP.clear()
+    net = mc.net
+    where = placement(lay, net)
+    dense, expert = _last_params(prof, lay)
+    g_bytes = 4 if lay.grad_fp32 else 2
+    layers = stage_layers(prof, lay.pp)
+    m = lay.micro_batches
+    floor = 0.0
+    for params, n, per in ((dense, lay.dp * lay.cp, where["dp"]),
+                           (expert, lay.expert_dp, where["edp"])):
+        if lay.zero == 3:
+            ag = collective("allgather", params * ACT_BYTES / layers, n, per, net)
+            rs = collective("reducescatter", params * g_bytes / layers, n, per, net)
+            floor += m * (ag + rs)
+            continue
+        bucket = min(params, max(BUCKET_MIN, BUCKET_PER_DP * n))
+        if lay.zero == 0:
+            floor += collective("allreduce", bucket * g_bytes, n, per, net)
+        else:
+            floor += ((m if lay.zero == 2 else 1)
+                      * collective("reducescatter", bucket * g_bytes, n, per, net)
+                      + collective("allgather", bucket * ACT_BYTES, n, per, net))
+    _DP[key] = (prof, mc, floor)
+    return floor

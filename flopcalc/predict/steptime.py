@@ -79,6 +79,7 @@ import math
 from dataclasses import field, fields
 from fractions import Fraction
 from functools import lru_cache
+from operator import attrgetter
 from typing import Optional
 
 from ..records import dataclass
@@ -445,8 +446,9 @@ class Compute:
         return self.gemm_b + self.attn_b + self.mem_b + self.head_b + self.recompute
 
     def add(self, other: "Compute", times: float) -> None:
+        mine, theirs = self.__dict__, other.__dict__  # (a plan's search adds many)
         for k in self.__dataclass_fields__:
-            setattr(self, k, getattr(self, k) + times * getattr(other, k))
+            mine[k] += times * theirs[k]
 
 
 # Bytes an element-wise recomputation moves per byte of the tensor it frees: a norm re-reads its
@@ -607,14 +609,41 @@ def stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool)
     return result
 
 
+_LAYERS: dict[tuple, tuple] = {}
+# The Layout fields one layer's compute does not read (the stage's share of layers, the
+# schedule, the communication): any other field, a new one included, keys `_LAYERS`.
+_NOT_PER_LAYER = frozenset(("pp", "vp", "dp", "zero", "global_batch", "grad_fp32",
+                            "tp_overlap", "capacity", "dispatcher", "moe_overlap", "schedule"))
+_per_layer = attrgetter(*(k for k in Layout.__dataclass_fields__ if k not in _NOT_PER_LAYER))
+
+
+def _layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine,
+                   end: str) -> Compute:
+    """`layer_compute`, remembered by every option but those it does not read (a plan's search
+    meets each layer again across pipeline depths, data-parallel sizes and schedules)."""
+    key = (id(lp), id(mc), end, _per_layer(lay))
+    found = _LAYERS.get(key)
+    if found is not None and found[0] is lp and found[1] is mc:
+        return found[2]
+    if len(_LAYERS) > 50_000:
+        _LAYERS.clear()
+    result = layer_compute(lp, prof, lay, mc, end)
+    _LAYERS[key] = (lp, mc, result)
+    return result
+
+
 def _stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool) -> Compute:
     total = Compute()
     layers = stage_layers(prof, lay.pp)
     for lp in prof.layers:
         share = lp.count * layers / prof.n_layers
-        total.add(layer_compute(lp, prof, lay, mc, end), share)
-    if last:
-        total.add(head_compute(prof, lay, mc, end), 1)
+        total.add(_layer_compute(lp, prof, lay, mc, end), share)
+    if last:  # remembered as a layer is
+        key = ("head", id(prof), id(mc), end, _per_layer(lay))
+        found = _LAYERS.get(key)
+        if found is None or found[0] is not prof or found[1] is not mc:
+            found = _LAYERS[key] = (prof, mc, head_compute(prof, lay, mc, end))
+        total.add(found[2], 1)
     return total
 
 
@@ -740,7 +769,7 @@ def _a2a_time(comm, lay: Layout, where: dict[str, int], net: Net) -> float:  # t
 def exposed_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
     """Communication of one micro-batch the estimate never hides: every tensor-parallel
     collective without --tp-overlap, every expert dispatch without an overlapping schedule
-    (`_schedule`'s rules), on the last stage."""
+    and the SMs' share of it with one (`_schedule`'s rules), on the last stage."""
     if not (lay.tp > 1 and not lay.tp_overlap) and not (lay.ep > 1 or lay.etp > 1):
         return 0.0
     where = placement(lay, mc.net)
@@ -749,8 +778,11 @@ def exposed_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
     if lay.tp > 1 and not lay.tp_overlap:
         floor += (comm.tp_forward + comm.tp_backward) * _tp_time(comm, lay, where, mc.net)
     overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
-    if (lay.ep > 1 or lay.etp > 1) and comm.ep_size and not overlapped:
-        floor += (comm.ep_forward + comm.ep_backward) * _a2a_time(comm, lay, where, mc.net)
+    if (lay.ep > 1 or lay.etp > 1) and comm.ep_size:
+        t = (comm.ep_forward + comm.ep_backward) * _a2a_time(comm, lay, where, mc.net)
+        # hidden behind another micro-batch, the dispatch still holds COMM_SMS of the SMs
+        # for as long as it runs (`_schedule`): at least that share of it stays
+        floor += t * min(1.0, COMM_SMS / mc.sms) if overlapped and lay.micro_batches > 1 else t
     return floor
 
 

@@ -15,9 +15,11 @@ if TYPE_CHECKING:
     from ..reports.plan import PlanReport
 
 
-_LAYOUT_LEGEND = ("layout: parallel sizes (tp4 = tensor parallel 4; pp, vp, dp, cp, ep alike), "
-                  "ZeRO stage, mb1x32 = micro-batches of 1 sequence, 32 per pipeline per step, "
-                  "SP = sequence parallel; memory per device.")
+_LAYOUT_LEGEND = ("layout: parallel sizes (tp4 = tensor parallel 4; pp, vp, dp, cp, ep, etp "
+                  "alike), the token dispatcher, the pipeline schedule (vp8: interleaved over "
+                  "8 virtual stages), ZeRO stage, mb1x32 = "
+                  "micro-batches of 1 sequence, 32 per pipeline per step, SP = sequence "
+                  "parallel, the fp8 recipe; memory per device.")
 
 
 def _layout_cell(lay: Any) -> str:
@@ -26,8 +28,14 @@ def _layout_cell(lay: Any) -> str:
     sizes = [("tp", lay.tp), ("pp", lay.pp), ("vp", lay.vp), ("dp", lay.dp), ("cp", lay.cp),
              ("ep", lay.ep)]
     words = [f"{axis}{n}" for axis, n in sizes if n > 1 or axis in ("tp", "pp", "dp")]
+    if lay.ep > 1 or lay.etp != 1:  # expert tensor parallelism, and how tokens reach experts
+        words += [f"etp{lay.etp}"] + ([lay.dispatcher] if lay.ep > 1 else [])
+    if lay.pp > 1 and lay.schedule != "interleaved":  # the pipeline schedule (vpN: interleaved)
+        words.append(lay.schedule)
     words += [f"ZeRO-{lay.zero}", f"mb{lay.micro_batch}x{lay.micro_batches}",
               f"recompute-{lay.recompute}"]
+    if lay.fp8_recipe:
+        words.append(f"fp8-{lay.fp8_recipe}")
     return " ".join(words + (["SP"] if lay.sequence_parallel else [])
                     + (["flash"] if lay.flash else []))
 
@@ -63,9 +71,11 @@ def plan_tables(report: "PlanReport", nums: Numbers) -> list[Any]:
 def plan_csv(report: "PlanReport") -> str:
     header = ["model", "seq", "global_batch", "rank", "tp", "pp", "vp", "dp", "cp", "ep",
               "zero", "recompute", "micro_batch", "step_seconds", "tokens_per_second", "mfu",
-              "memory_bytes", "attention"]
+              "memory_bytes", "attention", "etp", "dispatcher", "schedule", "fp8_recipe"]
     rows = [[report.model.name, report.seq, report.global_batch, p.rank, p.layout.tp,
              p.layout.pp, p.layout.vp, p.layout.dp, p.layout.cp, p.layout.ep, p.layout.zero,
              p.layout.recompute, p.layout.micro_batch, p.step_seconds, p.tokens_per_second,
-             p.mfu, p.memory_bytes, attention_words(report).split()[0]] for p in report.plans]
+             p.mfu, p.memory_bytes, attention_words(report).split()[0], p.layout.etp,
+             p.layout.dispatcher, p.layout.schedule, p.layout.fp8_recipe]
+            for p in report.plans]
     return to_csv(header, rows)

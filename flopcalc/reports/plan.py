@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..records import dataclass
 from ..predict.plans import Candidate, Resolved, search
-from ..predict.steptime import profile
+from ..predict.steptime import Layout, profile
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
@@ -61,6 +61,19 @@ def summary(b: Breakdown) -> str:
     return ", ".join(f"{k} {100 * v / total:.0f}%" for v, k in top)
 
 
+def describe(lay: Layout) -> str:
+    """`Layout.describe` with what the search also chooses: the expert tensor parallelism and
+    token dispatcher, the pipeline schedule and the fp8 recipe."""
+    words = [lay.describe()]
+    if lay.ep > 1:
+        words.append(f"{lay.dispatcher} dispatcher")
+    if lay.pp > 1:
+        words.append(f"{lay.schedule} schedule")
+    if lay.fp8_recipe:
+        words.append(f"fp8 {lay.fp8_recipe}")
+    return ", ".join(words)
+
+
 def why(best: Candidate, others: list[Candidate]) -> list[str]:
     """A line per runner-up: what the best saves against it, the largest differences first."""
     lines = []
@@ -78,7 +91,7 @@ def why(best: Candidate, others: list[Candidate]) -> list[str]:
                      key=lambda x: -abs(x[0]))[:3]
         said = "; ".join(f"{'saves' if v > 0 else 'spends'} {abs(v):.3g} s of {k}"
                          for v, k in top)
-        lines.append(f"against #{rank} ({other.layout.describe()}, "
+        lines.append(f"against #{rank} ({describe(other.layout)}, "
                      f"{other.time.total:.3g} s): the best {said or 'is within rounding'}")
     return lines
 
@@ -86,14 +99,15 @@ def why(best: Candidate, others: list[Candidate]) -> list[str]:
 def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int,
                       global_batch: int, devices: int, flash: bool, grad_fp32: bool,
                       tp_overlap: bool, top: int, mem: dict[str, object],
-                      attention: str = "causal", recompute: Optional[str] = None
-                      ) -> PlanReport:
+                      attention: str = "causal", recipes: tuple[str, ...] = (),
+                      recompute: Optional[str] = None) -> PlanReport:
     spec = loaded.spec
     start = time.perf_counter()
     prof = profile(spec, seq)
     assert hw.memory_bytes is not None
     best, fitting = search(spec, prof, res.machine, devices, global_batch, hw.memory_bytes,
-                           flash, grad_fp32, tp_overlap, top=top, recompute=recompute, **mem)
+                           flash, grad_fp32, tp_overlap, top=top, recipes=recipes,
+                           recompute=recompute, **mem)
     took = time.perf_counter() - start
     model_flops = model_flops_per_sequence(prof, attention) * global_batch
     plans = []
@@ -106,12 +120,16 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
     conventions = [
         f"searched: tensor parallelism dividing the heads within a fast domain of "
         f"{res.machine.net.domain}, pipeline depths up to the layers, context parallelism "
-        "(with --flash) dividing the sequence, expert parallelism dividing the experts (each "
-        "token dispatcher: alltoall, allgather, flex), ZeRO "
-        "0-3, micro-batches dividing each replica's batch (up to 16), virtual stages 1-8 "
-        "dividing each stage's layers, sequence parallelism whenever tp > 1, and "
+        "(with --flash) dividing the sequence, expert parallelism dividing the experts with "
+        "expert tensor parallelism dividing tp (each token dispatcher: alltoall, allgather, "
+        "flex), ZeRO 0-3, micro-batches dividing each replica's batch (up to 16), the pipeline "
+        "schedule (1f1b, interleaved over 2-8 virtual stages dividing each stage's layers, "
+        "zero-bubble, dualpipe with an even number of stages and dualpipev, each DualPipe "
+        "with at least two micro-batches a stage), sequence parallelism whenever tp > 1, "
         + (f"recompute {recompute} (--recompute-modules) in every layout" if recompute
-           else "the least recomputation that fits"),
+           else "the least recomputation that fits")
+        + (f", and each fp8 recipe this device runs ({', '.join(recipes)})" if recipes
+           else ""),
         f"ranked by the estimate of flopcalc step (typical efficiencies, its overlap model); "
         f"memory checked against {hw.memory_bytes / 1e9:,.0f} GB per device, ZeRO-3's gathered "
         "layer included",
@@ -138,8 +156,10 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
         why=why(best[0], best[1:]) if best else [], warnings=warnings,
         settings=RunSettings(attention, flash, "flash" if flash else "eager"),
         assumed=[] if not best else [
-            "the best layout's virtual stages, micro-batch, ZeRO stage and recomputation were "
-            "searched, not stated by a source; dropout off"],
+            "the best layout's parallel sizes, schedule, virtual stages, micro-batch, ZeRO stage "
+            "and recomputation" + (", token dispatcher" if best[0].layout.ep > 1 else "")
+            + (", fp8 recipe" if recipes else "") + " were searched, not stated by a source; "
+            "dropout off"],
         published=None if not best or loaded.origin != "preset" else published_range(
             plans[0].mfu, loaded.name, hw.name))
 

@@ -2,7 +2,8 @@
 layout space written from the rules `predict/plans.py`'s docstring states: tensor-parallel
 sizes dividing the heads within a domain, pipeline depths up to the layers, ZeRO 1-3 only with
 data parallelism, micro-batches dividing each replica's batch, virtual stages dividing each
-stage's layers with micro-batches a multiple of the stages.
+stage's layers with micro-batches a multiple of the stages, and the pipeline schedules (ZB-H1,
+DualPipe and DualPipeV with one virtual stage).
 
 The model is test_communication's: 4 layers, d 64, 4 heads (MHA), a plain MLP of 256, tied, at
 32 tokens; the machine test_steptime's (one domain of 64)."""
@@ -98,9 +99,19 @@ def layouts(devices: int, batch: int) -> list[S.Layout]:
                     for vp in (1, 2, 3, 4, 6, 8):
                         if vp > 1 and (pp == 1 or (4 // pp) % vp or m % pp):
                             continue
-                        out.append(S.Layout(tp=tp, pp=pp, dp=dp, zero=zero, micro_batch=mb,
-                                            global_batch=batch, vp=vp,
-                                            sequence_parallel=tp > 1))
+                        # vp > 1 is the interleaved schedule; with one virtual stage a
+                        # pipeline also runs ZB-H1, and with two micro-batches a stage
+                        # DualPipeV, and DualPipe on an even number of stages (the DualPipe
+                        # repository's asserts)
+                        schedules = ["interleaved"] if vp > 1 else ["1f1b"]
+                        if vp == 1 and pp > 1:
+                            schedules.append("zero-bubble")
+                            if m >= 2 * pp:
+                                schedules += ["dualpipe"] * (pp % 2 == 0) + ["dualpipev"]
+                        for schedule in schedules:
+                            out.append(S.Layout(tp=tp, pp=pp, dp=dp, zero=zero, micro_batch=mb,
+                                                global_batch=batch, vp=vp, schedule=schedule,
+                                                sequence_parallel=tp > 1))
     return out
 
 
