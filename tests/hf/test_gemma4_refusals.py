@@ -45,3 +45,12 @@ def test_kv_shared_layers_need_their_type_computed_before_them(cli, tmp_path):
     err = _refused(cli, tmp_path, num_hidden_layers=3, num_kv_shared_layers=2,
                    layer_types=["sliding_attention", "full_attention", "full_attention"])
     assert "from layer 1" in err
+
+
+@pytest.mark.parametrize("model_type", ["gemma4_assistant", "gemma4_unified_assistant"])
+def test_gemma4_drafters_are_refused_by_what_they_read(cli, tmp_path, model_type):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": model_type}))
+    r = cli("model", str(path))
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1, r.err
+    assert "drafter" in r.err and "YAML" in r.err and "qwen2_moe" not in r.err  # no list

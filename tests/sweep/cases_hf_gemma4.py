@@ -18,6 +18,11 @@ SHRINK = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=6, num_at
 MOE = dict(enable_moe_block=True, num_experts=128, top_k_experts=8, moe_intermediate_size=704)
 TIED, UNTIED = {"top": {"tie_word_embeddings": True}}, {"top": {"tie_word_embeddings": False}}
 
+# Gemma 4 Unified's text model: the same layers without per-layer inputs or experts
+UNIFIED = {k: v for k, v in SHRINK.items()
+           if k not in ("vocab_size_per_layer_input", "num_experts", "top_k_experts",
+                        "moe_intermediate_size")}
+
 CASES = [
     Case("gemma4_text", shrink=SHRINK, lengths=(5, 13), variants=(
         # keys as values on the full layers, with their own KV heads (Gemma 4 31B's form)
@@ -37,4 +42,12 @@ CASES = [
     Case("gemma4", shrink=SHRINK, text_config="text_config", count="text", lengths=(5,),
          variants=(UNTIED, TIED, dict(num_kv_shared_layers=4, use_double_wide_mlp=True),
                    dict(MOE, attention_k_eq_v=True, num_global_key_value_heads=1))),
+    Case("gemma4_unified_text", shrink=UNIFIED, lengths=(5, 13), variants=(
+        dict(attention_k_eq_v=True, num_global_key_value_heads=1),
+        dict(num_kv_shared_layers=4, use_double_wide_mlp=True),
+        dict(attention_bias=True, tie_word_embeddings=False, global_head_dim=128),
+    )),
+    Case("gemma4_unified", shrink=UNIFIED, text_config="text_config", count="text",
+         lengths=(5,), variants=(UNTIED, TIED, dict(num_kv_shared_layers=4,
+                                                     use_double_wide_mlp=True))),
 ]

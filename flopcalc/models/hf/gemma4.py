@@ -109,6 +109,15 @@ def _full_widths(c: Config, kinds: list[str]) -> Raw:
     return {_OVERRIDES[k]: v for k, v in widths.items()}
 
 
+def _gemma4_unified_text(c: Config) -> Raw:
+    """Gemma 4 Unified's text model (`models/gemma4_unified/`, Gemma4UnifiedTextModel): Gemma
+    4's layers (full-layer widths, keys as values, KV sharing, double-wide MLPs) without
+    per-layer inputs or a mixture of experts, whose keys its config class does not read."""
+    data = {k: v for k, v in c.data.items()
+            if k not in ("hidden_size_per_layer_input", "enable_moe_block")}
+    return _gemma4_text(Config(data, c.label, c.model_type))
+
+
 # Gemma4TextConfig's defaults (transformers 5.24), for keys a published file leaves out
 DEFAULTS: dict[str, Raw] = {
     "gemma4_text": {"vocab_size": 262_144, "hidden_size": 2304, "intermediate_size": 9216,
@@ -118,6 +127,23 @@ DEFAULTS: dict[str, Raw] = {
                     "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": True,
                     "vocab_size_per_layer_input": 262_144,
                     "hidden_size_per_layer_input": 256},
+    # Gemma4UnifiedTextConfig's
+    "gemma4_unified_text": {"vocab_size": 262_144, "hidden_size": 2304,
+                            "intermediate_size": 9216, "num_hidden_layers": 30,
+                            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                            "max_position_embeddings": 262_144, "sliding_window": 1024,
+                            "hidden_activation": "gelu_pytorch_tanh",
+                            "tie_word_embeddings": True},
 }
 
-CONVERTERS = {"gemma4_text": _gemma4_text}
+CONVERTERS = {"gemma4_text": _gemma4_text, "gemma4_unified_text": _gemma4_unified_text}
+
+_DRAFTER = ("{name} is a speculative drafter: it runs on the {target} model's last hidden "
+            "states and its stored keys and values (pre_projection 2·backbone_hidden_size → "
+            "hidden_size, post_projection back), not on token ids alone, which flopcalc does not "
+            "count; describe an approximation in a YAML file if one will do")
+REFUSED = {
+    "gemma4_assistant": _DRAFTER.format(name="Gemma 4's assistant", target="Gemma 4"),
+    "gemma4_unified_assistant": _DRAFTER.format(name="Gemma 4 Unified's assistant",
+                                                target="Gemma 4 Unified"),
+}

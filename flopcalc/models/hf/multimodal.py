@@ -300,6 +300,7 @@ WRAPPERS: dict[str, Wrapper] = {
     # Gemma 4's vision tower (2D rotary, pooling) and audio conformer are not kinds flopcalc
     # has: the language model is counted alone, and the note names both towers
     "gemma4": Wrapper("gemma4_text", tied=_T),
+    "gemma4_unified": Wrapper("gemma4_unified_text", tied=_T),
     "shieldgemma2": Wrapper("gemma3_text", or_text=_T, tower=_gemma3,
                             vision_type="siglip_vision_model"),
     "idefics3": Wrapper("llama", tower=_idefics3, vision_type="idefics3_vision"),
@@ -464,10 +465,7 @@ CONVERTERS = {**{name: unwrap for name in WRAPPERS}, **{t: text_alone for t in T
 LLAMA4 = Wrapper("llama4_text", tie="text", tower=llama4_vision, vision_type="llama4_vision_model")
 
 _YAML = "; describe an approximation in a YAML file if one will do"
-_GEMMA4_UNIFIED = ("Gemma 4 Unified's text model is not imported yet (its layers are not "
-                   "checked against transformers' Gemma4Unified classes)" + _YAML)
 REFUSED = {
-    **{model_type: _GEMMA4_UNIFIED for model_type in ("gemma4_unified", "gemma4_unified_text")},
     "pi05": ("π0.5 is a vision-language-action model (PaliGemma with bidirectional attention "
              "and a flow-matching action expert), not a text generator flopcalc counts" + _YAML),
 }
