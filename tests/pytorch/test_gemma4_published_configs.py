@@ -16,7 +16,7 @@ from tests.conftest import DATA, run  # noqa: E402
 pytestmark = pytest.mark.torch
 
 
-@pytest.mark.parametrize("name", ["gemma-4-31b", "gemma-4-e2b"])
+@pytest.mark.parametrize("name", ["gemma-4-31b", "gemma-4-e2b", "gemma-4-26b-a4b"])
 def test_published_gemma4_equals_transformers(cli, name):
     from transformers import AutoConfig
 
