@@ -50,4 +50,9 @@ CASES = [
     Case("gemma4_unified", shrink=UNIFIED, text_config="text_config", count="text",
          lengths=(5,), variants=(UNTIED, TIED, dict(num_kv_shared_layers=4,
                                                      use_double_wide_mlp=True))),
+    # the cache after a real generate, with KV-shared layers (which keep none of their own);
+    # a window of 16 does not bind at these lengths (transformers' sliding layers keep w − 1
+    # keys after a generate, flopcalc's cache bound is w: kinds/masks.py)
+    Case("gemma4_text", shrink={**SHRINK, "sliding_window": 16, "num_kv_shared_layers": 2,
+                                "use_double_wide_mlp": True}, lengths=(7,), cache=True),
 ]
