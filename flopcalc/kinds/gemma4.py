@@ -25,7 +25,7 @@ from ..declare import Min
 from .attention import Attention
 from .base import (COLUMN, ELEMENTWISE, EMBEDDING, EngineCache, LAYERS, REPLICATED, ROW, VOCAB,
                    Cache, Keeping, Kind, Part, Published, Span, gemm, linear, prefixed)
-from .mlp import Mlp
+from .mlp import ACTIVATION_FLOPS, Mlp
 from .norm import Norm
 from .registry import Entry
 
@@ -83,9 +83,7 @@ class Gemma4Attention(Attention):
         return () if self.kv_shared else super().engine_cache(tp)
 
     def describe(self) -> str:
-        words = [super().describe()]
-        if self.qk_dim:
-            words.append(f"{self.heads}×{self.qk_dim} heads, {self.kv_heads} KV")
+        words = [super().describe(), f"{self.heads}×{self.qk_dim} heads, {self.kv_heads} KV"]
         if self.k_eq_v:
             words.append("keys as values")
         if self.kv_shared:
@@ -169,18 +167,21 @@ class Gemma4Feedforward(Kind):
         return self.flops(d, batch * (last - first + 1))
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
-        """The MLP's and the mixture's, their two output norms and sum; per-layer inputs: the
-        gate's activation and product (p each), the norm over d and the residual add."""
+        """The MLP's and the mixture's; the mixture's input norm and its two output norms (d
+        each), the sum of the two outputs (d), the router's weightless norm (3 per element)
+        and its two scales (2·d); per-layer inputs: the gate's activation and the product
+        with the layer's input (p each), the norm over d, the residual add and the layer's
+        scalar (d each)."""
         t = x.tokens
         parts = list(self.mlp.elementwise(d, x))
         if self.moe is not None:
             parts += prefixed("moe", self.moe.elementwise(d, x))
-            parts.append(Part("elementwise.moe_norms", t * (3 * self.norm.per_element * d + d),
-                              ELEMENTWISE))
+            per_token = 3 * self.norm.per_element * d + d + 3 * d + 2 * d
+            parts.append(Part("elementwise.moe_norms", t * per_token, ELEMENTWISE))
         if self.per_layer:
-            act = self.mlp.activation_flops(1) // max(1, self.mlp.d_ff)  # per element
+            act = ACTIVATION_FLOPS[self.mlp.activation]
             parts.append(Part("elementwise.per_layer", t * ((act + 1) * self.per_layer + (
-                self.norm.per_element + 1) * d), ELEMENTWISE))
+                self.norm.per_element + 2) * d), ELEMENTWISE))
         return parts
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
