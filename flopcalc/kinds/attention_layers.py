@@ -61,9 +61,14 @@ def build(cfg: Any, name: str) -> Attention:
         raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
                          "explicitly")
     head_dim = cfg.head_dim or d // heads
-    return Attention(heads=heads, kv_heads=kv_heads or heads, qk_dim=head_dim,
+    attn = Attention(heads=heads, kv_heads=kv_heads or heads, qk_dim=head_dim,
                      v_dim=cfg.v_head_dim or head_dim, gate=cfg.attention_gate,
                      multipliers=scales(cfg, "attention"), **common)
+    if cfg.gemma4 is not None and name in ("full", "window"):
+        from .gemma4 import adapt  # imported only by models that have it
+
+        return adapt(cfg, name, attn)
+    return attn
 
 
 def model_norm(cfg: Any) -> Norm:

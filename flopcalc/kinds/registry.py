@@ -45,6 +45,10 @@ class Entry:
     # a model-level tower built from the config (None when it has none): an image encoder and
     # its projector, counted as its own stack and run on the images a command is given
     tower: Optional[Callable[[Any], Any]] = None
+    # every decoder layer's feed-forward block, built from the config and the layer's
+    # `layer_types` entry in place of the MLP or mixture of experts (Gemma 4's MLP with experts
+    # beside it and per-layer inputs); None: the model's own
+    ffn: Optional[Callable[[Any, str], Any]] = None
 
 
 _added: list[Entry] = []
@@ -123,7 +127,8 @@ MAX_LISTING_BYTES = 64 * 1024
 
 def _listing_of(entry: Entry) -> dict[str, Any]:
     return {"layer_types": list(entry.layer_types), "blocks": [n for n, _ in entry.blocks],
-            "frontend": entry.frontend is not None, "tower": entry.tower is not None}
+            "frontend": entry.frontend is not None, "tower": entry.tower is not None,
+            "ffn": entry.ffn is not None}
 
 
 def _fingerprint() -> str:
@@ -266,3 +271,8 @@ def frontends(present: Optional[Iterable[str]] = None) -> list[Callable[[Any], A
 def towers(present: Optional[Iterable[str]] = None) -> list[Callable[[Any], Any]]:
     """The tower builders of the kinds whose blocks are `present` (see `Entry.tower`)."""
     return [e.tower for e in _model_level("tower", present) if e.tower is not None]
+
+
+def ffns(present: Optional[Iterable[str]] = None) -> list[Callable[[Any, str], Any]]:
+    """The feed-forward builders of the kinds whose blocks are `present` (see `Entry.ffn`)."""
+    return [e.ffn for e in _model_level("ffn", present) if e.ffn is not None]

@@ -416,7 +416,8 @@ def build_spec(cfg: Any) -> ModelSpec:
         n = n_dec if arch == "encoder-only" else n_enc
         layers += _encoder(cfg, n, dense, norm, layout)
     if arch != "encoder-only":
-        layers += _decoder(cfg, n_dec, dense, norm, layout)
+        own = registry.ffns(present)
+        layers += _decoder(cfg, n_dec, dense, norm, layout, own[0] if own else None)
     layers = _weight_sets(cfg, layers)
     return ModelSpec(
         architecture=arch, d_model=cfg.d_model, vocab_size=cfg.vocab_size,
@@ -502,8 +503,10 @@ def _weight_sets(cfg: Any, layers: list[Layer]) -> list[Layer]:
     return out
 
 
-def _decoder(cfg: Any, n: int, dense: Optional[Any], norm: Norm, layout: dict) -> list[Layer]:
-    """The decoder's layers, one shared object per kind of layer."""
+def _decoder(cfg: Any, n: int, dense: Optional[Any], norm: Norm, layout: dict,
+             own_ffn: Optional[Any] = None) -> list[Layer]:
+    """The decoder's layers, one shared object per kind of layer; `own_ffn(cfg, name)`, a
+    kind's feed-forward block for a layer of type `name`, in place of the MLP or mixture."""
     names = layer_names(cfg, n)
     moe_cfg = getattr(cfg, "moe", None)
     routed_ffn = _moe().from_config(cfg) if moe_cfg is not None else None
@@ -522,6 +525,8 @@ def _decoder(cfg: Any, n: int, dense: Optional[Any], norm: Norm, layout: dict) -
         if (name, is_routed) not in made:
             mixers = _mixers(cfg, name)
             ffn = None if separate and mixers else routed_ffn if is_routed else dense
+            if own_ffn is not None:
+                ffn = own_ffn(cfg, name)
             if ffn is None and not mixers:
                 raise ValueError("mlp layers need d_ff (the MLP's width)")
             if ffn is None and not separate and any(m.slot == "attn" for m in mixers):

@@ -297,6 +297,10 @@ WRAPPERS: dict[str, Wrapper] = {
                                              num_attention_heads=16, image_size=224,
                                              patch_size=14, vision_use_head=False)),
     "gemma3": Wrapper("gemma3_text", tied=_T, tower=_gemma3, vision_type="siglip_vision_model"),
+    # Gemma 4's vision tower (2D rotary, pooling) and audio conformer are not kinds flopcalc
+    # has: the language model is counted alone, and the note names both towers
+    "gemma4": Wrapper("gemma4_text", tied=_T),
+    "gemma4_unified": Wrapper("gemma4_unified_text", tied=_T),
     "shieldgemma2": Wrapper("gemma3_text", or_text=_T, tower=_gemma3,
                             vision_type="siglip_vision_model"),
     "idefics3": Wrapper("llama", tower=_idefics3, vision_type="idefics3_vision"),
@@ -429,10 +433,12 @@ def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) ->
                         "vision tower and its projector (vision_config), all in params.total; "
                         "the tower's FLOPs are counted for the images given with --images")
     else:
-        seen = c.data.get("vision_config") or c.data.get("audio_config") or {}
-        what = seen.get("model_type", "") if isinstance(seen, dict) else ""
+        seen = [c.data.get(key) for key in ("vision_config", "audio_config")]
+        kinds = [x.get("model_type") for x in seen if isinstance(x, dict)]
+        what = " and ".join(k for k in kinds if isinstance(k, str) and k)
+        towers = "encoders and projectors" if " and " in what else "encoder and projector"
         raw["notes"] = (f"{name}: the language model ({entry.key}) only; the "
-                        f"{what + ' ' if what else ''}encoder and projector of this wrapper are "
+                        f"{what + ' ' if what else ''}{towers} of this wrapper are "
                         "not read by flopcalc and not counted")
     if own:  # the language model's own note (an MTP module it could not count) stays
         raw["notes"] = f"{raw['notes']}. {own}"
@@ -466,17 +472,7 @@ CONVERTERS = {**{name: unwrap for name in WRAPPERS}, **{t: text_alone for t in T
 LLAMA4 = Wrapper("llama4_text", tie="text", tower=llama4_vision, vision_type="llama4_vision_model")
 
 _YAML = "; describe an approximation in a YAML file if one will do"
-# transformers 5.25
-_GEMMA4 = ("Gemma 4's per-layer input embeddings (vocab_size_per_layer_input × "
-           "num_hidden_layers·hidden_size_per_layer_input, with their gates and projections), "
-           "KV-shared layers (num_kv_shared_layers; double-wide MLPs with use_double_wide_mlp), "
-           "full-attention layers of their own width (global_head_dim, "
-           "num_global_key_value_heads, keys as values with attention_k_eq_v) and a mixture of "
-           "experts beside the dense MLP (enable_moe_block) are not layer kinds flopcalc has"
-           + _YAML)
 REFUSED = {
-    **{model_type: _GEMMA4 for model_type in ("gemma4", "gemma4_text", "gemma4_unified",
-                                                "gemma4_unified_text")},
     "pi05": ("π0.5 is a vision-language-action model (PaliGemma with bidirectional attention "
              "and a flow-matching action expert), not a text generator flopcalc counts" + _YAML),
 }
