@@ -254,9 +254,14 @@ class ModelSpec:
             raise ValueError("relative_bias_per_layer applies to positions: relative only")
         if self.towers and self.architecture != "decoder-only":
             raise ValueError("a vision tower feeds a decoder-only model's sequence")
-        if self.frontend and self.architecture != "encoder-decoder":
+        if any(f.slot == "frontend" for f in self.frontend) and \
+                self.architecture != "encoder-decoder":
             raise ValueError("an input front end (audio_frontend) feeds an encoder-decoder's "
                              "encoder")
+        if any(f.slot == "input_extras" for f in self.frontend) and \
+                self.architecture != "encoder-only":
+            raise ValueError("input_extras (embedding tables and an input projection beside "
+                             "BERT's) belong to encoder-only models")
         object.__setattr__(self, "_groups", _group(self.layers))
 
     # ---------------------------------------------------------------------------- structure

@@ -26,4 +26,21 @@ CASES = [
     Case("ernie", auto="masked_lm", shrink=BERT, lengths=ENC,
          variants=(dict(use_task_id=True), dict(use_task_id=True, task_type_vocab_size=5,
                                                 **UNTIED))),
+    # LayoutLM: BERT, four 2-D position tables and the pooler
+    Case("layoutlm", auto="masked_lm", shrink={**BERT, "max_2d_position_embeddings": 32},
+         lengths=ENC, variants=(UNTIED, dict(max_2d_position_embeddings=2048))),
+    # RoCBERT: pronunciation and glyph tables, concatenated and projected (or not)
+    Case("roc_bert", auto="masked_lm", lengths=ENC,
+         shrink={**BERT, "pronunciation_vocab_size": 20, "pronunciation_embed_dim": 24,
+                 "shape_vocab_size": 30, "shape_embed_dim": 16},
+         variants=(dict(enable_shape=False), dict(enable_pronunciation=False, **UNTIED),
+                   dict(concat_input=False))),
+    # RoFormer: rotary, its frozen sinusoid table a parameter; E != d projected
+    Case("roformer", auto="masked_lm", shrink=BERT, lengths=ENC,
+         variants=(dict(embedding_size=32), dict(embedding_size=32, **UNTIED),
+                   dict(rotary_value=True, max_position_embeddings=512))),
+    # MPNet: positions offset by 2, a relative bias of buckets × heads (its forward reads 32
+    # buckets whatever the config says, so the table is never narrower)
+    Case("mpnet", auto="masked_lm", shrink=BERT, lengths=ENC,
+         variants=(UNTIED, dict(relative_attention_num_buckets=64, num_attention_heads=8))),
 ]

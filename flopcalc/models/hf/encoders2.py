@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...errors import FlopcalcError
 from .common import Config, Raw
-from .encoders import _bert, _roberta
+from .encoders import _bert, _factorised, _roberta
 
 
 def _prenorm(raw: Raw, embedding_norm: bool) -> Raw:
@@ -70,6 +70,70 @@ def _ibert(c: Config) -> Raw:
     return _roberta(c)
 
 
+def _layoutlm(c: Config) -> Raw:
+    """LayoutLMForMaskedLM (Xu et al. 2020, "LayoutLM", KDD; `layoutlm/modeling_layoutlm.py`):
+    BERT with four 2-D position tables (x, y, h, w: `max_2d_position_embeddings` × d each,
+    looked up from the boxes, zeros when none are given) and the pooler, which
+    LayoutLMForMaskedLM builds and runs on each sequence's first token."""
+    rows = c("max_2d_position_embeddings", 1024, int)
+    return {**_bert(c), "pooler": True,
+            "input_extras": {"tables": [{"rows": rows, "width": c("hidden_size")}] * 4}}
+
+
+def _roc_bert(c: Config) -> Raw:
+    """RoCBertForMaskedLM (Su et al. 2022, "RoCBert", ACL; `roc_bert/modeling_roc_bert.py`):
+    BERT with a pronunciation table (`pronunciation_vocab_size` × `pronunciation_embed_dim`)
+    and a glyph table (`shape_vocab_size` × `shape_embed_dim`), both always held; with
+    `concat_input` (the default) the token embedding and the enabled pronunciation and glyph
+    embeddings (ids 0 when none are given) are concatenated and projected to d with a bias
+    (`map_inputs_layer`) before the positions and token types are added."""
+    d = c("hidden_size", expect=int)
+    pron, shape = c("pronunciation_embed_dim", 768, int), c("shape_embed_dim", 512, int)
+    extras: Raw = {"tables": [{"rows": c("pronunciation_vocab_size", 910, int), "width": pron},
+                              {"rows": c("shape_vocab_size", 24858, int), "width": shape}]}
+    if c("concat_input", True):
+        extras["project_in"] = (d + (pron if c("enable_pronunciation", True) else 0)
+                                + (shape if c("enable_shape", True) else 0))
+    return {**_bert(c), "input_extras": extras}
+
+
+def _roformer(c: Config) -> Raw:
+    """RoFormerForMaskedLM (Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary
+    Position Embedding", arXiv:2104.09864; `roformer/modeling_roformer.py`): BERT's layers
+    with rotary positions on queries and keys (and values with `rotary_value`: element-wise
+    either way) over an `embedding_size` E-wide embedding without a position table, projected
+    E → d with a bias when E ≠ d (`embeddings_project`); the sinusoid table the rotations read
+    is an `nn.Embedding` of `max_position_embeddings` × d // heads held frozen (a parameter,
+    an extra table here). Head: dense d → E, LayerNorm(E), decoder E → V (a second V bias when
+    untied, as BERT's)."""
+    d, heads = c("hidden_size", expect=int), c("num_attention_heads", expect=int)
+    e = c("embedding_size", d, int)
+    rows = c("max_position_embeddings", 1536, int)
+    raw = _factorised(c, d, e if e != d else None, c("num_hidden_layers"))
+    tied = bool(c("tie_word_embeddings", True))
+    return {**raw, "positions": "rotary", "max_seq_len": rows, "lm_head_bias": 1 if tied else 2,
+            "input_extras": {"tables": [{"rows": rows, "width": d // heads}]}}
+
+
+def _mpnet(c: Config) -> Raw:
+    """MPNetForMaskedLM (Song et al. 2020, "MPNet", NeurIPS; `mpnet/modeling_mpnet.py`):
+    BERT's post-norm layers without token types, learned positions offset as RoBERTa's with
+    the padding index fixed at 1 (`MPNetEmbeddings.padding_idx`: positions start at 2 whatever
+    pad_token_id is), and a T5-style relative-position bias (`relative_attention_num_buckets`
+    × heads) computed once and added to every layer's scores (a lookup and additions: no
+    matmul FLOPs); RoBERTa's head."""
+    rows = c("max_position_embeddings", 512, int)
+    if rows < 3:
+        raise FlopcalcError(f"{c.label}: max_position_embeddings={rows} leaves no position "
+                            "after MPNet's offset of 2; check the number")
+    raw = _bert(c)
+    return {**raw, "token_types": 0, "max_seq_len": rows - 2, "position_offset": 2,
+            "input_extras": {"tables": [{"rows": c("relative_attention_num_buckets", 32, int),
+                                         "width": c("num_attention_heads")}]}}
+
+
 CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelayernorm,
               "xlm-roberta-xl": _xlm_roberta_xl, "megatron-bert": _megatron_bert,
-              "ernie": _ernie, "ibert": _ibert}
+              "ernie": _ernie, "ibert": _ibert,
+              "layoutlm": _layoutlm, "roc_bert": _roc_bert, "roformer": _roformer,
+              "mpnet": _mpnet}
