@@ -31,6 +31,7 @@ class Biases:
     attn_out: bool = False
     mlp: bool = False
     k: Optional[bool] = None  # the key projection's, when not as qkv (Whisper: none on k)
+    mlp_down: Optional[bool] = None  # the MLP's down projection's, when not as mlp (GTE)
 
     @staticmethod
     def shorthand(value: Any) -> Any:

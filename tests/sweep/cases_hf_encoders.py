@@ -43,4 +43,19 @@ CASES = [
     # buckets whatever the config says, so the table is never narrower)
     Case("mpnet", auto="masked_lm", shrink=BERT, lengths=ENC,
          variants=(UNTIED, dict(relative_attention_num_buckets=64, num_attention_heads=8))),
+    # rotary encoders: Jina v3 (XLM-RoBERTa's layers), Nomic (gated, no biases, head_dim)
+    Case("jina_embeddings_v3", auto="masked_lm", shrink=ROBERTA, lengths=ENC,
+         variants=(UNTIED, dict(type_vocab_size=2, hidden_act="relu"))),
+    Case("nomic_bert", auto="masked_lm", shrink=BERT, lengths=ENC,
+         variants=(UNTIED, dict(head_dim=32, hidden_act="gelu"))),
+    # EuroBERT: Llama's layers bidirectional, an untied LM head
+    Case("eurobert", auto="masked_lm", lengths=ENC,
+         shrink={**BERT, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+                 "mask_token_id": 3},
+         variants=(dict(num_key_value_heads=2, mlp_bias=True, attention_bias=True),
+                   dict(tie_word_embeddings=True, head_dim=32))),
+    # GTE: rotary, a gated MLP with a bias on down only, no token types when 0
+    Case("gte", auto="masked_lm", shrink=ROBERTA, lengths=ENC,
+         variants=(UNTIED, dict(type_vocab_size=0, hidden_act="silu"),
+                   dict(type_vocab_size=2))),
 ]

@@ -9,7 +9,7 @@ Types flopcalc cannot count exactly are in `REFUSED`, each with the feature it l
 from __future__ import annotations
 
 from ...errors import FlopcalcError
-from .common import Config, Raw
+from .common import Config, Raw, rotary_decoder
 from .encoders import _bert, _factorised, _roberta
 
 
@@ -132,8 +132,62 @@ def _mpnet(c: Config) -> Raw:
                                          "width": c("num_attention_heads")}]}}
 
 
+def _jina_embeddings_v3(c: Config) -> Raw:
+    """JinaEmbeddingsV3ForMaskedLM (`jina_embeddings_v3/modeling_jina_embeddings_v3.py`):
+    XLM-RoBERTa's post-norm layers and head with rotary positions in place of the position
+    table (q, k, v, o and fc1, fc2 with biases)."""
+    return {**_bert(c), "positions": "rotary", "lm_head_bias": None if c(
+        "tie_word_embeddings", True) else 2}
+
+
+def _nomic_bert(c: Config) -> Raw:
+    """NomicBertForMaskedLM (Nussbaum et al. 2024, "Nomic Embed", arXiv:2402.01613;
+    `nomic_bert/modeling_nomic_bert.py`): BERT's post-norm layers with rotary positions (no
+    position table), q, k, v, o of `head_dim` heads without biases and a gated MLP without
+    biases (`hidden_act`, SiLU by default); BERT's embedding norm, token types and head."""
+    raw = _bert(c)
+    raw.update(positions="rotary", mlp="gated", bias={"qkv": False, "attn_out": False,
+                                                       "mlp": False},
+               activation=_act(c("hidden_act", "silu", str)))
+    if c.has("head_dim"):
+        raw["head_dim"] = c("head_dim")
+    return raw
+
+
+def _gte(c: Config) -> Raw:
+    """GteForMaskedLM (Li et al. 2023, "Towards General Text Embeddings with Multi-stage
+    Contrastive Learning", arXiv:2308.03281; `gte/modeling_gte.py`): BERT's post-norm layers
+    with rotary positions (no position table), q, k, v, o with biases, a gated MLP whose down
+    projection alone has a bias; the embedding norm, token types when `type_vocab_size` > 0,
+    RoBERTa's head (one V bias)."""
+    raw = _bert(c)
+    raw.update(positions="rotary", mlp="gated", activation=_act(c("hidden_act", "gelu", str)),
+               bias={"qkv": True, "attn_out": True, "mlp": False, "mlp_down": True},
+               token_types=max(c("type_vocab_size", 1, int), 0), lm_head_bias=1)
+    return raw
+
+
+def _act(name: str) -> str:
+    return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
+
+
+def _eurobert(c: Config) -> Raw:
+    """EuroBertForMaskedLM (Boizard et al. 2025, "EuroBERT", arXiv:2503.05500;
+    `eurobert/modeling_eurobert.py`): Llama's pre-norm layers (RMSNorm, grouped-query
+    attention with `attention_bias`, a gated MLP with `mlp_bias`, rotary positions, a final
+    norm) attending bidirectionally, and `lm_head` d → V (with a bias when `mlp_bias`), untied
+    by default."""
+    raw = rotary_decoder(c, tie=False)
+    mlp = bool(c("mlp_bias", False))
+    attn = bool(c("attention_bias", False))
+    return {**raw, "architecture": "encoder-only", "norm_placement": "pre", "final_norm": True,
+            "bias": {"qkv": attn, "attn_out": attn, "mlp": mlp}, "head": "lm",
+            "lm_head_bias": 1 if mlp else 0}
+
+
 CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelayernorm,
               "xlm-roberta-xl": _xlm_roberta_xl, "megatron-bert": _megatron_bert,
               "ernie": _ernie, "ibert": _ibert,
               "layoutlm": _layoutlm, "roc_bert": _roc_bert, "roformer": _roformer,
-              "mpnet": _mpnet}
+              "mpnet": _mpnet, "jina_embeddings_v3": _jina_embeddings_v3,
+              "nomic_bert": _nomic_bert, "eurobert": _eurobert, "gte": _gte}
