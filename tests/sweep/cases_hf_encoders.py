@@ -58,4 +58,15 @@ CASES = [
     Case("gte", auto="masked_lm", shrink=ROBERTA, lengths=ENC,
          variants=(UNTIED, dict(type_vocab_size=0, hidden_act="silu"),
                    dict(type_vocab_size=2))),
+    # headless models (AutoModel): Splinter, BertGenerationEncoder, CLIP's and TIPSv2's text
+    # towers (pre-norm, a final norm)
+    Case("splinter", auto="base", shrink=BERT, lengths=ENC,
+         variants=(dict(type_vocab_size=4, hidden_act="relu"),)),
+    Case("bert-generation", auto="base", shrink=BERT, lengths=ENC,
+         variants=(dict(max_position_embeddings=1024, num_hidden_layers=3),)),
+    Case("clip_text_model", auto="base", lengths=ENC,
+         shrink={**BERT, "max_position_embeddings": 16, "bos_token_id": 0, "eos_token_id": 2},
+         variants=(dict(hidden_act="gelu", max_position_embeddings=128),)),
+    Case("tipsv2_text_model", auto="base", shrink={**BERT, "max_position_embeddings": 16},
+         lengths=ENC, variants=(dict(scale_sqrt_depth=False, hidden_act="gelu"),)),
 ]

@@ -167,6 +167,70 @@ def _gte(c: Config) -> Raw:
     return raw
 
 
+def _headless(raw: Raw) -> Raw:
+    """A model transformers builds only without a head (`AutoModel`): its last hidden states
+    are the output (no masked-LM head, no second vocabulary bias)."""
+    return {**raw, "head": "none", "lm_head_bias": 0, "tie_embeddings": True}
+
+
+def _splinter(c: Config) -> Raw:
+    """SplinterModel (Ram et al. 2021, "Few-Shot Question Answering by Pretraining Span
+    Selection", ACL; `splinter/modeling_splinter.py`), the class AutoModel builds (the
+    question-answering heads are separate classes): BERT's embedding and post-norm layers,
+    without a pooler or a head."""
+    return _headless(_bert(c))
+
+
+def _bert_generation(c: Config) -> Raw:
+    """BertGenerationEncoder (Rothe et al. 2020, "Leveraging Pre-trained Checkpoints for
+    Sequence Generation Tasks", TACL; `bert_generation/modeling_bert_generation.py`), the class
+    AutoModel builds: BERT's post-norm layers over word and position tables (no token types)
+    and the embedding LayerNorm, without a pooler or a head."""
+    return {**_headless(_bert(c)), "token_types": 0}
+
+
+def _text_tower(c: Config, positions: str) -> Raw:
+    """CLIP-style text encoders (the class AutoModel builds): pre-norm layers (`layer_norm1`
+    before attention, `layer_norm2` before the MLP) with biases everywhere, a plain MLP, a
+    final LayerNorm, no embedding norm, no head (pooling gathers or averages: no matmul)."""
+    return {
+        "architecture": "encoder-only",
+        "n_layers": c("num_hidden_layers"),
+        "d_model": c("hidden_size"),
+        "n_heads": c("num_attention_heads"),
+        "d_ff": c("intermediate_size"),
+        "mlp": "plain",
+        "activation": _act(str(c("hidden_act", "gelu", str)).replace("quick_gelu", "gelu")),
+        "bias": True,
+        "norm": "layernorm",
+        "norm_placement": "pre",
+        "final_norm": True,
+        "positions": positions,
+        "max_seq_len": c("max_position_embeddings"),
+        "vocab_size": c("vocab_size"),
+        "head": "none",
+        "tie_embeddings": True,
+    }
+
+
+def _clip_text_model(c: Config) -> Raw:
+    """CLIPTextModel (Radford et al. 2021, "Learning Transferable Visual Models From Natural
+    Language Supervision", ICML; `clip/modeling_clip.py`): a learned position table of
+    `max_position_embeddings` rows and pre-norm layers under a causal mask; eager attention
+    multiplies every (query, key) pair (the mask is added to the scores), which is what the
+    default `--attention full` counts. (`--attention causal` counts an encoder's pairs
+    bidirectionally: s², not the s(s+1)/2 CLIP's mask lets through.)"""
+    return _text_tower(c, "learned")
+
+
+def _tipsv2_text_model(c: Config) -> Raw:
+    """Tipsv2TextModel (`tipsv2/modeling_tipsv2.py`): fixed sinusoidal positions (a buffer,
+    `max_position_embeddings` long), the embedding scaled by √d (`scale_sqrt_depth`,
+    element-wise), bidirectional pre-norm layers (ReLU by default) and a final LayerNorm;
+    the output is mean-pooled (no matmul)."""
+    return _text_tower(c, "sinusoidal")
+
+
 def _act(name: str) -> str:
     return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
 
@@ -190,4 +254,6 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
               "ernie": _ernie, "ibert": _ibert,
               "layoutlm": _layoutlm, "roc_bert": _roc_bert, "roformer": _roformer,
               "mpnet": _mpnet, "jina_embeddings_v3": _jina_embeddings_v3,
-              "nomic_bert": _nomic_bert, "eurobert": _eurobert, "gte": _gte}
+              "nomic_bert": _nomic_bert, "eurobert": _eurobert, "gte": _gte,
+              "splinter": _splinter, "bert-generation": _bert_generation,
+              "clip_text_model": _clip_text_model, "tipsv2_text_model": _tipsv2_text_model}
