@@ -1,6 +1,7 @@
 """Extra embedding tables and an input projection by hand (kinds/input_extras.py) on a tiny
 BERT: d 4, 1 layer (2 heads, MLP 8), 6 learned positions, vocabulary 8 (tied), a masked-LM head;
-tables 3 × 2 and 5 × 4, the projection 10 → 4 with a bias (RoCBERT's map_inputs_layer)."""
+tables 3 × 2 and two of 5 × 4, the projection 10 → 4 with a bias (RoCBERT's map_inputs_layer),
+and one 6 → 3 held but not run."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ vocab_size: 8
 embedding_norm: true
 head: masked-lm
 """
-EXTRAS = "input_extras: {tables: [{rows: 3, width: 2}, {rows: 5, width: 4}], project_in: 10}\n"
+EXTRAS = ("input_extras: {tables: [{rows: 3, width: 2}, {rows: 5, width: 4, count: 2}],\n"
+          "  projections: [{inputs: 10}, {inputs: 6, outputs: 3, bias: false, runs: false}]}\n")
 
 
 def _model(tmp_path, text):
@@ -36,17 +38,21 @@ def test_params(cli, tmp_path):
     plain = run(cli, "model", _model(tmp_path, BERT))["params"]
     extra = run(cli, "model", _model(tmp_path, BERT + EXTRAS))["params"]
     c = extra["components"]
-    # tables 3·2 = 6 and 5·4 = 20; the projection 10·4 = 40 and its bias 4
+    # tables 3·2 = 6 and 2 of 5·4 = 40; the projection 10·4 = 40 and its bias 4; the one not
+    # run 6·3 = 18 without a bias
     assert (c["encoder.input_extras.table0"], c["encoder.input_extras.table1"],
-            c["encoder.input_extras.project_in.weight"],
-            c["encoder.input_extras.project_in.bias"]) == (6, 20, 40, 4)
-    assert extra["total"] - plain["total"] == 70
+            c["encoder.input_extras.project0.weight"],
+            c["encoder.input_extras.project0.bias"],
+            c["encoder.input_extras.project1.weight"]) == (6, 40, 40, 4, 18)
+    assert "encoder.input_extras.project1.bias" not in c
+    assert extra["total"] - plain["total"] == 108
 
 
 def test_forward_flops(cli, tmp_path):
     plain = run(cli, "model", _model(tmp_path, BERT), "--seq", "5", "--batch", "3")
     extra = run(cli, "model", _model(tmp_path, BERT + EXTRAS), "--seq", "5", "--batch", "3")
     # the projection on 3·5 tokens: (15×10)·(10×4) → 2·15·10·4 = 1200; the tables are lookups
+    # and the second projection is never called
     assert extra["flops"]["forward"] - plain["flops"]["forward"] == 1200
 
 

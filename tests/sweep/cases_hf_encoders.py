@@ -69,4 +69,16 @@ CASES = [
          variants=(dict(hidden_act="gelu", max_position_embeddings=128),)),
     Case("tipsv2_text_model", auto="base", shrink={**BERT, "max_position_embeddings": 16},
          lengths=ENC, variants=(dict(scale_sqrt_depth=False, hidden_act="gelu"),)),
+    # ESM: pre-norm, a final norm; learned positions offset by pad + 1 or rotary; the embedding
+    # norm only when asked; the contact head held, not run
+    Case("esm", auto="masked_lm", fix=dict(vocab_size=33), lengths=ENC,
+         shrink={**BERT, "pad_token_id": 1, "mask_token_id": 3},
+         variants=(dict(position_embedding_type="rotary", emb_layer_norm_before=True),
+                   dict(token_dropout=True, pad_token_id=1, mask_token_id=3, **UNTIED))),
+    # MarkupLM (AutoModel): XPath tables per depth, their MLP, an unused projection, the pooler
+    Case("markuplm", auto="base", lengths=ENC,
+         shrink={**BERT, "max_xpath_tag_unit_embeddings": 24, "max_xpath_subs_unit_embeddings": 40,
+                 "tag_pad_id": 20, "subs_pad_id": 30, "xpath_unit_hidden_size": 8,
+                 "max_depth": 6},
+         variants=(dict(max_depth=10, xpath_unit_hidden_size=16, pad_token_id=1),)),
 ]

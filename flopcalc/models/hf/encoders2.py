@@ -92,8 +92,8 @@ def _roc_bert(c: Config) -> Raw:
     extras: Raw = {"tables": [{"rows": c("pronunciation_vocab_size", 910, int), "width": pron},
                               {"rows": c("shape_vocab_size", 24858, int), "width": shape}]}
     if c("concat_input", True):
-        extras["project_in"] = (d + (pron if c("enable_pronunciation", True) else 0)
-                                + (shape if c("enable_shape", True) else 0))
+        extras["projections"] = [{"inputs": d + (pron if c("enable_pronunciation", True) else 0)
+                                  + (shape if c("enable_shape", True) else 0)}]
     return {**_bert(c), "input_extras": extras}
 
 
@@ -231,6 +231,54 @@ def _tipsv2_text_model(c: Config) -> Raw:
     return _text_tower(c, "sinusoidal")
 
 
+def _esm(c: Config) -> Raw:
+    """EsmForMaskedLM (Lin et al. 2023, "Evolutionary-scale prediction of atomic-level protein
+    structure with a language model", Science; `esm/modeling_esm.py`): pre-norm layers
+    (`attention.LayerNorm`, `LayerNorm`) with biases, the encoder's final
+    `emb_layer_norm_after`, an embedding LayerNorm only with `emb_layer_norm_before`, no token
+    types; positions learned (`position_embedding_type` absolute: a table of
+    `max_position_embeddings` rows read from pad + 1 on, as RoBERTa's) or rotary. The head:
+    dense d × d, LayerNorm, decoder d → V without a bias and one V bias, tied or not. The
+    contact-prediction regression (layers·heads → 1 with a bias) is held by the model but
+    not run by its forward: counted as a table of layers·heads + 1 parameters."""
+    raw = _bert(c)
+    absolute = c("position_embedding_type", "absolute", str) == "absolute"
+    rows = c("max_position_embeddings", 1026, int)
+    contact = c("num_hidden_layers", expect=int) * c("num_attention_heads", expect=int) + 1
+    raw.update(norm_placement="pre", final_norm=True,
+               embedding_norm=bool(c("emb_layer_norm_before", False)), token_types=0,
+               lm_head_bias=1, input_extras={"tables": [{"rows": contact, "width": 1}]})
+    if not absolute:
+        raw.update(positions="rotary", max_seq_len=rows)
+    elif c.has("pad_token_id"):
+        pad = c("pad_token_id", expect=int)
+        if rows - pad - 1 < 1:
+            raise FlopcalcError(f"{c.label}: max_position_embeddings={rows} leaves no position "
+                                f"after the padding offset (pad_token_id={pad}); check the "
+                                "numbers")
+        raw.update(max_seq_len=rows - pad - 1, position_offset=pad + 1)
+    return raw
+
+
+def _markuplm(c: Config) -> Raw:
+    """MarkupLMModel (Li et al. 2022, "MarkupLM", ACL; `markuplm/modeling_markuplm.py`), the
+    class AutoModel builds: RoBERTa's embedding (positions from pad + 1) and BERT's layers, the
+    pooler, and the XPath embedding added to every token: `max_depth` tag tables
+    (`max_xpath_tag_unit_embeddings` × u) and as many subscript tables
+    (`max_xpath_subs_unit_embeddings` × u), whose u·depth-wide sum runs through
+    `xpath_unitseq2_inner` (u·depth → 4d), ReLU and `inner2emb` (4d → d), both with biases;
+    `xpath_unitseq2_embeddings` (u·depth → d) is held but not called."""
+    d, u, depth = c("hidden_size", expect=int), c("xpath_unit_hidden_size", 32, int), \
+        c("max_depth", 50, int)
+    extras = {"tables": [{"rows": c("max_xpath_tag_unit_embeddings", 256, int), "width": u,
+                          "count": depth},
+                         {"rows": c("max_xpath_subs_unit_embeddings", 1024, int), "width": u,
+                          "count": depth}],
+              "projections": [{"inputs": u * depth, "outputs": 4 * d}, {"inputs": 4 * d},
+                              {"inputs": u * depth, "runs": False}]}
+    return {**_headless(_roberta(c)), "pooler": True, "input_extras": extras}
+
+
 def _act(name: str) -> str:
     return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
 
@@ -256,4 +304,5 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
               "mpnet": _mpnet, "jina_embeddings_v3": _jina_embeddings_v3,
               "nomic_bert": _nomic_bert, "eurobert": _eurobert, "gte": _gte,
               "splinter": _splinter, "bert-generation": _bert_generation,
-              "clip_text_model": _clip_text_model, "tipsv2_text_model": _tipsv2_text_model}
+              "clip_text_model": _clip_text_model, "tipsv2_text_model": _tipsv2_text_model,
+              "esm": _esm, "markuplm": _markuplm}
