@@ -81,4 +81,11 @@ CASES = [
                  "tag_pad_id": 20, "subs_pad_id": 30, "xpath_unit_hidden_size": 8,
                  "max_depth": 6},
          variants=(dict(max_depth=10, xpath_unit_hidden_size=16, pad_token_id=1),)),
+    # FNet: Fourier mixing (no parameters, no counted FLOPs), the embedding projection, pooler
+    Case("fnet", auto="masked_lm", lengths=ENC,
+         shrink={k: v for k, v in BERT.items() if k != "num_attention_heads"},
+         variants=(dict(type_vocab_size=2, hidden_act="relu", num_hidden_layers=3), UNTIED)),
+    # TAPAS: seven token-type tables
+    Case("tapas", auto="masked_lm", shrink=BERT, lengths=ENC,
+         variants=(dict(type_vocab_sizes=[2, 4, 8, 3]), UNTIED)),
 ]

@@ -279,6 +279,35 @@ def _markuplm(c: Config) -> Raw:
     return {**_headless(_roberta(c)), "pooler": True, "input_extras": extras}
 
 
+def _fnet(c: Config) -> Raw:
+    """FNetForMaskedLM (Lee-Thorp et al. 2022, "FNet", NAACL; `fnet/modeling_fnet.py`): BERT's
+    embedding (positions from 0, `type_vocab_size` token types, LayerNorm) followed by a
+    `projection` d → d with a bias, post-norm layers whose token mixer is Fourier mixing
+    (`kinds.fourier`: no parameters, no counted FLOPs) and a BERT MLP, the pooler (FNetModel
+    builds and runs it), BERT's head. `use_tpu_fourier_optimizations` multiplies DFT matrices
+    instead of calling an FFT: refused."""
+    if c("use_tpu_fourier_optimizations", False):
+        raise FlopcalcError(f"{c.label}: fnet with use_tpu_fourier_optimizations: true mixes "
+                            "tokens by complex DFT-matrix products, which flopcalc does not "
+                            "count; set it to false (the FFT path)")
+    n = c("num_hidden_layers", expect=int)
+    # no attention: BERT's keys without its head count (FNetConfig has none)
+    raw = _bert(Config({**c.data, "num_attention_heads": 1}, c.label, c.model_type))
+    raw.pop("n_heads")
+    return {**raw, "pooler": True, "layer_types": ["fourier"] * n if n > 0 else ["fourier"],
+            "activation": _act(str(c("hidden_act", "gelu_new", str)).replace("gelu_new", "gelu")),
+            "input_extras": {"projections": [{"inputs": c("hidden_size")}]}}
+
+
+def _tapas(c: Config) -> Raw:
+    """TapasForMaskedLM (Herzig et al. 2020, "TAPAS", ACL; `tapas/modeling_tapas.py`): BERT with
+    one token-type table per entry of `type_vocab_sizes` (segment, column, row, rank, ...: d
+    wide each, their lookups summed), counted as one table of their summed rows; no pooler
+    under the masked-LM head."""
+    sizes = c.ints("type_vocab_sizes", [3, 256, 256, 2, 256, 256, 10])
+    return {**_bert(c), "token_types": sum(sizes)}
+
+
 def _act(name: str) -> str:
     return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
 
@@ -305,4 +334,5 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
               "nomic_bert": _nomic_bert, "eurobert": _eurobert, "gte": _gte,
               "splinter": _splinter, "bert-generation": _bert_generation,
               "clip_text_model": _clip_text_model, "tipsv2_text_model": _tipsv2_text_model,
-              "esm": _esm, "markuplm": _markuplm}
+              "esm": _esm, "markuplm": _markuplm,
+              "fnet": _fnet, "tapas": _tapas}
