@@ -8,6 +8,7 @@ BERT = dict(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_h
 ROBERTA = {**BERT, "pad_token_id": 1}
 UNTIED = dict(tie_word_embeddings=False)
 ENC = (1, 7)
+XLM = dict(vocab_size=128, emb_dim=64, n_layers=2, n_heads=4, max_position_embeddings=64)
 
 CASES = [
     # RoBERTa's copies: positions offset by pad + 1
@@ -88,4 +89,12 @@ CASES = [
     # TAPAS: seven token-type tables
     Case("tapas", auto="masked_lm", shrink=BERT, lengths=ENC,
          variants=(dict(type_vocab_sizes=[2, 4, 8, 3]), UNTIED)),
+    # XLM and FlauBERT: the language table (n_langs > 1), ReLU, sinusoidal filling
+    Case("xlm", auto="masked_lm", shrink=XLM, lengths=ENC,
+         variants=(dict(n_langs=3), dict(n_langs=3, use_lang_emb=False, gelu_activation=False),
+                   dict(sinusoidal_embeddings=True))),
+    # (pre_norm: tests/pytorch/test_flaubert_pre_norm.py, parameters only: transformers 5.24's
+    # pre-norm forward fails)
+    Case("flaubert", auto="masked_lm", shrink=XLM, lengths=ENC,
+         variants=(dict(n_langs=2, gelu_activation=False),)),
 ]

@@ -308,6 +308,57 @@ def _tapas(c: Config) -> Raw:
     return {**_bert(c), "token_types": sum(sizes)}
 
 
+def _xlm(c: Config) -> Raw:
+    """XLMWithLMHeadModel (Lample & Conneau 2019, "Cross-lingual Language Model Pretraining",
+    NeurIPS; `xlm/modeling_xlm.py`), the class AutoModelForMaskedLM builds: a learned position
+    table (filled with sinusoids under `sinusoidal_embeddings`, still a parameter) from 0, a
+    language table of `n_langs` rows when n_langs > 1 and `use_lang_emb`, the embedding
+    LayerNorm, post-norm layers (q, k, v, out with biases, an MLP 4d wide with biases, GELU
+    under `gelu_activation` else ReLU), and `pred_layer.proj` d → V with a bias, tied to the
+    token table. The adaptive softmax head (`asm`) is refused."""
+    if c("asm", False):
+        raise FlopcalcError(f"{c.label}: {c.model_type} with asm: true predicts through an "
+                            "adaptive log-softmax (AdaptiveLogSoftmaxWithLoss: clusters of "
+                            "the vocabulary), which flopcalc does not count; set asm: false")
+    d, langs = c("emb_dim", expect=int), c("n_langs", 1, int)
+    raw: Raw = {
+        "architecture": "encoder-only",
+        "n_layers": c("n_layers"),
+        "d_model": d,
+        "n_heads": c("n_heads"),
+        "d_ff": 4 * d,
+        "mlp": "plain",
+        "activation": "gelu" if c("gelu_activation", True) else "relu",
+        "bias": True,
+        "norm": "layernorm",
+        "norm_placement": "post",
+        "final_norm": False,
+        "positions": "learned",
+        "max_seq_len": c("max_position_embeddings", 512),
+        "vocab_size": c("vocab_size"),
+        "embedding_norm": True,
+        "head": "lm",
+        "lm_head_bias": 1,
+        "tie_embeddings": bool(c("tie_word_embeddings", True)),
+    }
+    if langs > 1 and c("use_lang_emb", True):
+        raw["input_extras"] = {"tables": [{"rows": langs, "width": d}]}
+    return raw
+
+
+def _flaubert(c: Config) -> Raw:
+    """FlaubertWithLMHeadModel (Le et al. 2020, "FlauBERT", LREC; `flaubert/modeling_flaubert.py`):
+    XLM's model, with `pre_norm` moving each layer's two LayerNorms before their sublayers (no
+    norm after the last layer; the same matmuls: transformers 5.24's pre-norm forward itself
+    fails, indexing its cache per layer, so only its parameters are checked). With `layerdrop` > 0 a training forward skips layers at random;
+    the count is of every layer (the eval forward, and training's expectation is (1 − p) of the
+    layers' share)."""
+    raw = _xlm(c)
+    if c("pre_norm", False):
+        raw["norm_placement"] = "pre"
+    return raw
+
+
 def _act(name: str) -> str:
     return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
 
@@ -335,4 +386,5 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
               "splinter": _splinter, "bert-generation": _bert_generation,
               "clip_text_model": _clip_text_model, "tipsv2_text_model": _tipsv2_text_model,
               "esm": _esm, "markuplm": _markuplm,
-              "fnet": _fnet, "tapas": _tapas}
+              "fnet": _fnet, "tapas": _tapas,
+              "xlm": _xlm, "flaubert": _flaubert}
