@@ -88,6 +88,11 @@ def _table_width(spec: ModelSpec) -> int:
     return spec.embed_dim if _factorised(spec) and spec.embed_dim else spec.d_model
 
 
+def _head_width(spec: ModelSpec) -> int:
+    """The masked-LM transform's width: `head_width` where given (RemBERT), else the tables'."""
+    return spec.head_width or _table_width(spec)
+
+
 def _embed_norm_width(spec: ModelSpec) -> int:
     return _table_width(spec) if spec.embed_norm_width == "embed" else spec.d_model
 
@@ -138,7 +143,7 @@ def _head_params(spec: ModelSpec) -> list[Part]:
         parts.append(Part("embed.project_out.weight", d * e, LAYERS, (d, e), REPLICATED, LAST,
                           matmul=True))
     if spec.head == "masked-lm":
-        t = _table_width(spec)  # ALBERT's transform is d x E
+        t = _head_width(spec)  # ALBERT's transform is d x E
         parts.append(Part("head.transform.weight", d * t, HEAD, (d, t), COLUMN, LAST,
                           matmul=True, module="head.transform"))
         if spec.head_bias:
@@ -146,7 +151,8 @@ def _head_params(spec: ModelSpec) -> list[Part]:
                               module="head.transform"))
         parts += spec.norm.params(t, "head.norm", HEAD, LAST)
     if not spec.tie_embeddings:
-        parts.append(Part("lm_head.weight", e * vocab, EMBEDDING, (e, vocab), VOCAB, LAST,
+        h = spec.head_width or e  # RemBERT's decoder reads the head's own width
+        parts.append(Part("lm_head.weight", h * vocab, EMBEDDING, (h, vocab), VOCAB, LAST,
                           matmul=True, module="lm_head"))
     if spec.lm_head_bias:
         parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,), VOCAB, LAST,
@@ -252,11 +258,12 @@ def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
     parts = []
     if spec.head == "masked-lm":  # (T×d)·(d×d), or (T×d)·(d×E) in a factorised embedding
         parts.append(Part("head.transform",
-                          2 * tokens * d * _table_width(spec), WEIGHTS, head=True))
+                          2 * tokens * d * _head_width(spec), WEIGHTS, head=True))
     if spec.embed_dim is not None and not _factorised(spec):
         parts.append(Part("embed.project_out", 2 * tokens * d * e, WEIGHTS))  # (T×d)·(d×e)
     if spec.head != "none":
-        parts.append(Part("lm_head", 2 * tokens * e * spec.vocab_size, WEIGHTS,
+        h = spec.head_width or e
+        parts.append(Part("lm_head", 2 * tokens * h * spec.vocab_size, WEIGHTS,
                           head=True))  # (T×e)·(e×V)
     if spec.pooler:
         parts.append(Part("pooler", 2 * w.batch * d * d, WEIGHTS, head=True))
@@ -321,7 +328,7 @@ def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]
     d, parts = spec.d_model, []
     if spec.head == "masked-lm":
         act = ACTIVATION_FLOPS[spec.head_activation]
-        t = _table_width(spec)  # the transform is E wide in a factorised embedding
+        t = _head_width(spec)  # the transform is E wide in a factorised embedding
         if spec.head_bias:
             parts.append(Part("head.elementwise.bias", tokens * t, ELEMENTWISE))
         parts += [Part("head.elementwise.activation", tokens * t * act, ELEMENTWISE),

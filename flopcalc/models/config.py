@@ -138,6 +138,9 @@ class BaseConfig:
     head: Literal["lm", "masked-lm", "none"] = "lm"
     pooler: bool = False
     head_bias: bool = True  # the masked-LM transform's bias (ModernBERT: classifier_bias)
+    # a masked-LM head's transform width and its untied vocabulary projection's input when not
+    # the embedding's (RemBERT's output_embedding_size); None: as the embedding
+    head_width: Optional[Positive] = None
     # A factorised embedding (encoder-only with embed_dim: ALBERT, ELECTRA, DeBERTa-v2): the
     # E -> d projection's bias, and whether the embedding norm is E wide before it ("embed") or
     # d wide after it ("model": DeBERTa-v2)

@@ -149,7 +149,8 @@ class ModelSpec:
     token-type tables E wide, projected E → d (`embed_proj_bias`), the embedding norm E wide
     before the projection or d wide after it (`embed_norm_width`), and the masked-LM head's
     transform d → E, its norm E wide and the vocabulary projection E → V (`head_bias`: the
-    transform's bias). Per-stack sizes of an encoder-decoder: the encoder's position table
+    transform's bias; `head_width`: that transform's width and the untied projection's input
+    when not E, RemBERT's). Per-stack sizes of an encoder-decoder: the encoder's position table
     (`encoder_max_seq_len`) and token table (`encoder_vocab_size`, when not shared);
     `unused_token_tables` are V × d tables transformers holds but never reads (an untied BART's
     `shared`); `relative_bias_per_layer`: T5's bias in every self-attention layer (UMT5).
@@ -177,6 +178,7 @@ class ModelSpec:
     lm_head_bias: int = 0
     multipliers: tuple[str, ...] = ()  # scalar multiplies of the embeddings, the logits (µP)
     head_bias: bool = True
+    head_width: Optional[int] = None
     embed_proj_bias: bool = False
     embed_norm_width: str = "embed"
     encoder_max_seq_len: Optional[int] = None
@@ -238,6 +240,9 @@ class ModelSpec:
                              "embedding: an encoder-only model with embed_dim")
         if self.head == "none" and self.lm_head_bias:
             raise ValueError("a model without a head has no LM head bias")
+        if self.head_width is not None and (self.head != "masked-lm" or self.tie_embeddings):
+            raise ValueError("head_width (a masked-LM head wider or narrower than the embedding, "
+                             "RemBERT's) needs head: masked-lm and tie_embeddings: false")
         if not self.head_bias and self.head != "masked-lm":
             raise ValueError("head_bias: false applies to head: masked-lm (its transform)")
         if (self.encoder_max_seq_len is not None or self.encoder_vocab_size is not None
@@ -429,7 +434,7 @@ def build_spec(cfg: Any) -> ModelSpec:
         # a factorised encoder embedding keeps its projection even at E = d (ALBERT's)
         embed_dim=cfg.embed_dim if cfg.embed_dim != cfg.d_model or arch == "encoder-only"
         else None,
-        head_bias=cfg.head_bias, embed_proj_bias=cfg.embed_proj_bias,
+        head_bias=cfg.head_bias, head_width=cfg.head_width, embed_proj_bias=cfg.embed_proj_bias,
         embed_norm_width=cfg.embed_norm_width, encoder_max_seq_len=cfg.encoder_max_seq_len,
         encoder_vocab_size=cfg.encoder_vocab_size,
         unused_token_tables=cfg.unused_token_tables,

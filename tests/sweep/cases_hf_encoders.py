@@ -97,4 +97,12 @@ CASES = [
     # pre-norm forward fails)
     Case("flaubert", auto="masked_lm", shrink=XLM, lengths=ENC,
          variants=(dict(n_langs=2, gelu_activation=False),)),
+    # BigBird with full attention (block-sparse refused), the pooler; no q/k/v biases
+    Case("big_bird", auto="masked_lm", fix=dict(attention_type="original_full"), lengths=ENC,
+         shrink=BERT, variants=(dict(use_bias=False, **UNTIED), dict(rescale_embeddings=True))),
+    # RemBERT: decoupled input (E) and output (O) embedding widths, E = O
+    Case("rembert", auto="masked_lm", lengths=ENC,
+         shrink={**BERT, "input_embedding_size": 16, "output_embedding_size": 48},
+         variants=(dict(input_embedding_size=32, output_embedding_size=32),
+                   dict(output_embedding_size=128, hidden_act="relu"))),
 ]

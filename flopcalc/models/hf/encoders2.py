@@ -359,6 +359,48 @@ def _flaubert(c: Config) -> Raw:
     return raw
 
 
+def _big_bird(c: Config) -> Raw:
+    """BigBirdForMaskedLM (Zaheer et al. 2020, "Big Bird: Transformers for Longer Sequences",
+    NeurIPS; `big_bird/modeling_big_bird.py`) with `attention_type: original_full`: BERT's
+    embedding and post-norm layers (q, k, v biases under `use_bias`), the pooler (BigBirdModel
+    builds and runs it) and BERT's head. Block-sparse attention (the default) attends to
+    `num_random_blocks` random blocks per query block above (5 + 2·r)·block_size tokens and
+    falls back to full attention below: refused, naming that switch."""
+    kind = c("attention_type", "block_sparse", str)
+    if kind != "original_full":
+        size, r = c("block_size", 64, int), c("num_random_blocks", 3, int)
+        raise FlopcalcError(
+            f"{c.label}: big_bird attention_type '{kind[:40]}' is not counted: block-sparse "
+            f"attention (sliding, global and {r} random blocks of {size} tokens) is not a "
+            "layer kind flopcalc has; transformers runs full attention for sequences of at "
+            f"most {(5 + 2 * r) * size:,} tokens, which attention_type: original_full counts")
+    use = bool(c("use_bias", True))
+    return {**_bert(c), "pooler": True,
+            "bias": {"qkv": use, "attn_out": True, "mlp": True},
+            "activation": _act(str(c("hidden_act", "gelu_new", str)).replace("gelu_new",
+                                                                              "gelu"))}
+
+
+def _rembert(c: Config) -> Raw:
+    """RemBertForMaskedLM (Chung et al. 2021, "Rethinking Embedding Coupling in Pre-trained
+    Language Models", ICLR; `rembert/modeling_rembert.py`): BERT's post-norm layers over an
+    `input_embedding_size` E-wide embedding (tables and LayerNorm E wide, then
+    `embedding_hidden_mapping_in` E → d with a bias, always), and a head of its own width
+    `output_embedding_size` O: dense d → O, activation, LayerNorm(O), decoder O → V with a
+    bias; the input and output embeddings are decoupled (untied), as the paper's point is."""
+    d, e = c("hidden_size", expect=int), c("input_embedding_size", 256, int)
+    o = c("output_embedding_size", 1664, int)
+    if c("tie_word_embeddings", False):
+        raise FlopcalcError(f"{c.label}: rembert with tie_word_embeddings: true ties an "
+                            f"{e}-wide token table to an {o}-wide decoder; transformers keeps "
+                            "them apart (set it to false)")
+    raw = _factorised(c, d, e, c("num_hidden_layers"))
+    raw.update(tie_embeddings=False, lm_head_bias=1)
+    if o != e:
+        raw["head_width"] = o
+    return raw
+
+
 def _act(name: str) -> str:
     return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
 
@@ -387,4 +429,5 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
               "clip_text_model": _clip_text_model, "tipsv2_text_model": _tipsv2_text_model,
               "esm": _esm, "markuplm": _markuplm,
               "fnet": _fnet, "tapas": _tapas,
-              "xlm": _xlm, "flaubert": _flaubert}
+              "xlm": _xlm, "flaubert": _flaubert, "big_bird": _big_bird,
+              "rembert": _rembert}
