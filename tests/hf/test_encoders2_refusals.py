@@ -30,3 +30,16 @@ def test_refused(model_type, keys, words):
     with pytest.raises(FlopcalcError) as err:
         sweep.flopcalc_report({"model_type": model_type, **keys}, seq=8)
     assert all(w in str(err.value) for w in words), str(err.value)
+
+
+@pytest.mark.parametrize("model_type, words", [
+    ("yoso", ["hashing", "depends on the data"]),
+    ("mra", ["block_per_row", "depends on the data"]),
+    ("longformer", ["sliding-chunk"]),
+    ("deberta", ["deberta-v2"]),
+])
+def test_refused_types_name_what_is_missing(model_type, words):
+    with pytest.raises(FlopcalcError) as err:
+        sweep.flopcalc_report({"model_type": model_type, **BERT}, seq=8)
+    assert "is not supported" in str(err.value)
+    assert all(w in str(err.value) for w in words), str(err.value)
