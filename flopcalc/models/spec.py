@@ -417,7 +417,9 @@ def build_spec(cfg: Any) -> ModelSpec:
     dense = mlp.from_config(cfg, cfg.d_ff) if cfg.d_ff is not None else None
     layers: list[Layer] = []
     if arch != "decoder-only":
-        if dense is None:
+        # an encoder-only model's layer_types may name a mixer that holds its own MLP
+        # (SqueezeBERT's grouped convolutions); every other encoder layer has a dense one
+        if dense is None and not (arch == "encoder-only" and cfg.layer_types is not None):
             raise ValueError("d_ff is required: encoder layers have an MLP")
         n = n_dec if arch == "encoder-only" else n_enc
         layers += _encoder(cfg, n, dense, norm, layout)
@@ -471,7 +473,11 @@ def _encoder(cfg: Any, n: int, dense: Any, norm: Norm, layout: dict) -> list[Lay
         made: dict[str, Layer] = {}
         for name in layer_names(cfg, n):
             if name not in made:
-                made[name] = Layer("encoder", _mixers(cfg, name), dense, norm, **layout)
+                mixers = _mixers(cfg, name)
+                if dense is None and not all(getattr(m, "holds_mlp", False) for m in mixers):
+                    raise ValueError("d_ff is required: encoder layers have an MLP (only a "
+                                     "mixer that holds its own, as squeezebert, goes without)")
+                made[name] = Layer("encoder", mixers, dense, norm, **layout)
         return [made[name] for name in layer_names(cfg, n)]
     return [Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm, **layout)] * n
 

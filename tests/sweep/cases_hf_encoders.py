@@ -105,4 +105,10 @@ CASES = [
          shrink={**BERT, "input_embedding_size": 16, "output_embedding_size": 48},
          variants=(dict(input_embedding_size=32, output_embedding_size=32),
                    dict(output_embedding_size=128, hidden_act="relu"))),
+    # SqueezeBERT: grouped kernel-1 convolutions (default groups, then others), the pooler
+    Case("squeezebert", auto="masked_lm", lengths=ENC, shrink={**BERT, "embedding_size": 64},
+         variants=(dict(q_groups=2, k_groups=1, v_groups=8, post_attention_groups=4,
+                        intermediate_groups=2, output_groups=8, **UNTIED),
+                   dict(q_groups=1, k_groups=1, v_groups=1, intermediate_groups=1,
+                        output_groups=1))),
 ]

@@ -401,6 +401,26 @@ def _rembert(c: Config) -> Raw:
     return raw
 
 
+def _squeezebert(c: Config) -> Raw:
+    """SqueezeBertForMaskedLM (`squeezebert/modeling_squeezebert.py`): BERT's embedding (its
+    LayerNorm over d, tables `embedding_size` wide: they must be d), layers whose projections
+    are grouped kernel-1 convolutions (`kinds.squeezebert`), the pooler (SqueezeBertModel
+    builds and runs it) and BERT's head."""
+    d, e = c("hidden_size", expect=int), c("embedding_size", 768, int)
+    if e != d:
+        raise FlopcalcError(f"{c.label}: squeezebert embedding_size={e} != hidden_size={d} "
+                            "does not run in transformers (the embedding LayerNorm is "
+                            "hidden_size wide); set them equal")
+    n = c("num_hidden_layers", expect=int)
+    raw = _bert(c)
+    raw.pop("d_ff")
+    keys = ("q_groups", "k_groups", "v_groups", "post_attention_groups", "intermediate_groups",
+            "output_groups")
+    block = {k: c(k, 4 if k != "post_attention_groups" else 1, int) for k in keys}
+    return {**raw, "pooler": True, "layer_types": ["squeezebert"] * max(n, 1),
+            "squeezebert": {**block, "intermediate_size": c("intermediate_size", expect=int)}}
+
+
 def _act(name: str) -> str:
     return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
 
@@ -430,7 +450,7 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
               "esm": _esm, "markuplm": _markuplm,
               "fnet": _fnet, "tapas": _tapas,
               "xlm": _xlm, "flaubert": _flaubert, "big_bird": _big_bird,
-              "rembert": _rembert}
+              "rembert": _rembert, "squeezebert": _squeezebert}
 
 # Encoders whose FLOPs depend on the data, or whose token mixing is a kind flopcalc lacks
 # (transformers 5.24's modeling files), named with what is missing.
@@ -462,9 +482,6 @@ REFUSED = {
     "convbert": ("ConvBERT's span-based dynamic convolution (`conv_kernel_size`, `head_ratio`) "
                  "and grouped feed-forward (`num_groups`) are not layer kinds flopcalc has"
                  + _YAML),
-    "squeezebert": ("SqueezeBERT's grouped 1-D convolutions in place of the q, k, v and MLP "
-                    "projections (`q_groups`, `k_groups`, `v_groups`, `intermediate_groups`, "
-                    "`output_groups`) are not layer kinds flopcalc has" + _YAML),
     "mobilebert": ("MobileBERT's bottlenecks (`intra_bottleneck_size`, shared or separate "
                    "`key_query_shared_bottleneck`), stacked feed-forwards "
                    "(`num_feedforward_networks`), NoNorm and 3-gram embedding convolution are "
