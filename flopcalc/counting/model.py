@@ -195,7 +195,7 @@ def _params(spec: ModelSpec, active: bool, towers: bool) -> list[Part]:
         parts += _stack_inputs(spec, stack)
         parts += stack_params(spec, stack, active)
         if spec.final_norm:
-            parts += spec.norm.params(spec.d_model, f"{stack}.final_norm", NORMS, LAST)
+            parts += spec.final().params(spec.d_model, f"{stack}.final_norm", NORMS, LAST)
     return parts + (tower_params(spec) if towers else []) + _head_params(spec)
 
 
@@ -302,7 +302,7 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
         parts += stack_flops(spec, stack, w, elementwise)
         if elementwise and spec.final_norm and per_norm:
             parts.append(Part(f"{stack}.final_norm.elementwise",
-                              per_norm * tokens * spec.d_model, ELEMENTWISE))
+                              spec.final().per_element * tokens * spec.d_model, ELEMENTWISE))
     parts += head_flops(spec, w)
     if elementwise:
         parts += head_elementwise(spec, output_tokens(spec, w), w.batch)

@@ -106,6 +106,7 @@ class BaseConfig:
     norm_affine: bool = True  # false: norms without gain or bias (OLMo, OPT without affine)
     norm_placement: Literal["pre", "post", "sandwich"] = "pre"
     final_norm: bool = True
+    final_norm_bias: Optional[bool] = None  # the final LayerNorm's bias, where not norm_bias's
     parallel_block: bool = False  # attention and MLP read the same input (GPT-J, NeoX)
     parallel_norms: Optional[Literal[1, 2]] = None  # norms of a parallel block; default 1
     qk_norm: Literal["none", "per_head", "all_heads"] = "none"

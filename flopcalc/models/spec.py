@@ -169,6 +169,7 @@ class ModelSpec:
     norm: Norm
     positions: str
     final_norm: bool = True
+    final_norm_bias: Optional[bool] = None  # the final LayerNorm's bias where not the norm's
     max_seq_len: Optional[int] = None
     default_seq: Optional[int] = None
     tie_embeddings: bool = True
@@ -274,6 +275,13 @@ class ModelSpec:
     def groups(self, stack: Optional[str] = None) -> tuple[Group, ...]:
         """Identical layers gathered, in order of first appearance (per stack if given)."""
         return tuple(g for g in self._groups if stack is None or g.stack == stack)
+
+    def final(self) -> Norm:
+        """The norm at the end of each stack: the model's, with `final_norm_bias` where given
+        (ESM C's final LayerNorm has no bias, its layers' have)."""
+        if self.final_norm_bias is None:
+            return self.norm
+        return dataclasses.replace(self.norm, bias=self.final_norm_bias)
 
     @property
     def stacks(self) -> tuple[str, ...]:
@@ -429,7 +437,8 @@ def build_spec(cfg: Any) -> ModelSpec:
     return ModelSpec(
         architecture=arch, d_model=cfg.d_model, vocab_size=cfg.vocab_size,
         layers=tuple(layers), norm=norm, positions=cfg.positions,
-        final_norm=cfg.final_norm, max_seq_len=cfg.max_seq_len,
+        final_norm=cfg.final_norm, final_norm_bias=cfg.final_norm_bias,
+        max_seq_len=cfg.max_seq_len,
         default_seq=cfg.default_seq, tie_embeddings=cfg.tie_embeddings,
         share_encoder_embeddings=cfg.share_encoder_embeddings,
         position_offset=cfg.position_offset,

@@ -111,4 +111,9 @@ CASES = [
                         intermediate_groups=2, output_groups=8, **UNTIED),
                    dict(q_groups=1, k_groups=1, v_groups=1, intermediate_groups=1,
                         output_groups=1))),
+    # ESM C: LayerNorms with biases, q/k norms and the final norm without, never tied
+    Case("esmc", auto="masked_lm", lengths=ENC,
+         shrink={**BERT, "num_key_value_heads": 4, "head_dim": 16, "pad_token_id": 1,
+                 "bos_token_id": 0, "eos_token_id": 2, "mask_token_id": 3},
+         variants=(dict(attention_bias=True, mlp_bias=True), dict(tie_word_embeddings=True))),
 ]

@@ -421,6 +421,29 @@ def _squeezebert(c: Config) -> Raw:
             "squeezebert": {**block, "intermediate_size": c("intermediate_size", expect=int)}}
 
 
+def _esmc(c: Config) -> Raw:
+    """EsmcForMaskedLM (EvolutionaryScale 2024, "ESM Cambrian"; `esmc/modeling_esmc.py`):
+    Llama-shaped pre-norm layers attending bidirectionally, with LayerNorms (biases) in place
+    of RMSNorms, q and k LayerNorms over all heads without biases, rotary positions, a gated
+    MLP (`mlp_bias`), q, k, v, o with `attention_bias`, a final LayerNorm without a bias, and
+    the head: dense d × d, GELU, LayerNorm, decoder d → V with a bias, never tied (the model
+    declares no tied weights, whatever tie_word_embeddings says).
+    ESM3's residue scaling of each residual branch is element-wise. The q/k norms are
+    hidden_size wide: grouped-query attention does not run there (refused)."""
+    heads = c("num_attention_heads", expect=int)
+    kv = c("num_key_value_heads", heads, int)
+    if kv != heads:
+        raise FlopcalcError(f"{c.label}: esmc with num_key_value_heads={kv} != "
+                            f"num_attention_heads={heads} does not run in transformers (its k "
+                            "norm is hidden_size wide); set them equal")
+    raw = rotary_decoder(c, tie=False)
+    attn, mlp = bool(c("attention_bias", False)), bool(c("mlp_bias", False))
+    return {**raw, "architecture": "encoder-only", "norm": "layernorm", "norm_placement": "pre",
+            "final_norm": True, "final_norm_bias": False, "qk_norm": "all_heads",
+            "qk_norm_bias": False, "bias": {"qkv": attn, "attn_out": attn, "mlp": mlp},
+            "head": "masked-lm", "lm_head_bias": 1, "tie_embeddings": False}
+
+
 def _act(name: str) -> str:
     return "relu" if name == "relu" else "silu" if name in ("silu", "swish") else "gelu"
 
@@ -450,7 +473,8 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
               "esm": _esm, "markuplm": _markuplm,
               "fnet": _fnet, "tapas": _tapas,
               "xlm": _xlm, "flaubert": _flaubert, "big_bird": _big_bird,
-              "rembert": _rembert, "squeezebert": _squeezebert}
+              "rembert": _rembert, "squeezebert": _squeezebert,
+              "esmc": _esmc}
 
 # Encoders whose FLOPs depend on the data, or whose token mixing is a kind flopcalc lacks
 # (transformers 5.24's modeling files), named with what is missing.
@@ -496,9 +520,6 @@ REFUSED = {
     "lilt": ("LiLT's second, layout stream (its own attention of hidden_size / "
              "`channel_shrink_ratio`, box tables and MLP, coupled to the text attention) is "
              "not a layer kind flopcalc has" + _YAML),
-    "esmc": ("ESM C's norms mix LayerNorms with and without biases (layer norms with, the "
-             "final norm and q/k norms without), which a flopcalc model's one `norm_bias` "
-             "cannot say" + _YAML),
     "ultrabert": ("UltraBERT's prediction head (linear1 d → prediction_head_size, linear2 back "
                   "to d, then the decoder) is not a head flopcalc has" + _YAML),
 }
