@@ -347,12 +347,13 @@ def _xlm(c: Config) -> Raw:
 
 
 def _flaubert(c: Config) -> Raw:
-    """FlaubertWithLMHeadModel (Le et al. 2020, "FlauBERT", LREC; `flaubert/modeling_flaubert.py`):
-    XLM's model, with `pre_norm` moving each layer's two LayerNorms before their sublayers (no
-    norm after the last layer; the same matmuls: transformers 5.24's pre-norm forward itself
-    fails, indexing its cache per layer, so only its parameters are checked). With `layerdrop` > 0 a training forward skips layers at random;
-    the count is of every layer (the eval forward, and training's expectation is (1 − p) of the
-    layers' share)."""
+    """FlaubertWithLMHeadModel (Le et al. 2020, "FlauBERT", LREC;
+    `flaubert/modeling_flaubert.py`): XLM's model, with `pre_norm` moving each layer's two
+    LayerNorms before their sublayers (no norm after the last layer; the same matmuls:
+    transformers 5.24's pre-norm forward itself fails, indexing its cache per layer, so only
+    its parameters are checked). With `layerdrop` > 0 a training forward skips layers at
+    random; the count is of every layer (the eval forward; training's expectation is (1 − p)
+    of the layers' share)."""
     raw = _xlm(c)
     if c("pre_norm", False):
         raw["norm_placement"] = "pre"
