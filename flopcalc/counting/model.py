@@ -92,6 +92,11 @@ def _table_width(spec: ModelSpec) -> int:
     return spec.embed_dim if _factorised(spec) and spec.embed_dim else spec.d_model
 
 
+def _head_width(spec: ModelSpec) -> int:
+    """The masked-LM transform's width: `head_width` where given (RemBERT), else the tables'."""
+    return spec.head_width or _table_width(spec)
+
+
 def _embed_norm_width(spec: ModelSpec) -> int:
     return _table_width(spec) if spec.embed_norm_width == "embed" else spec.d_model
 
@@ -142,7 +147,7 @@ def _head_params(spec: ModelSpec) -> list[Part]:
         parts.append(Part("embed.project_out.weight", d * e, LAYERS, (d, e), REPLICATED, LAST,
                           matmul=True))
     if spec.head == "masked-lm":
-        t = _table_width(spec)  # ALBERT's transform is d x E
+        t = _head_width(spec)  # ALBERT's transform is d x E
         parts.append(Part("head.transform.weight", d * t, HEAD, (d, t), COLUMN, LAST,
                           matmul=True, module="head.transform"))
         if spec.head_bias:
@@ -150,7 +155,8 @@ def _head_params(spec: ModelSpec) -> list[Part]:
                               module="head.transform"))
         parts += spec.norm.params(t, "head.norm", HEAD, LAST)
     if not spec.tie_embeddings:
-        parts.append(Part("lm_head.weight", e * vocab, EMBEDDING, (e, vocab), VOCAB, LAST,
+        h = spec.head_width or e  # RemBERT's decoder reads the head's own width
+        parts.append(Part("lm_head.weight", h * vocab, EMBEDDING, (h, vocab), VOCAB, LAST,
                           matmul=True, module="lm_head"))
     if spec.lm_head_bias:
         parts.append(Part("lm_head.bias", vocab, EMBEDDING, (vocab,), VOCAB, LAST,
@@ -193,7 +199,7 @@ def _params(spec: ModelSpec, active: bool, towers: bool) -> list[Part]:
         parts += _stack_inputs(spec, stack)
         parts += stack_params(spec, stack, active)
         if spec.final_norm:
-            parts += spec.norm.params(spec.d_model, f"{stack}.final_norm", NORMS, LAST)
+            parts += spec.final().params(spec.d_model, f"{stack}.final_norm", NORMS, LAST)
     return parts + (tower_params(spec) if towers else []) + _head_params(spec)
 
 
@@ -256,11 +262,12 @@ def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
     parts = []
     if spec.head == "masked-lm":  # (T×d)·(d×d), or (T×d)·(d×E) in a factorised embedding
         parts.append(Part("head.transform",
-                          2 * tokens * d * _table_width(spec), WEIGHTS, head=True))
+                          2 * tokens * d * _head_width(spec), WEIGHTS, head=True))
     if spec.embed_dim is not None and not _factorised(spec):
         parts.append(Part("embed.project_out", 2 * tokens * d * e, WEIGHTS))  # (T×d)·(d×e)
     if spec.head != "none":
-        parts.append(Part("lm_head", 2 * tokens * e * spec.vocab_size, WEIGHTS,
+        h = spec.head_width or e
+        parts.append(Part("lm_head", 2 * tokens * h * spec.vocab_size, WEIGHTS,
                           head=True))  # (T×e)·(e×V)
     if spec.pooler:
         parts.append(Part("pooler", 2 * w.batch * d * d, WEIGHTS, head=True))
@@ -299,7 +306,7 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
         parts += stack_flops(spec, stack, w, elementwise)
         if elementwise and spec.final_norm and per_norm:
             parts.append(Part(f"{stack}.final_norm.elementwise",
-                              per_norm * tokens * spec.d_model, ELEMENTWISE))
+                              spec.final().per_element * tokens * spec.d_model, ELEMENTWISE))
     parts += head_flops(spec, w)
     if elementwise:
         parts += head_elementwise(spec, output_tokens(spec, w), w.batch)
@@ -342,7 +349,7 @@ def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]
     d, parts = spec.d_model, []
     if spec.head == "masked-lm":
         act = ACTIVATION_FLOPS[spec.head_activation]
-        t = _table_width(spec)  # the transform is E wide in a factorised embedding
+        t = _head_width(spec)  # the transform is E wide in a factorised embedding
         if spec.head_bias:
             parts.append(Part("head.elementwise.bias", tokens * t, ELEMENTWISE))
         parts += [Part("head.elementwise.activation", tokens * t * act, ELEMENTWISE),

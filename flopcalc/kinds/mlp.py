@@ -26,12 +26,14 @@ ACTIVATION_PARAMS = {"xielu": ("alpha_p", "alpha_n")}
 @dataclass(frozen=True)
 class Mlp(Kind):
     """The dense feed-forward sublayer, `d_ff` wide: plain (up, `activation`, down) or `gated`
-    (gate and up, their product, down: SwiGLU/GeGLU); `bias` on every matrix."""
+    (gate and up, their product, down: SwiGLU/GeGLU); `bias` on every matrix, but on down
+    `down_bias` where it is given (GTE: a bias on down only)."""
 
     gated: bool
     d_ff: int
     activation: str
     bias: bool = False
+    down_bias: Optional[bool] = None
     # scalar multiplies (µP: Falcon-H1, Granite; `kinds.multipliers`): the gate projection
     # (T·f), the output (T·d); element-wise only
     multipliers: tuple[str, ...] = ()
@@ -52,7 +54,7 @@ class Mlp(Kind):
             role = self.role(name, expert)
             parts.append(Part(f"{name}.weight", copies * n_in * n_out, LAYERS,
                               lead + (n_in, n_out), role, matmul=True, module=name))
-            if self.bias:
+            if self.has_bias(name):
                 bias_role = REPLICATED if role == ROW else role
                 parts.append(Part(f"{name}.bias", copies * n_out, LAYERS, lead + (n_out,),
                                   bias_role, module=name))
@@ -60,6 +62,9 @@ class Mlp(Kind):
             parts.append(Part(f"act.{name}", copies, LAYERS, lead + (1,), REPLICATED,
                               module="act"))
         return parts
+
+    def has_bias(self, name: str) -> bool:
+        return self.down_bias if name == "down" and self.down_bias is not None else self.bias
 
     @staticmethod
     def role(name: str, expert: bool = False) -> str:
@@ -81,7 +86,7 @@ class Mlp(Kind):
         return self.flops(d, batch * (last - first + 1))
 
     def bias_adds(self, d: int, tokens: int) -> int:
-        return tokens * sum(n_out for _, _, n_out in self.matrices(d)) if self.bias else 0
+        return tokens * sum(n_out for name, _, n_out in self.matrices(d) if self.has_bias(name))
 
     def activation_flops(self, tokens: int) -> int:
         """The activation on every hidden element, and a gated MLP's gate product (1)."""
@@ -90,7 +95,7 @@ class Mlp(Kind):
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
         tokens, parts = x.tokens, []
-        if self.bias:
+        if self.bias or self.down_bias:
             parts.append(Part("elementwise.bias", self.bias_adds(d, tokens), ELEMENTWISE))
         parts.append(Part("elementwise.activation", self.activation_flops(tokens), ELEMENTWISE))
         if self.multipliers:  # one multiply per element scaled
@@ -154,4 +159,4 @@ def from_config(cfg: Any, width: int) -> Mlp:
     from .multipliers import scales
 
     return Mlp(gated=cfg.mlp == "gated", d_ff=width, activation=cfg.activation,
-               bias=cfg.bias.mlp, multipliers=scales(cfg, "mlp"))
+               bias=cfg.bias.mlp, down_bias=cfg.bias.mlp_down, multipliers=scales(cfg, "mlp"))

@@ -31,6 +31,7 @@ class Biases:
     attn_out: bool = False
     mlp: bool = False
     k: Optional[bool] = None  # the key projection's, when not as qkv (Whisper: none on k)
+    mlp_down: Optional[bool] = None  # the MLP's down projection's, when not as mlp (GTE)
 
     @staticmethod
     def shorthand(value: Any) -> Any:
@@ -105,6 +106,7 @@ class BaseConfig:
     norm_affine: bool = True  # false: norms without gain or bias (OLMo, OPT without affine)
     norm_placement: Literal["pre", "post", "sandwich"] = "pre"
     final_norm: bool = True
+    final_norm_bias: Optional[bool] = None  # the final LayerNorm's bias, where not norm_bias's
     parallel_block: bool = False  # attention and MLP read the same input (GPT-J, NeoX)
     parallel_norms: Optional[Literal[1, 2]] = None  # norms of a parallel block; default 1
     qk_norm: Literal["none", "per_head", "all_heads"] = "none"
@@ -137,6 +139,9 @@ class BaseConfig:
     head: Literal["lm", "masked-lm", "none"] = "lm"
     pooler: bool = False
     head_bias: bool = True  # the masked-LM transform's bias (ModernBERT: classifier_bias)
+    # a masked-LM head's transform width and its untied vocabulary projection's input when not
+    # the embedding's (RemBERT's output_embedding_size); None: as the embedding
+    head_width: Optional[Positive] = None
     # A factorised embedding (encoder-only with embed_dim: ALBERT, ELECTRA, DeBERTa-v2): the
     # E -> d projection's bias, and whether the embedding norm is E wide before it ("embed") or
     # d wide after it ("model": DeBERTa-v2)

@@ -150,7 +150,8 @@ class ModelSpec:
     token-type tables E wide, projected E → d (`embed_proj_bias`), the embedding norm E wide
     before the projection or d wide after it (`embed_norm_width`), and the masked-LM head's
     transform d → E, its norm E wide and the vocabulary projection E → V (`head_bias`: the
-    transform's bias). Per-stack sizes of an encoder-decoder: the encoder's position table
+    transform's bias; `head_width`: that transform's width and the untied projection's input
+    when not E, RemBERT's). Per-stack sizes of an encoder-decoder: the encoder's position table
     (`encoder_max_seq_len`) and token table (`encoder_vocab_size`, when not shared);
     `unused_token_tables` are V × d tables transformers holds but never reads (an untied BART's
     `shared`); `relative_bias_per_layer`: T5's bias in every self-attention layer (UMT5).
@@ -169,6 +170,7 @@ class ModelSpec:
     norm: Norm
     positions: str
     final_norm: bool = True
+    final_norm_bias: Optional[bool] = None  # the final LayerNorm's bias where not the norm's
     max_seq_len: Optional[int] = None
     default_seq: Optional[int] = None
     tie_embeddings: bool = True
@@ -178,6 +180,7 @@ class ModelSpec:
     lm_head_bias: int = 0
     multipliers: tuple[str, ...] = ()  # scalar multiplies of the embeddings, the logits (µP)
     head_bias: bool = True
+    head_width: Optional[int] = None
     embed_proj_bias: bool = False
     embed_norm_width: str = "embed"
     encoder_max_seq_len: Optional[int] = None
@@ -239,6 +242,9 @@ class ModelSpec:
                              "embedding: an encoder-only model with embed_dim")
         if self.head == "none" and self.lm_head_bias:
             raise ValueError("a model without a head has no LM head bias")
+        if self.head_width is not None and (self.head != "masked-lm" or self.tie_embeddings):
+            raise ValueError("head_width (a masked-LM head wider or narrower than the embedding, "
+                             "RemBERT's) needs head: masked-lm and tie_embeddings: false")
         if not self.head_bias and self.head != "masked-lm":
             raise ValueError("head_bias: false applies to head: masked-lm (its transform)")
         if (self.encoder_max_seq_len is not None or self.encoder_vocab_size is not None
@@ -255,9 +261,14 @@ class ModelSpec:
             raise ValueError("relative_bias_per_layer applies to positions: relative only")
         if self.towers and self.architecture != "decoder-only":
             raise ValueError("a vision tower feeds a decoder-only model's sequence")
-        if self.frontend and self.architecture != "encoder-decoder":
+        if any(f.slot == "frontend" for f in self.frontend) and \
+                self.architecture != "encoder-decoder":
             raise ValueError("an input front end (audio_frontend) feeds an encoder-decoder's "
                              "encoder")
+        if any(f.slot == "input_extras" for f in self.frontend) and \
+                self.architecture != "encoder-only":
+            raise ValueError("input_extras (embedding tables and an input projection beside "
+                             "BERT's) belong to encoder-only models")
         object.__setattr__(self, "_groups", _group(self.layers))
 
     # ---------------------------------------------------------------------------- structure
@@ -265,6 +276,13 @@ class ModelSpec:
     def groups(self, stack: Optional[str] = None) -> tuple[Group, ...]:
         """Identical layers gathered, in order of first appearance (per stack if given)."""
         return tuple(g for g in self._groups if stack is None or g.stack == stack)
+
+    def final(self) -> Norm:
+        """The norm at the end of each stack: the model's, with `final_norm_bias` where given
+        (ESM C's final LayerNorm has no bias, its layers' have)."""
+        if self.final_norm_bias is None:
+            return self.norm
+        return dataclasses.replace(self.norm, bias=self.final_norm_bias)
 
     @property
     def stacks(self) -> tuple[str, ...]:
@@ -411,7 +429,9 @@ def build_spec(cfg: Any) -> ModelSpec:
     dense = mlp.from_config(cfg, cfg.d_ff) if cfg.d_ff is not None else None
     layers: list[Layer] = []
     if arch != "decoder-only":
-        if dense is None:
+        # an encoder-only model's layer_types may name a mixer that holds its own MLP
+        # (SqueezeBERT's grouped convolutions); every other encoder layer has a dense one
+        if dense is None and not (arch == "encoder-only" and cfg.layer_types is not None):
             raise ValueError("d_ff is required: encoder layers have an MLP")
         n = n_dec if arch == "encoder-only" else n_enc
         layers += _encoder(cfg, n, dense, norm, layout)
@@ -422,14 +442,15 @@ def build_spec(cfg: Any) -> ModelSpec:
     return ModelSpec(
         architecture=arch, d_model=cfg.d_model, vocab_size=cfg.vocab_size,
         layers=tuple(layers), norm=norm, positions=cfg.positions,
-        final_norm=cfg.final_norm, max_seq_len=cfg.max_seq_len,
+        final_norm=cfg.final_norm, final_norm_bias=cfg.final_norm_bias,
+        max_seq_len=cfg.max_seq_len,
         default_seq=cfg.default_seq, tie_embeddings=cfg.tie_embeddings,
         share_encoder_embeddings=cfg.share_encoder_embeddings,
         position_offset=cfg.position_offset,
         # a factorised encoder embedding keeps its projection even at E = d (ALBERT's)
         embed_dim=cfg.embed_dim if cfg.embed_dim != cfg.d_model or arch == "encoder-only"
         else None,
-        head_bias=cfg.head_bias, embed_proj_bias=cfg.embed_proj_bias,
+        head_bias=cfg.head_bias, head_width=cfg.head_width, embed_proj_bias=cfg.embed_proj_bias,
         embed_norm_width=cfg.embed_norm_width, encoder_max_seq_len=cfg.encoder_max_seq_len,
         encoder_vocab_size=cfg.encoder_vocab_size,
         unused_token_tables=cfg.unused_token_tables,
@@ -472,7 +493,11 @@ def _encoder(cfg: Any, n: int, dense: Any, norm: Norm, layout: dict) -> list[Lay
         names = layer_names(cfg, n)
         for name in names:
             if name not in made:
-                made[name] = Layer("encoder", _mixers(cfg, name), dense, norm, **layout)
+                mixers = _mixers(cfg, name)
+                if dense is None and not all(getattr(m, "holds_mlp", False) for m in mixers):
+                    raise ValueError("d_ff is required: encoder layers have an MLP (only a "
+                                     "mixer that holds its own, as squeezebert, goes without)")
+                made[name] = Layer("encoder", mixers, dense, norm, **layout)
         return [made[name] for name in names]
     return [Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm, **layout)] * n
 
