@@ -1,0 +1,92 @@
+"""Decoders of transformers 5.24 (and 5.25) that are a known family's layers under another
+name or with a twist the existing kinds already say: each converter reads the keys its class
+reads in `models/<type>/modeling_<type>.py`, with the configuration class's defaults, and says
+in its docstring what it counts and where the count follows transformers rather than the paper.
+tests/sweep/cases_hf_decoders.py checks each against transformers (parameters on the meta
+device at the default config and at variants, forward FLOPs with FlopCounterMode)."""
+
+from __future__ import annotations
+
+from ...errors import FlopcalcError
+from .common import Config, Raw, bias, layer_types, rotary_decoder
+from .dense_layernorm import activation
+
+
+def _mlp_kinds(c: Config, default: list[str]) -> list[str]:
+    """`mlp_layer_types`: "dense" or "sparse" per layer (absent: `default`)."""
+    kinds = c.per_layer("mlp_layer_types", c.layers(), default=default)
+    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
+                            "'dense' or 'sparse'")
+    return kinds
+
+
+def _cohere2_moe(c: Config) -> Raw:
+    """Cohere2-MoE: Cohere 2's parallel block (one norm feeding attention and the MLP side by
+    side; an RMSNorm when `rms_norm_eps` is set, else Cohere's bias-free LayerNorm), `head_dim`
+    as given, `attention_bias` on q, k, v and o; a dense SwiGLU of
+    prefix_dense_intermediate_size (absent: intermediate_size) on the `mlp_layer_types`
+    "dense" layers, Mixtral's experts of intermediate_size on the "sparse" ones with a
+    bias-free router and `num_shared_experts` shared experts fused into one MLP of
+    num_shared_experts × intermediate_size. Averaging the shared and routed outputs and
+    `logit_scale` are element-wise (`cohere2_moe/modular_cohere2_moe.py`)."""
+    attn = c("attention_bias", False)
+    rms = c.has("rms_norm_eps")
+    n = c.layers()
+    f = c("intermediate_size", expect=int)
+    raw: Raw = {"n_layers": n, "d_model": c("hidden_size"), "n_heads": c("num_attention_heads"),
+                "n_kv_heads": c("num_key_value_heads", None), "vocab_size": c("vocab_size"),
+                "max_seq_len": c("max_position_embeddings", None),
+                "d_ff": c("prefix_dense_intermediate_size", None) or f, "mlp": "gated",
+                "activation": activation(c("hidden_act", "silu", str)), **bias(attn, attn),
+                "norm": "rmsnorm" if rms else "layernorm", "parallel_block": True,
+                "parallel_norms": 1, "positions": "rotary",
+                "tie_embeddings": bool(c("tie_word_embeddings", True)),
+                **layer_types(c, default_every=4)}
+    if not rms:
+        raw["norm_bias"] = False
+    if c.has("head_dim"):
+        raw["head_dim"] = c("head_dim")
+    kinds = _mlp_kinds(c, ["sparse"] * n)
+    if "sparse" in kinds:
+        shared = c("num_shared_experts", 0, int)
+        raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"), "d_ff": f,
+                      "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"]}
+        if shared:
+            raw["moe"].update(shared_experts=1, shared_d_ff=shared * f)
+    return raw
+
+
+def _afmoe(c: Config) -> Raw:
+    """AFMoE (Arcee Trinity): Llama's attention with a per-head QK-norm and an output gate
+    (a bias-free gate_proj d → h·hd, sigmoid, times the attention output: the count of
+    Qwen3-Next's gated query projection), window layers but every
+    `global_attn_every_n_layers`-th (the saved `layer_types`); sandwich norms around both
+    sublayers; a dense SwiGLU of intermediate_size on the first `num_dense_layers`, then Qwen2-MoE's
+    experts of moe_intermediate_size with a bias-free router, one shared MLP of
+    num_shared_experts × moe_intermediate_size, and `expert_bias` (a d-free E-vector held as
+    a parameter: the count of a router bias; it shifts the top-k choice, no product). The
+    µP input scaling and route_scale are element-wise (`afmoe/modular_afmoe.py`)."""
+    if c("attention_bias", False):
+        raise FlopcalcError(f"{c.label}: attention_bias true biases AFMoE's q, k, v and o but "
+                            "not its separate gate_proj, which flopcalc's gated attention would "
+                            "bias too; set it false or describe the model in a YAML file")
+    raw: Raw = {**rotary_decoder(c), "qk_norm": "per_head", "attention_gate": True,
+                "norm_placement": "sandwich", **layer_types(c)}
+    n, first = c.layers(), c("num_dense_layers", 1, int)
+    if first < n:
+        shared = c("num_shared_experts", 2, int)
+        raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"), "first_dense": first,
+                      "router_bias": True}
+        if shared:
+            raw["moe"].update(shared_experts=shared)
+    return raw
+
+
+CONVERTERS = {"cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+DEFAULTS: dict[str, Raw] = {}
+ALIASES: dict[str, dict[str, str]] = {}
+REFUSED: dict[str, str] = {}

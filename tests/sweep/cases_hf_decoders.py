@@ -1,0 +1,32 @@
+"""Decoders imported by flopcalc/models/hf/decoders2.py: each a known family's layers under
+another name or with a twist the existing kinds say."""
+
+from . import Case
+
+SIZES = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=16, vocab_size=128, max_position_embeddings=64)
+TIED, UNTIED = dict(tie_word_embeddings=True), dict(tie_word_embeddings=False)
+LENGTHS = (1, 6, 13)
+
+CASES = [
+    # Command A-like: windows on 3 of 4 layers, 2 dense prefix layers of their own width, a
+    # shared expert averaged in; RMSNorm instead of LayerNorm
+    Case("cohere2_moe", shrink={**SIZES, "num_hidden_layers": 6, "sliding_window": 4,
+                                "num_experts": 4, "num_experts_per_tok": 2,
+                                "mlp_layer_types": None, "layer_types": None},
+         lengths=LENGTHS,
+         variants=(dict(first_k_dense_replace=2, prefix_dense_intermediate_size=4000,
+                        num_shared_experts=2, attention_bias=True),
+                   dict(rms_norm_eps=1e-6, num_key_value_heads=8, tie_word_embeddings=False),
+                   dict(mlp_layer_types=["dense", "sparse"] * 20, num_shared_experts=1))),
+]
+
+_MOE = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24)
+CASES += [
+    # Trinity-like: 3 window layers per full one, one dense layer, 2 shared experts
+    Case("afmoe", shrink={**SIZES, **_MOE, "num_hidden_layers": 5, "sliding_window": 4,
+                          "layer_types": None}, lengths=LENGTHS,
+         variants=(dict(num_dense_layers=0, num_shared_experts=0, tie_word_embeddings=True),
+                   dict(num_dense_layers=3, num_shared_experts=1, num_key_value_heads=4,
+                        global_attn_every_n_layers=2, mup_enabled=True))),
+]
