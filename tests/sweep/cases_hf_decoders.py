@@ -5,6 +5,7 @@ from . import Case
 
 SIZES = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, head_dim=16, vocab_size=128, max_position_embeddings=64)
+NO_HEAD_DIM = {k: v for k, v in SIZES.items() if k != "head_dim"}
 TIED, UNTIED = dict(tie_word_embeddings=True), dict(tie_word_embeddings=False)
 LENGTHS = (1, 6, 13)
 
@@ -29,4 +30,18 @@ CASES += [
          variants=(dict(num_dense_layers=0, num_shared_experts=0, tie_word_embeddings=True),
                    dict(num_dense_layers=3, num_shared_experts=1, num_key_value_heads=4,
                         global_attn_every_n_layers=2, mup_enabled=True))),
+]
+CASES += [
+    Case("nanochat", shrink=NO_HEAD_DIM,
+         variants=(dict(attention_bias=True, num_key_value_heads=2, tie_word_embeddings=True),
+                   dict(hidden_act="gelu", intermediate_size=1000))),
+]
+CASES += [
+    Case("granitemoe_swa", shrink={**NO_HEAD_DIM, "num_hidden_layers": 5, "sliding_window": 4,
+                                   "num_local_experts": 4, "num_experts_per_tok": 2,
+                                   "layer_types": None, "layer_rope_theta": None},
+         lengths=LENGTHS,
+         variants=(dict(shared_intermediate_size=1024, attention_bias=True),
+                   dict(layer_types=["sliding_attention", "full_attention"] * 16,
+                        num_key_value_heads=4, tie_word_embeddings=False))),
 ]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from ...errors import FlopcalcError
 from .common import Config, Raw, bias, layer_types, rotary_decoder
+from .aliases import _granite_swa
 from .dense_layernorm import activation
+from .moe import _granitemoe
 
 
 def _mlp_kinds(c: Config, default: list[str]) -> list[str]:
@@ -86,7 +88,30 @@ def _afmoe(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _nanochat(c: Config) -> Raw:
+    """NanoChat: Qwen3's attention (`attention_bias` on q, k, v and o) with weightless RMSNorms
+    everywhere (the layers' two, the per-head QK-norm, the final one, and one more on the
+    embeddings before the first layer: no parameters, no products), a plain bias-free MLP of
+    ReLU², an untied head by default. The final logit soft-capping is element-wise
+    (`nanochat/modular_nanochat.py`)."""
+    attn = c("attention_bias", False)
+    return {**rotary_decoder(c, gated=False), **bias(attn, attn), "qk_norm": "per_head",
+            "norm_affine": False, "activation": activation(c("hidden_act", "relu2", str))}
+
+
+def _granitemoe_swa(c: Config) -> Raw:
+    """Granite-MoE-SWA: GraniteMoeShared's layers (Mixtral's experts, a gated shared MLP of
+    `shared_intermediate_size`, none when 0, the µP scalars) with GraniteSWA's attention: a
+    learned sink per head in every layer and a window on the "sliding_attention" layers
+    (absent: all but every 4th); `layer_rope_theta` 0 (NoPE) counts nothing
+    (`granitemoe_swa/modular_granitemoe_swa.py`)."""
+    moe = _granitemoe(c)
+    if c("shared_intermediate_size", 0):
+        moe["moe"].update(shared_experts=1, shared_d_ff=c("shared_intermediate_size"))
+    return {**_granite_swa(c), "multipliers": moe["multipliers"], "moe": moe["moe"]}
+
+
+CONVERTERS = {"granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {}
 REFUSED: dict[str, str] = {}
