@@ -45,3 +45,12 @@ CASES += [
                    dict(layer_types=["sliding_attention", "full_attention"] * 16,
                         num_key_value_heads=4, tie_word_embeddings=False))),
 ]
+CASES += [
+    Case("mellum", shrink={**SIZES, **_MOE, "num_hidden_layers": 4, "sliding_window": 4,
+                           "layer_types": ["sliding_attention", "full_attention"] * 2,
+                           "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]},
+         lengths=LENGTHS,
+         variants=(dict(attention_bias=True, tie_word_embeddings=True, num_key_value_heads=8),
+                   dict(layer_types=["sliding_attention"] * 3 + ["full_attention"] * 25,
+                        mlp_layer_types=["dense"] * 2 + ["sparse"] * 26, num_mtp_layers=1))),
+]

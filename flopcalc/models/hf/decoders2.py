@@ -111,7 +111,27 @@ def _granitemoe_swa(c: Config) -> Raw:
     return {**_granite_swa(c), "multipliers": moe["multipliers"], "moe": moe["moe"]}
 
 
-CONVERTERS = {"granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _mellum(c: Config) -> Raw:
+    """Mellum: Qwen3-MoE's attention (a per-head QK-norm, `attention_bias` on q, k, v and o) with
+    a window on the `layer_types` "sliding_attention" layers (absent: none), a dense SwiGLU of
+    intermediate_size on the `mlp_layer_types` "dense" layers and Qwen3-MoE's experts of
+    moe_intermediate_size (a bias-free router, no shared expert) on the "sparse" ones (absent:
+    all). The mtp.* tensors of its checkpoints are neither built nor read by transformers and
+    are not counted; RoPE per layer type counts nothing (`mellum/modular_mellum.py`)."""
+    attn = c("attention_bias", False)
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn), "qk_norm": "per_head",
+                **layer_types(c)}
+    kinds = _mlp_kinds(c, ["sparse"] * c.layers())
+    if "sparse" in kinds:
+        raw["moe"] = {"experts": c("num_local_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"]}
+    return raw
+
+
+CONVERTERS = {"mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
 DEFAULTS: dict[str, Raw] = {}
-ALIASES: dict[str, dict[str, str]] = {}
+ALIASES: dict[str, dict[str, str]] = {
+    "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
+}
 REFUSED: dict[str, str] = {}
