@@ -54,3 +54,12 @@ CASES += [
                    dict(layer_types=["sliding_attention"] * 3 + ["full_attention"] * 25,
                         mlp_layer_types=["dense"] * 2 + ["sparse"] * 26, num_mtp_layers=1))),
 ]
+CASES += [
+    Case("kolibri1", shrink={**SIZES, **_MOE, "num_hidden_layers": 5, "sliding_window": 4,
+                             "shared_expert_intermediate_size": 40, "layer_types": None},
+         lengths=LENGTHS,
+         variants=(dict(shared_expert_intermediate_size=2048, tie_word_embeddings=True,
+                        num_key_value_heads=8),
+                   dict(layer_types=["sliding_attention", "full_attention"] * 25,
+                        head_dim=64))),
+]

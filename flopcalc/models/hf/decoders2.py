@@ -14,6 +14,12 @@ from .dense_layernorm import activation
 from .moe import _granitemoe
 
 
+def _with(c: Config, **keys: object) -> Config:
+    """`c` with `keys` set: a config class without a key the shared readers read (every layer
+    a mixture: no dense width)."""
+    return Config({**c.data, **keys}, c.label, c.model_type)
+
+
 def _mlp_kinds(c: Config, default: list[str]) -> list[str]:
     """`mlp_layer_types`: "dense" or "sparse" per layer (absent: `default`)."""
     kinds = c.per_layer("mlp_layer_types", c.layers(), default=default)
@@ -129,9 +135,27 @@ def _mellum(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _kolibri1(c: Config) -> Raw:
+    """Kolibri 1: EXAONE 4's bias-free attention (a per-head QK-norm; RoPE on window layers
+    only, which counts nothing) with windows on all layers but every 5th (the saved
+    `layer_types`), GLM-4's sandwich norms around both sublayers, and in every layer
+    DeepSeek-V3's mixture: a bias-free router (fp32; e_score_correction_bias a buffer),
+    Qwen3-MoE's experts of moe_intermediate_size and one shared MLP of
+    shared_expert_intermediate_size (`kolibri1/modular_kolibri1.py`)."""
+    raw: Raw = {**rotary_decoder(_with(c, intermediate_size=c("moe_intermediate_size"))),
+                "qk_norm": "per_head",
+                "norm_placement": "sandwich", **layer_types(c)}
+    raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": c("moe_intermediate_size")}
+    if c("shared_expert_intermediate_size", 512, int):
+        raw["moe"].update(shared_experts=1, shared_d_ff=c("shared_expert_intermediate_size"))
+    return raw
+
+
+CONVERTERS = {"kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {
     "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
+    "kolibri1": {"num_experts": "num_local_experts"},
 }
 REFUSED: dict[str, str] = {}
