@@ -63,3 +63,12 @@ CASES += [
                    dict(layer_types=["sliding_attention", "full_attention"] * 25,
                         head_dim=64))),
 ]
+CASES += [
+    Case("flint", shrink={**SIZES, **_MOE, "num_hidden_layers": 5, "sliding_window": 4,
+                          "shared_expert_intermediate_size": 40, "layer_types": None,
+                          "mlp_only_layers": [0, 1]},
+         lengths=LENGTHS,
+         variants=(dict(shared_expert_intermediate_size=0, attention_bias=True,
+                        mlp_only_layers=[2], tie_word_embeddings=True),
+                   dict(decoder_sparse_step=2, num_key_value_heads=8))),
+]

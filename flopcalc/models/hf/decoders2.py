@@ -152,10 +152,30 @@ def _kolibri1(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _flint(c: Config) -> Raw:
+    """Flint: Qwen3-MoE's attention (a per-head QK-norm, `attention_bias` on q, k, v and o) with
+    a learned sink per head and RoPE on its window layers only (no count), windows on the saved
+    `layer_types`; Qwen3-MoE's layers (a dense SwiGLU of intermediate_size on `mlp_only_layers`
+    and off every `decoder_sparse_step`-th layer) with a bias-free fp32 router and one ungated
+    shared MLP of shared_expert_intermediate_size added to the routed experts
+    (`flint/modular_flint.py`)."""
+    attn = c("attention_bias", False)
+    n = c.layers()
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn), "qk_norm": "per_head",
+                "attention_sinks": True, **layer_types(c)}
+    raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": c("moe_intermediate_size"), "every": c("decoder_sparse_step", 1),
+                  "dense_layers": list(c.layer_indices("mlp_only_layers", n, [0, 1]))}
+    if c("shared_expert_intermediate_size", 1024, int):
+        raw["moe"].update(shared_experts=1, shared_d_ff=c("shared_expert_intermediate_size"))
+    return raw
+
+
+CONVERTERS = {"flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {
     "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "kolibri1": {"num_experts": "num_local_experts"},
+    "flint": {"num_experts": "num_local_experts"},
 }
 REFUSED: dict[str, str] = {}
