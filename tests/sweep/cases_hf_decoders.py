@@ -72,3 +72,7 @@ CASES += [
                         mlp_only_layers=[2], tie_word_embeddings=True),
                    dict(decoder_sparse_step=2, num_key_value_heads=8))),
 ]
+CASES += [
+    Case("apertus1p5_text", shrink=SIZES,
+         variants=(dict(attention_bias=True, num_key_value_heads=8), TIED)),
+]

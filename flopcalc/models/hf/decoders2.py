@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...errors import FlopcalcError
 from .common import Config, Raw, bias, layer_types, rotary_decoder
 from .aliases import _granite_swa
-from .dense_layernorm import activation
+from .dense_layernorm import _apertus, activation
 from .moe import _granitemoe
 
 
@@ -171,7 +171,20 @@ def _flint(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _apertus1p5_text(c: Config) -> Raw:
+    """Apertus 1.5's text model: Apertus (per-head QK-norm, xIELU MLP) with a larger vocabulary.
+    An `output_vocab_size` below vocab_size prunes the head to fewer rows than the embedding,
+    which flopcalc cannot say (one vocabulary for both) and refuses
+    (`apertus1p5/modular_apertus1p5.py`)."""
+    out = c("output_vocab_size", None)
+    if out is not None and out != c("vocab_size"):
+        raise FlopcalcError(f"{c.label}: output_vocab_size {out} differs from vocab_size: a head "
+                            "narrower than the embedding table is not a shape flopcalc counts; "
+                            "describe the model in a YAML file")
+    return _apertus(c)
+
+
+CONVERTERS = {"apertus1p5_text": _apertus1p5_text, "flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {
     "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
