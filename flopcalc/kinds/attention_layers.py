@@ -61,9 +61,14 @@ def build(cfg: Any, name: str) -> Attention:
         raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
                          "explicitly")
     head_dim = cfg.head_dim or d // heads
-    return Attention(heads=heads, kv_heads=kv_heads or heads, qk_dim=head_dim,
-                     v_dim=cfg.v_head_dim or head_dim, gate=cfg.attention_gate,
-                     multipliers=scales(cfg, "attention"), **common)
+    kind = Attention
+    if cfg.attention_gate == "head":
+        from .head_gate import HeadGatedAttention  # imported only by models that have it
+
+        kind = HeadGatedAttention
+    return kind(heads=heads, kv_heads=kv_heads or heads, qk_dim=head_dim,
+                v_dim=cfg.v_head_dim or head_dim, gate=cfg.attention_gate is True,
+                multipliers=scales(cfg, "attention"), **common)
 
 
 def model_norm(cfg: Any) -> Norm:

@@ -76,3 +76,12 @@ CASES += [
     Case("apertus1p5_text", shrink=SIZES,
          variants=(dict(attention_bias=True, num_key_value_heads=8), TIED)),
 ]
+CASES += [
+    # conv, window, full layers; gated per head, sandwich norms (the defaults)
+    Case("lfm3", shrink={**SIZES, "num_hidden_layers": 6, "sliding_window": 4,
+                         "layer_types": None, "conv_L_cache": 3, "pad_token_id": 0,
+                         "bos_token_id": 1, "eos_token_id": 2}, lengths=LENGTHS,
+         variants=(dict(use_attention_gate=False, use_sandwich_norm=False, conv_bias=True,
+                        attention_bias=True, tie_word_embeddings=False),
+                   dict(num_key_value_heads=16, conv_L_cache=4))),
+]

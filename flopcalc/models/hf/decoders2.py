@@ -8,9 +8,10 @@ device at the default config and at variants, forward FLOPs with FlopCounterMode
 from __future__ import annotations
 
 from ...errors import FlopcalcError
-from .common import Config, Raw, bias, layer_types, rotary_decoder
+from .common import Config, Raw, bias, layer_types, rotary_decoder, shortest_period
 from .aliases import _granite_swa
 from .dense_layernorm import _apertus, activation
+from .linear_hybrids import _mapped
 from .moe import _granitemoe
 
 
@@ -184,7 +185,36 @@ def _apertus1p5_text(c: Config) -> Raw:
     return _apertus(c)
 
 
-CONVERTERS = {"apertus1p5_text": _apertus1p5_text, "flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _lfm3(c: Config) -> Raw:
+    """LFM3: LFM2's layers (gated short convolutions of `conv_L_cache` taps and Qwen3-style
+    attention with a per-head QK-norm and `attention_bias` on q, k, v and o) of three types,
+    "conv", "full_attention" and "sliding_attention" (a window of `sliding_window`); the
+    attention's output scaled per head by sigmoid(g_proj(x)), g_proj d → h, when
+    `use_attention_gate`; norms after each sublayer too when `use_sandwich_norm`; LFM2-MoE's
+    dense gated MLP of intermediate_size as given; the final norm is `embedding_norm`. RoPE per
+    layer type counts nothing (`lfm3/modular_lfm3.py`)."""
+    n = c.layers()
+    default = ["full_attention" if i % 4 == 2 else "sliding_attention" if i % 4 == 0 and i > 0
+               else "conv" for i in range(n)]
+    kinds = c.per_layer("layer_types", n, default=default)
+    names = _mapped(c, kinds, {"conv": "short_conv", "full_attention": "full",
+                               "sliding_attention": "window"})
+    attn = c("attention_bias", False)
+    raw: Raw = {**rotary_decoder(c, tie=True), **bias(attn, attn), "qk_norm": "per_head",
+                "layer_types": shortest_period(names),
+                "short_conv": {"conv_L_cache": c("conv_L_cache", 7),
+                               "conv_bias": bool(c("conv_bias", False))}}
+    raw["activation"] = "silu"  # LFM2-MoE's MLP applies F.silu whatever hidden_act says
+    if "window" in names:
+        raw["sliding_window"] = c("sliding_window", 256)
+    if c("use_attention_gate", True):
+        raw["attention_gate"] = "head"
+    if c("use_sandwich_norm", True):
+        raw["norm_placement"] = "sandwich"
+    return raw
+
+
+CONVERTERS = {"lfm3": _lfm3, "apertus1p5_text": _apertus1p5_text, "flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {
     "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
