@@ -85,3 +85,14 @@ CASES += [
                         attention_bias=True, tie_word_embeddings=False),
                    dict(num_key_value_heads=16, conv_L_cache=4))),
 ]
+CASES += [
+    Case("laguna", shrink={**SIZES, **_MOE, "num_hidden_layers": 4, "sliding_window": 4,
+                           "shared_expert_intermediate_size": 40,
+                           "layer_types": ["sliding_attention", "full_attention"] * 2,
+                           "mlp_layer_types": None, "num_attention_heads_per_layer": None},
+         lengths=LENGTHS,
+         variants=(dict(gating="per-element", shared_expert_intermediate_size=0,
+                        tie_word_embeddings=True),
+                   dict(attention_bias=True, num_attention_heads=16,
+                        num_attention_heads_per_layer=[32] * 40))),
+]

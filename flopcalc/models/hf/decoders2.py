@@ -214,7 +214,49 @@ def _lfm3(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"lfm3": _lfm3, "apertus1p5_text": _apertus1p5_text, "flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _laguna(c: Config) -> Raw:
+    """Laguna: AFMoE's attention (a per-head QK-norm, `attention_bias` on q, k, v and o, RoPE
+    and windows on the "sliding_attention" layers) whose output is scaled by softplus(g_proj(x)),
+    g_proj bias-free: d → h per head when `gating` is true or "per-head" (the default), else
+    d → h·hd per element; a dense SwiGLU of intermediate_size on the `mlp_layer_types` "dense"
+    layers (absent: the first), Qwen3-MoE's experts of moe_intermediate_size elsewhere with a
+    bias-free router, `e_score_correction_bias` (an E-vector held as a parameter: the count of
+    a router bias) and one shared MLP of shared_expert_intermediate_size. Per-layer head counts
+    (`num_attention_heads_per_layer`) that differ are refused: flopcalc's layers share one head
+    count (`laguna/modular_laguna.py`)."""
+    n = c.layers()
+    heads = c.ints("num_attention_heads_per_layer", None)
+    if heads is not None:
+        heads = c.per_layer("num_attention_heads_per_layer", n, int)
+        if len(set(heads)) > 1:
+            raise FlopcalcError(f"{c.label}: num_attention_heads_per_layer differs between layers "
+                                f"({sorted(set(heads))}): flopcalc's attention layers share one "
+                                "head count; describe the model in a YAML file")
+    attn = c("attention_bias", False)
+    gating = c("gating", True)
+    per_head = gating is True or gating == "per-head"
+    if attn and not per_head:
+        raise FlopcalcError(f"{c.label}: attention_bias with gating {gating!r}: Laguna's "
+                            "per-element g_proj has no bias, flopcalc's per-element gate would "
+                            "take q's; set attention_bias false or describe the model in a YAML "
+                            "file")
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn), "qk_norm": "per_head",
+                "attention_gate": "head" if per_head else True, **layer_types(c)}
+    if heads:
+        raw["n_heads"] = heads[0]
+    kinds = _mlp_kinds(c, ["dense"] + ["sparse"] * (n - 1))
+    if "sparse" in kinds:
+        raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"],
+                      "router_bias": True}
+        if c("shared_expert_intermediate_size", 512, int):
+            raw["moe"].update(shared_experts=1,
+                              shared_d_ff=c("shared_expert_intermediate_size"))
+    return raw
+
+
+CONVERTERS = {"laguna": _laguna, "lfm3": _lfm3, "apertus1p5_text": _apertus1p5_text, "flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {
     "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
