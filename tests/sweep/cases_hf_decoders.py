@@ -96,3 +96,15 @@ CASES += [
                    dict(attention_bias=True, num_attention_heads=16,
                         num_attention_heads_per_layer=[32] * 40))),
 ]
+_MLA = dict(q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8,
+            v_head_dim=12, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
+            n_group=1, topk_group=1)
+CASES += [
+    # latent attention decompresses K and V for every head: as many KV heads as heads
+    Case("axk1", shrink={**NO_HEAD_DIM, **_MLA, "num_hidden_layers": 3, "num_key_value_heads": 4,
+                         "mlp_layer_types": None},
+         lengths=LENGTHS,
+         variants=(dict(mlp_layer_types=["dense", "sparse"] * 30 + ["sparse"],
+                        n_shared_experts=2, attention_bias=True),
+                   dict(first_k_dense_replace=3, tie_word_embeddings=True))),
+]

@@ -256,11 +256,41 @@ def _laguna(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"laguna": _laguna, "lfm3": _lfm3, "apertus1p5_text": _apertus1p5_text, "flint": _flint, "kolibri1": _kolibri1, "mellum": _mellum, "granitemoe_swa": _granitemoe_swa, "nanochat": _nanochat, "cohere2_moe": _cohere2_moe, "afmoe": _afmoe}
+def _axk1(c: Config) -> Raw:
+    """A.X-K1: DeepSeek-V3's latent attention (always with a query latent; `attention_bias` on
+    q_a, kv_a and o) and mixture (a bias-free router, its e_score_correction_bias a buffer,
+    n_shared_experts fused shared experts of moe_intermediate_size) on the `mlp_layer_types`
+    "sparse" layers, with an RMSNorm over the mixture's output (`post_mlp_layernorm`); a dense
+    SwiGLU of intermediate_size on the "dense" ones (absent: the first). GLM-4-MoE-Lite's
+    pre-norm layer (`axk1/modular_axk1.py`)."""
+    attn = c("attention_bias", False)
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn)}
+    raw["n_kv_heads"] = None  # latent attention decompresses K and V for every head
+    raw.pop("head_dim", None)
+    raw["latent_attention"] = {
+        "q_lora_rank": c("q_lora_rank"), "kv_lora_rank": c("kv_lora_rank"),
+        "qk_nope_head_dim": c("qk_nope_head_dim"), "qk_rope_head_dim": c("qk_rope_head_dim"),
+        "v_head_dim": c("v_head_dim")}
+    kinds = _mlp_kinds(c, ["dense"] + ["sparse"] * (c.layers() - 1))
+    if "sparse" in kinds:
+        raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
+                      "d_ff": c("moe_intermediate_size"),
+                      "shared_experts": c("n_shared_experts", 1, int), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(kinds) if t == "dense"],
+                      "output_norm": True}
+    return raw
+
+
+CONVERTERS = {
+    "cohere2_moe": _cohere2_moe, "afmoe": _afmoe, "nanochat": _nanochat,
+    "granitemoe_swa": _granitemoe_swa, "mellum": _mellum, "kolibri1": _kolibri1, "flint": _flint,
+    "apertus1p5_text": _apertus1p5_text, "lfm3": _lfm3, "laguna": _laguna, "axk1": _axk1,
+}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {
     "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "kolibri1": {"num_experts": "num_local_experts"},
     "flint": {"num_experts": "num_local_experts"},
+    "axk1": {"num_local_experts": "n_routed_experts"},
 }
 REFUSED: dict[str, str] = {}
