@@ -108,3 +108,16 @@ CASES += [
                         n_shared_experts=2, attention_bias=True),
                    dict(first_k_dense_replace=3, tie_word_embeddings=True))),
 ]
+_GDN = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+            linear_value_head_dim=8, linear_conv_kernel_dim=4)
+CASES += [
+    # the released period of 5: DeltaNet, window, DeltaNet, full, window
+    Case("lara_mini", shrink={**SIZES, **_GDN, "num_experts": 4, "num_experts_per_tok": 2,
+                              "moe_intermediate_size": 24, "shared_expert_intermediate_size": 40,
+                              "num_hidden_layers": 5, "sliding_window": 4, "layer_types": None},
+         lengths=LENGTHS,
+         variants=(dict(shared_expert_intermediate_size=0, attention_bias=True,
+                        tie_word_embeddings=False),
+                   dict(layer_types=["linear_attention", "full_attention"] * 17,
+                        num_key_value_heads=8))),
+]

@@ -281,7 +281,38 @@ def _axk1(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {
+def _lara_mini(c: Config) -> Raw:
+    """Lara-mini: Qwen3.5's gated DeltaNet on the "linear_attention" layers and Qwen3's
+    ungated attention (a per-head QK-norm, `attention_bias` on q, k, v and o) on the
+    "full_attention" and "sliding_attention" ones (a window of `sliding_window`); in every
+    layer Qwen3-MoE's experts of moe_intermediate_size (a bias-free fp32 router) and one
+    ungated shared SwiGLU of shared_expert_intermediate_size (`lara_mini/modular_lara_mini.py`)."""
+    n = c.layers()
+    pattern = ["linear_attention", "sliding_attention", "linear_attention", "full_attention",
+               "sliding_attention"]
+    kinds = c.per_layer("layer_types", n, default=[pattern[i % 5] for i in range(n)])
+    names = _mapped(c, kinds, {"linear_attention": "gdn", "full_attention": "full",
+                               "sliding_attention": "window"})
+    attn = c("attention_bias", False)
+    raw: Raw = {**rotary_decoder(_with(c, intermediate_size=c("moe_intermediate_size")),
+                                 tie=True),
+                **bias(attn, attn), "qk_norm": "per_head", "layer_types": shortest_period(names)}
+    if "window" in names:
+        raw["sliding_window"] = c("sliding_window", 512)
+    if "gdn" in names:
+        raw["gated_deltanet"] = {
+            "n_key_heads": c("linear_num_key_heads"), "n_value_heads": c("linear_num_value_heads"),
+            "key_head_dim": c("linear_key_head_dim"),
+            "value_head_dim": c("linear_value_head_dim"),
+            "d_conv": c("linear_conv_kernel_dim", 4)}
+    raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
+                  "d_ff": c("moe_intermediate_size")}
+    if c("shared_expert_intermediate_size", 512, int):
+        raw["moe"].update(shared_experts=1, shared_d_ff=c("shared_expert_intermediate_size"))
+    return raw
+
+
+CONVERTERS = {"lara_mini": _lara_mini, 
     "cohere2_moe": _cohere2_moe, "afmoe": _afmoe, "nanochat": _nanochat,
     "granitemoe_swa": _granitemoe_swa, "mellum": _mellum, "kolibri1": _kolibri1, "flint": _flint,
     "apertus1p5_text": _apertus1p5_text, "lfm3": _lfm3, "laguna": _laguna, "axk1": _axk1,
