@@ -324,4 +324,64 @@ ALIASES: dict[str, dict[str, str]] = {
     "flint": {"num_experts": "num_local_experts"},
     "axk1": {"num_local_experts": "n_routed_experts"},
 }
-REFUSED: dict[str, str] = {}
+_YAML = "; describe an approximation in a YAML file if one will do"
+
+
+def _lacks(what: str) -> str:
+    return f"{what} {'are' if ' and ' in what else 'is'} not a layer kind flopcalc has{_YAML}"
+
+
+# Decoders of transformers 5.24 whose counts need a feature flopcalc lacks, named.
+REFUSED: dict[str, str] = {
+    "apertus1p5": ("Apertus 1.5's image tokenizer (Chameleon's VQ-VAE encoder and its codebook) "
+                   "is not a tower flopcalc counts; its text config imports as "
+                   "apertus1p5_text" + _YAML),
+    "diffllama": _lacks("DiffLlama's differential attention (two attention maps per head over "
+                        "halved values, subtracted with learned λ vectors, then a group norm)"),
+    "doge": _lacks("Doge's dynamic-mask attention (A and dt_proj per KV head), its "
+                   "cross-domain mixture of product-key experts and learned residual scales"),
+    "bitnet": _lacks("BitNet's sub-norms inside each block (an RMSNorm of hidden_size before "
+                     "o_proj and of intermediate_size before down_proj)"),
+    "dory": _lacks("Dory's scaled attention (sqk and s_gate vectors), scaled MLP (suv_gate, "
+                   "suv_up), learned residual mixing (lambda_1, lambda_2) and per-token logit "
+                   "scales"),
+    "zaya": _lacks("ZAYA's convolutional compressed attention (CCA: depthwise and grouped "
+                   "convolutions over q and k, current and delayed values), its MLP router and "
+                   "learned residual scaling"),
+    "zamba": _lacks("Zamba's multi-head Mamba-1 mixers (n_mamba_heads) and its shared "
+                    "attention block over the hidden states joined to the embeddings"),
+    "glm5_next": _lacks("GLM-5-Next's hyper-connections (several residual streams and a "
+                        "hyper-head), forget-gated linear attention and indexer"),
+    "glmga": ("Glmga builds GLM-4.6V's classes (Glm46VForConditionalGeneration), whose GLM-4V "
+              "text model and vision tower flopcalc does not import" + _YAML),
+    "bailing_hybrid": _lacks("Bailing-hybrid's latent attention gated per head and its "
+                             "forget-gated delta attention"),
+    "hrm_text": _lacks("HRM's two weight-shared stacks run in nested H and L cycles (and its "
+                       "prefix-LM masks)"),
+    "beam": _lacks("Beam's attention gate with a bias per head (gate_bias beside a "
+                   "per-element gate_proj)"),
+    "neomme": _lacks("NeoMME's exclusive self-attention (alpha per head), sigmoid-gated "
+                     "output projection and low-rank embedding factorisation"),
+    "inkling_text": _lacks("Inkling's relative-position logits (r_proj and a learned table), "
+                           "short convolutions and learned global scales"),
+    "inkling2_text": _lacks("Inkling 2's attention (relative-position bias, dynamic short "
+                            "convolutions, L2-clipped and log-scaled queries and keys) and its "
+                            "block attention residuals"),
+    "muse_spark": _lacks("Muse Spark's learned residual gates, centred and input-scaled "
+                         "RMSNorms"),
+    "dots3_note_text": _lacks("dots3's latent attention with a norm over the shared rotary "
+                              "key, windows on latent attention and an indexer on some layers"),
+    "minimax_m3_vl_text": _lacks("MiniMax-M3's attention with an optional sparse indexer per "
+                                 "layer and its cache of selected keys"),
+    "molmo2_text": ("Molmo 2's text model holds vocab_size + additional_vocab_size embedding "
+                    "rows and a head of vocab_size: one vocabulary for both is what flopcalc "
+                    "counts" + _YAML),
+    "xlstm": _lacks("xLSTM's mLSTM blocks (matrix-memory recurrences with exponential gates)"),
+    "blt": _lacks("The Byte Latent Transformer's local encoder and decoder with "
+                  "cross-attention to patches, its global transformer and hashed n-gram "
+                  "embeddings"),
+    "axk2": _lacks("A.X-K2's gated RMSNorms (a low-rank gate MLP on every layer norm) and "
+                   "gated latent-attention queries"),
+    "step3p7": _lacks("Step 3.7's per-layer attention configurations (per_layer_config: head "
+                      "counts and gates by layer type)"),
+}
