@@ -121,3 +121,8 @@ CASES += [
                    dict(layer_types=["linear_attention", "full_attention"] * 17,
                         num_key_value_heads=8))),
 ]
+CASES += [
+    Case("bitnet", shrink=NO_HEAD_DIM,
+         variants=(dict(attention_bias=True, tie_word_embeddings=True),
+                   dict(num_key_value_heads=20, hidden_act="silu", intermediate_size=1000))),
+]

@@ -312,7 +312,18 @@ def _lara_mini(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"lara_mini": _lara_mini, 
+def _bitnet(c: Config) -> Raw:
+    """BitNet b1.58: Llama (`attention_bias` on q, k, v and o; a gated MLP of ReLU² by default)
+    with two sub-norms, an RMSNorm over the attention output before o_proj and one over the
+    MLP's hidden product before down_proj (`sub_norms`); untied by default. Its weights are
+    ternary in the released checkpoints (a quantization config), the count of parameters and
+    FLOPs is that of the bf16 model transformers builds (`bitnet/modular_bitnet.py`)."""
+    attn = c("attention_bias", False)
+    return {**rotary_decoder(c), **bias(attn, attn), "sub_norms": True,
+            "activation": activation(c("hidden_act", "relu2", str))}
+
+
+CONVERTERS = {"bitnet": _bitnet, "lara_mini": _lara_mini, 
     "cohere2_moe": _cohere2_moe, "afmoe": _afmoe, "nanochat": _nanochat,
     "granitemoe_swa": _granitemoe_swa, "mellum": _mellum, "kolibri1": _kolibri1, "flint": _flint,
     "apertus1p5_text": _apertus1p5_text, "lfm3": _lfm3, "laguna": _laguna, "axk1": _axk1,
@@ -340,8 +351,6 @@ REFUSED: dict[str, str] = {
                         "halved values, subtracted with learned λ vectors, then a group norm)"),
     "doge": _lacks("Doge's dynamic-mask attention (A and dt_proj per KV head), its "
                    "cross-domain mixture of product-key experts and learned residual scales"),
-    "bitnet": _lacks("BitNet's sub-norms inside each block (an RMSNorm of hidden_size before "
-                     "o_proj and of intermediate_size before down_proj)"),
     "dory": _lacks("Dory's scaled attention (sqk and s_gate vectors), scaled MLP (suv_gate, "
                    "suv_up), learned residual mixing (lambda_1, lambda_2) and per-token logit "
                    "scales"),
