@@ -328,7 +328,13 @@ CONVERTERS = {"bitnet": _bitnet, "lara_mini": _lara_mini,
     "granitemoe_swa": _granitemoe_swa, "mellum": _mellum, "kolibri1": _kolibri1, "flint": _flint,
     "apertus1p5_text": _apertus1p5_text, "lfm3": _lfm3, "laguna": _laguna, "axk1": _axk1,
 }
-DEFAULTS: dict[str, Raw] = {}
+# The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
+# where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
+_GQA = {"head_dim": 128, "num_key_value_heads": 4}
+DEFAULTS: dict[str, Raw] = {
+    "mellum": _GQA, "kolibri1": _GQA, "flint": _GQA, "lfm3": _GQA, "lara_mini": _GQA,
+    "laguna": {"head_dim": 128, "num_key_value_heads": 8}, "bitnet": {"num_key_value_heads": 5},
+}
 ALIASES: dict[str, dict[str, str]] = {
     "mellum": {"num_experts": "num_local_experts", "num_mtp_layers": "num_nextn_predict_layers"},
     "kolibri1": {"num_experts": "num_local_experts"},
