@@ -61,9 +61,20 @@ def build(cfg: Any, name: str) -> Attention:
         raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
                          "explicitly")
     head_dim = cfg.head_dim or d // heads
-    attn = Attention(heads=heads, kv_heads=kv_heads or heads, qk_dim=head_dim,
-                     v_dim=cfg.v_head_dim or head_dim, gate=cfg.attention_gate,
-                     multipliers=scales(cfg, "attention"), **common)
+    kind, extra = Attention, {}
+    if cfg.attention_gate == "head" and cfg.sub_norms:
+        raise ValueError("attention_gate: head and sub_norms together are not a kind flopcalc has")
+    if cfg.attention_gate == "head":
+        from .head_gate import HeadGatedAttention  # imported only by models that have it
+
+        kind = HeadGatedAttention
+    if cfg.sub_norms:
+        from .sub_norms import SubNormAttention  # imported only by models that have it
+
+        kind, extra = SubNormAttention, {"sub_norm": model_norm(cfg)}
+    attn = kind(heads=heads, kv_heads=kv_heads or heads, qk_dim=head_dim,
+                v_dim=cfg.v_head_dim or head_dim, gate=cfg.attention_gate is True,
+                multipliers=scales(cfg, "attention"), **common, **extra)
     if cfg.gemma4 is not None and name in ("full", "window"):
         from .gemma4 import adapt  # imported only by models that have it
 

@@ -18,6 +18,7 @@ from ..declare import Min
 from .base import (ELEMENTWISE, EXPERT, LAYERS, REPLICATED, Keeping, Kind, Part, Published,
                    Span, gemm, linear, prefixed)
 from .mlp import Mlp
+from .norm import Norm
 from .registry import Entry
 
 EXACT_ROUTING_BATCH = 65_536  # beyond this many tokens (1 − k/E)^B is taken in floating point
@@ -72,6 +73,9 @@ class Moe(Kind):
     # never used.
     zero_experts: int = 0
     zero_gate_up: bool = False
+    # A.X-K1 (`models/axk1/modular_axk1.py` AXK1MoE): the model's norm over the block's summed
+    # output (routed + shared), d wide, in every mixture layer
+    output_norm: Optional[Norm] = None
     slot = "mlp"
     routed = True
 
@@ -129,6 +133,8 @@ class Moe(Kind):
             parts.append(Part("shared_gate.weight", d, LAYERS, (d, 1), REPLICATED, matmul=True))
         if self.output_bias:  # held by the block itself
             parts.append(Part("output_bias", d, LAYERS, (d,), REPLICATED, module=""))
+        if self.output_norm is not None:
+            parts += self.output_norm.params(d, "output_norm")
         return parts
 
     def forward(self, d: int, x: Span) -> list[Part]:
@@ -178,6 +184,9 @@ class Moe(Kind):
                   Part("elementwise.routing", routing, ELEMENTWISE)]
         if "output" in self.multipliers:
             parts.append(Part("elementwise.multipliers", tokens * d, ELEMENTWISE))
+        if self.output_norm is not None:
+            parts.append(Part("elementwise.output_norm", self.output_norm.per_element * tokens * d,
+                              ELEMENTWISE))
         return parts
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
@@ -325,6 +334,7 @@ class MoeConfig:
     # top_k·experts/(experts + zero_experts) computing experts per token, which must be whole)
     zero_experts: Annotated[int, Min(0)] = 0
     zero_expert_gate_up: bool = False  # transformers allocates them unused gate/up rows
+    output_norm: bool = False  # A.X-K1: the model's norm over the mixture's output
 
 
 def from_config(cfg: Any) -> Moe:
@@ -333,6 +343,7 @@ def from_config(cfg: Any) -> Moe:
 
     from dataclasses import replace
 
+    from .attention_layers import model_norm
     from .multipliers import scales
 
     m = cfg.moe
@@ -346,7 +357,8 @@ def from_config(cfg: Any) -> Moe:
                latent=m.latent_size, latent_bias=cfg.bias.mlp,
                multipliers=tuple(x for x in scales(cfg, "mlp") if x == "output"),
                output_bias=m.output_bias, zero_experts=m.zero_experts,
-               zero_gate_up=m.zero_expert_gate_up)
+               zero_gate_up=m.zero_expert_gate_up,
+               output_norm=model_norm(cfg) if m.output_norm else None)
 
 
 def routed_layers(m: MoeConfig, n_layers: int) -> list[bool]:

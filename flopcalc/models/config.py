@@ -112,7 +112,12 @@ class BaseConfig:
     qk_norm: Literal["none", "per_head", "all_heads"] = "none"
     qk_norm_bias: Optional[bool] = None  # a LayerNorm QK-norm's bias; None: as norm_bias
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
-    attention_gate: bool = False  # Qwen3-Next: o reads attention·sigmoid(a gate from q_proj)
+    # Qwen3-Next (true): o reads attention·sigmoid(a gate from q_proj); "head": one gate per
+    # head from a d → h projection (LFM3, Laguna; kinds.head_gate)
+    attention_gate: Literal[False, True, "head"] = False
+    # BitNet: the model's norm over the attention output before o and over the MLP's hidden
+    # product before down (kinds.sub_norms)
+    sub_norms: bool = False
 
     sliding_window: Optional[Positive] = None
     attention_chunk: Optional[Positive] = None

@@ -427,6 +427,10 @@ def build_spec(cfg: Any) -> ModelSpec:
     layout = dict(placement=cfg.norm_placement, parallel=cfg.parallel_block,
                   parallel_norms=cfg.parallel_norms or 1)
     dense = mlp.from_config(cfg, cfg.d_ff) if cfg.d_ff is not None else None
+    if dense is not None and cfg.sub_norms:  # BitNet's ffn_sub_norm before down
+        from ..kinds.sub_norms import with_sub_norm
+
+        dense = with_sub_norm(dense, attention.model_norm(cfg))
     layers: list[Layer] = []
     if arch != "decoder-only":
         # an encoder-only model's layer_types may name a mixer that holds its own MLP
