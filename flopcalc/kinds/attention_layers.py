@@ -14,7 +14,7 @@ from ..declare import Min
 from .attention import Attention
 from .masks import Mask
 from .multipliers import scales
-from .norm import Norm
+from .norm import Norm, model_norm  # noqa: F401 - model_norm: read here by the kinds
 from .registry import Entry
 
 
@@ -80,17 +80,6 @@ def build(cfg: Any, name: str) -> Attention:
 
         return adapt(cfg, name, attn)
     return attn
-
-
-def model_norm(cfg: Any) -> Norm:
-    """The model's norm: LayerNorm (with a bias unless norm_bias is false), RMSNorm or none;
-    without any parameters when norm_affine is false."""
-    if cfg.norm != "layernorm" and cfg.norm_bias is False:
-        raise ValueError("norm_bias applies to norm: layernorm only")
-    if cfg.norm == "none" and not cfg.norm_affine:
-        raise ValueError("norm_affine applies to norm: layernorm or rmsnorm only")
-    affine = cfg.norm_affine
-    return Norm(cfg.norm, cfg.norm_bias and affine if cfg.norm == "layernorm" else False, affine)
 
 
 def qk_norm(cfg: Any) -> Norm:

@@ -343,7 +343,7 @@ def from_config(cfg: Any) -> Moe:
 
     from dataclasses import replace
 
-    from .attention_layers import model_norm
+    from .norm import model_norm
     from .multipliers import scales
 
     m = cfg.moe

@@ -5,6 +5,7 @@ is element-wise (counted only with --elementwise)."""
 
 from __future__ import annotations
 
+from typing import Any
 
 from ..records import dataclass
 from .base import LAYERS, REPLICATED, Part
@@ -47,3 +48,15 @@ class Norm:
 
 
 RMS = Norm("rmsnorm")
+
+
+def model_norm(cfg: Any) -> Norm:
+    """The model's norm, as a config's `norm`, `norm_bias` and `norm_affine` say: LayerNorm
+    (with a bias unless norm_bias is false), RMSNorm or none; without any parameters when
+    norm_affine is false."""
+    if cfg.norm != "layernorm" and cfg.norm_bias is False:
+        raise ValueError("norm_bias applies to norm: layernorm only")
+    if cfg.norm == "none" and not cfg.norm_affine:
+        raise ValueError("norm_affine applies to norm: layernorm or rmsnorm only")
+    affine = cfg.norm_affine
+    return Norm(cfg.norm, cfg.norm_bias and affine if cfg.norm == "layernorm" else False, affine)
