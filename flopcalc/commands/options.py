@@ -272,7 +272,7 @@ _ALL = (
            "most max(2,000, 2 x concurrency).", metavar="N"),
     Option("random_state", "gen", "Random state of the Poisson arrivals (and of the lengths, "
            "with --range-ratio): the same number draws the same arrivals.", 0, metavar="N"),
-    Option("range_ratio", "share", "Lengths drawn per request as vllm bench serve's random "
+    Option("range_ratio", "amount", "Lengths drawn per request as vllm bench serve's random "
            "dataset draws them (its --random-range-ratio): prompts uniform over "
            "[P(1-R), P(1+R)], outputs over [G(1-R), G(1+R)]; below 1. Default: fixed lengths.",
            metavar="R"),
