@@ -148,13 +148,11 @@ def _repr_source(cls: type) -> tuple[str, dict[str, Any]]:
     parts = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in dataclasses.fields(cls) if f.repr)
     from reprlib import recursive_repr
 
-    text = ("def __repr__(self):\n"
-            f"    return self.__class__.__qualname__ + f\"({parts})\"\n")
-    scope: dict[str, Any] = {}
-    exec(text, {}, scope)  # noqa: S102
     # the standard decorator guards against a record that holds itself
-    return "__repr__ = __guard(__plain)\n", {"__guard": recursive_repr(), "__plain":
-                                              scope["__repr__"]}
+    return (("@__guard\n"
+            "def __repr__(self):\n"
+            f"    return self.__class__.__qualname__ + f\"({parts})\"\n"),
+            {"__guard": recursive_repr()})
 
 
 def _compared(cls: type) -> list[str]:

@@ -26,7 +26,7 @@ from .attention import Attention
 from .base import (COLUMN, ELEMENTWISE, EMBEDDING, EngineCache, LAYERS, REPLICATED, ROW, VOCAB,
                    Cache, Keeping, Kind, Part, Published, Span, gemm, linear, prefixed)
 from .mlp import ACTIVATION_FLOPS, Mlp
-from .norm import Norm
+from .norm import Norm, model_norm
 from .registry import Entry
 
 SHARED = "kv_shared_"  # the prefix of the layer types that reuse an earlier layer's K and V
@@ -281,14 +281,7 @@ def feedforward(cfg: Any, name: str) -> Gemma4Feedforward:
         moe = moe_kind.from_config(cfg)
     return Gemma4Feedforward(mlp.from_config(cfg, cfg.d_ff * (2 if wide else 1)), moe,
                              g.per_layer_width, g.per_layer_vocab or cfg.vocab_size,
-                             _model_norm(cfg))
-
-
-def _model_norm(cfg: Any) -> Norm:
-    """The model's norm, as `attention_layers.model_norm` reads it (which imports this module
-    for the model's attention)."""
-    affine = cfg.norm_affine
-    return Norm(cfg.norm, cfg.norm_bias and affine if cfg.norm == "layernorm" else False, affine)
+                             model_norm(cfg))
 
 
 REGISTER = Entry(layer_types=(SHARED + "full", SHARED + "window"), build=build,

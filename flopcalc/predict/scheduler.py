@@ -19,8 +19,8 @@ a fixed random state.
 
 Lengths are fixed, or drawn per request as `vllm bench serve`'s random dataset draws them
 (`range_ratio` r, its `--random-range-ratio`; vllm/benchmarks/datasets.py,
-`_get_sampling_params`): prompts uniform over the integers [⌊P(1 − r)⌋, ⌈P(1 + r)⌉], outputs
-over [max(1, ⌊G(1 − r)⌋), ⌈G(1 + r)⌉], from a random state of their own (the tokenizer's
+`_get_sampling_params`): prompts uniform over the integers [⌊P(1 − r)⌋, ⌈P(1 + r)⌉],
+outputs over [max(1, ⌊G(1 − r)⌋), ⌈G(1 + r)⌉], from a random state of their own (the tokenizer's
 special tokens, which vLLM takes off the prompt, are not). The cache then holds `slots`
 requests of the mean length.
 The simulation runs `requests` requests (at most `MAX_REQUESTS`, or twice the concurrency)
