@@ -71,9 +71,10 @@ class Config:
         return n
 
     def per_layer(self, key: str, n: int, entry: Any = str, default: Any = ...,
-                  count_key: str = "num_hidden_layers") -> Any:
+                  count_key: str = "num_hidden_layers", choices: Any = None) -> Any:
         """A list with one entry per layer (`layer_types`, `mlp_layer_types`, 0/1 flags such as
-        `no_rope_layers`): exactly n entries of type `entry`. transformers' configs refuse
+        `no_rope_layers`): exactly n entries of type `entry`, each one of `choices` when given
+        (the first that is not is named with its index). transformers' configs refuse
         another length (`PreTrainedConfig.validate_layer_type`); a shorter list would
         otherwise be repeated or cut without a word."""
         value = self(key, default, list)
@@ -83,6 +84,9 @@ class Config:
             if type(v) is not entry:
                 raise FlopcalcError(f"{self.label}: {key}[{i}] = {_short(v)} must be "
                                     f"{_TYPES.get(entry, entry)} (one per layer)")
+            if choices is not None and v not in choices:
+                raise FlopcalcError(f"{self.label}: {key}[{i}] = {_short(v)} must be one of "
+                                    f"{', '.join(map(repr, choices))}")
         if len(value) != n:
             raise FlopcalcError(f"{self.label}: {key} has {len(value):,} entries, {count_key} "
                                 f"is {n:,}: give one per layer")

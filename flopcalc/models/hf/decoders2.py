@@ -23,12 +23,8 @@ def _with(c: Config, **keys: object) -> Config:
 
 def _mlp_kinds(c: Config, default: list[str]) -> list[str]:
     """`mlp_layer_types`: "dense" or "sparse" per layer (absent: `default`)."""
-    kinds = c.per_layer("mlp_layer_types", c.layers(), default=default)
-    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
-    if bad:
-        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
-                            "'dense' or 'sparse'")
-    return kinds
+    return c.per_layer("mlp_layer_types", c.layers(), default=default,
+                       choices=("dense", "sparse"))
 
 
 def _cohere2_moe(c: Config) -> Raw:

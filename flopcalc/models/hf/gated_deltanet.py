@@ -72,12 +72,7 @@ def _mixers(c: Config) -> list[str]:
     `full_attention_interval`-th layer ((i + 1) % interval == 0 is full)."""
     n = c.layers()
     if c.has("layer_types"):
-        types = c.per_layer("layer_types", n)
-        unknown = sorted(set(types) - set(_MIXERS))
-        if unknown:
-            raise FlopcalcError(f"{c.label}: layer_types entries are linear_attention or "
-                                f"full_attention for model_type {c.model_type}, got "
-                                f"{', '.join(map(repr, unknown))}")
+        types = c.per_layer("layer_types", n, choices=tuple(_MIXERS))
         return [_MIXERS[t] for t in types]
     every = c("full_attention_interval", 4, int)
     if every < 1:
@@ -193,11 +188,7 @@ def _olmo_hybrid(c: Config) -> Raw:
     attn = c("attention_bias", False)
     n = c.layers()
     if c.has("layer_types"):
-        types = c.per_layer("layer_types", n)
-        bad = [i for i, t in enumerate(types) if t not in _MIXERS]
-        if bad:
-            raise FlopcalcError(f"{c.label}: layer_types[{bad[0]}] = {types[bad[0]]!r} must be "
-                                "'linear_attention' or 'full_attention'")
+        types = c.per_layer("layer_types", n, choices=tuple(_MIXERS))
         mixers = [_MIXERS[t] for t in types]
     else:
         mixers = ["full" if i % 4 == 3 else "gdn" for i in range(n)]

@@ -106,18 +106,16 @@ def _nemotron_h(c: Config) -> Raw:
     fp32 parameter (E x d). num_hidden_layers is the pattern's length. The LM head is never tied
     (`_tied_weights_keys = {}`), whatever tie_word_embeddings says."""
     if c.has("layers_block_type") or c.has("layer_types"):
-        listed = c("layers_block_type", None) or c("layer_types")
-        bad = sorted({str(t) for t in listed if t not in NEMOTRON_TYPES})
-        if bad:
-            raise FlopcalcError(f"{c.label}: layers_block_type entries {bad} are not "
-                                f"{', '.join(NEMOTRON_TYPES)}")
+        # the list sets the layer count (transformers ignores num_hidden_layers beside it)
+        key = "layers_block_type" if c.has("layers_block_type") else "layer_types"
+        listed = c.per_layer(key, len(c(key, expect=list)), choices=tuple(NEMOTRON_TYPES))
         types = [NEMOTRON_TYPES[t] for t in listed]
     elif c.has("hybrid_override_pattern"):
         pattern = str(c("hybrid_override_pattern"))
-        bad = sorted(set(pattern) - set(NEMOTRON_CODES))
+        bad = [i for i, ch in enumerate(pattern) if ch not in NEMOTRON_CODES]
         if bad:
-            raise FlopcalcError(f"{c.label}: hybrid_override_pattern characters {bad} are not "
-                                "M, *, - or E")
+            raise FlopcalcError(f"{c.label}: hybrid_override_pattern[{bad[0]}] = "
+                                f"{pattern[bad[0]]!r} must be M, *, - or E")
         types = [NEMOTRON_CODES[ch] for ch in pattern]
     else:
         types = ["mamba2", "moe", "full", "mlp"]
@@ -203,11 +201,9 @@ def _granitemoehybrid(c: Config) -> Raw:
     score scaling."""
     n, d = c("num_hidden_layers", 32), c("hidden_size", 4096)
     heads = c("num_attention_heads", 32)
-    listed = (c.per_layer("layer_types", n, default=None)
-              or c.per_layer("layers_block_type", n, default=None) or ["mamba"] * n)
-    bad = sorted({str(t) for t in listed if t not in MAMBA + ATTENTION})
-    if bad:
-        raise FlopcalcError(f"{c.label}: layer_types entries {bad} are not mamba or attention")
+    listed = (c.per_layer("layer_types", n, default=None, choices=MAMBA + ATTENTION)
+              or c.per_layer("layers_block_type", n, default=None, choices=MAMBA + ATTENTION)
+              or ["mamba"] * n)
     types = ["mamba2" if t in MAMBA else "full" for t in listed]
     mamba_heads = c("mamba_n_heads", 128)
     inner = int(c("mamba_expand", 2) * d)

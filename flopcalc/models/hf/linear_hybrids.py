@@ -80,10 +80,7 @@ def _kimi_linear(c: Config) -> Raw:
     linear = c("linear_attn_config", {}, dict)
     kinds = _kimi_layer_types(c, n, linear)
     if c.has("mlp_layer_types"):
-        mlp_kinds = c.per_layer("mlp_layer_types", n)
-        if not set(mlp_kinds) <= {"dense", "sparse"}:
-            raise FlopcalcError(f"{c.label}: mlp_layer_types must give 'dense' or 'sparse' for "
-                                f"each of the {n} layers")
+        mlp_kinds = c.per_layer("mlp_layer_types", n, choices=("dense", "sparse"))
     else:
         first = c("first_k_dense_replace", 1, int)
         mlp_kinds = ["dense" if i < first else "sparse" for i in range(n)]

@@ -468,11 +468,8 @@ def _hy_v3(c: Config) -> Raw:
     attn = c("attention_bias", False)
     raw = {**rotary_decoder(c), **bias(attn, attn, c("mlp_bias", False)), "qk_norm": "per_head"}
     n = c.layers()
-    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1))
-    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
-    if bad:
-        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
-                            "'dense' or 'sparse'")
+    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1),
+                        choices=("dense", "sparse"))
     if "sparse" in kinds:
         f, shared = c("moe_intermediate_size", expect=int), c("num_shared_experts", 1, int)
         raw["moe"] = {"experts": c("num_experts"), "top_k": c("num_experts_per_tok"),
@@ -518,11 +515,8 @@ def _mimo_v2_flash(c: Config) -> Raw:
         kv = raw["n_kv_heads"]
         raw["window_attention"] = {"n_kv_heads": 2 * kv if type(kv) is int else kv,
                                    "sinks": True}
-    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1))
-    bad = [i for i, t in enumerate(kinds) if t not in ("dense", "sparse")]
-    if bad:
-        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {kinds[bad[0]]!r} must be "
-                            "'dense' or 'sparse'")
+    kinds = c.per_layer("mlp_layer_types", n, default=["dense"] + ["sparse"] * (n - 1),
+                        choices=("dense", "sparse"))
     if "sparse" in kinds:
         raw["moe"] = {"experts": c("n_routed_experts"), "top_k": c("num_experts_per_tok"),
                       "d_ff": c("moe_intermediate_size"), "first_dense": 0,

@@ -41,10 +41,7 @@ def _deepseek_v32(c: Config) -> Raw:
     raw["layer_types"] = ["dsa"]
     n = c("num_hidden_layers")
     if c.has("mlp_layer_types"):
-        kinds = c.per_layer("mlp_layer_types", c.layers())
-        if set(kinds) - {"dense", "sparse"}:
-            raise FlopcalcError(f"{c.label}: mlp_layer_types must list 'dense' or 'sparse' for "
-                                f"each of the {n} layers")
+        kinds = c.per_layer("mlp_layer_types", c.layers(), choices=("dense", "sparse"))
         moe = [k == "sparse" for k in kinds]
     else:
         first = min(c("first_k_dense_replace", 3), n) if isinstance(n, int) else 0
