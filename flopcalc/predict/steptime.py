@@ -59,7 +59,8 @@ each micro-batch inside them.
 
 The interval: `low` hides every communication and takes the best published efficiencies;
 `high` hides none and takes the worst; `estimate` takes the typical efficiencies and this
-overlap model (Megatron-LM's and PyTorch FSDP's, from their code):
+overlap model (attention with sinks: the flash rate at `low`, the unfused path at `high`,
+half-way in the estimate, `SINK_EAGER_SHARE`) (Megatron-LM's and PyTorch FSDP's, from their code):
 - tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
   hides behind ¼ of the layer's forward matmul time (½ in backward);
 - context parallelism: each ring step hides behind one block of attention;
