@@ -4,6 +4,7 @@ does not state, and the measured step time from its tokens/s per GPU.
 
     python tests/bridge_runs.py              # docs/validation-training.md (error per run)
     python tests/bridge_runs.py development  # one half only (`half`: development, held-out)
+    python tests/bridge_runs.py classes      # inside share and signed error per class of run
 
 A row is predicted when its model has a preset (Nemotron 3 and DeepSeek-V4 do not) and its
 precision is stated (25.09's tables do not say). The measured step time is
@@ -50,6 +51,43 @@ RECIPE_MODULES = {
     ("GPT OSS 120B", "DGX-GB200", "BF16", 64): "layernorm,moe_act",  # gb200/gpt_oss.py:195
     ("GPT OSS 120B", "DGX-H100", "BF16", 64): "layernorm,moe_act",  # h100/gpt_oss.py:39
     ("Kimi_K2", "DGX-GB300", "MXFP8", 256): "mla_up_proj",  # gb300/kimi_k2.py:161
+}
+
+
+# The expert all-to-all overlap (Megatron-Core's overlap_moe_expert_parallel_comm with
+# delay_wgrad_compute: `--moe-overlap`) as each release's benchmark scripts set it, by release
+# line, model, system and precision: Megatron-Bridge's scripts/performance workload base
+# configs (`moe_a2a_overlap`, applied by utils/overrides.py `_set_moe_a2a_overlap_overrides`)
+# at the tag of the container's month (25.11: v0.2.0, 26.02: v0.3.0, 26.04: v0.4.0, 26.06:
+# v0.5.0; a dot release as its line), each row matched to the config of its layout (tp, pp,
+# ep, micro-batch, global batch); 26.08: the perf_recipes at the pages' commit 067f987df, whose
+# MXFP8 MoE recipes on GB200/GB300 call the full-iteration helpers that set it
+# (qwen/common.py `_enable_hybridep_full_iteration_mxfp8`, deepseek/common.py
+# `_enable_deepseek_full_iteration_mxfp8`, gpt_oss/common.py). Every other row runs without.
+MOE_A2A_OVERLAP = {
+    ("25.11", "Qwen3_235B_a22B", "DGX-B200", "FP8-MX"),  # QWEN3_235B_A22B_B200_FP8_MX_BASE
+    ("25.11", "Qwen3_235B_a22B", "DGX-H100", "FP8-CS"),  # QWEN3_235B_A22B_H100_FP8_CS_BASE
+    ("26.02", "Qwen3_235B_a22B", "DGX-B300", "MXFP8"),  # ..._PRETRAIN_CONFIG_B300_FP8_MX_V2
+    ("26.02", "Qwen3_235B_a22B", "DGX-H100", "FP8"),  # ..._H100_FP8_CS_V2
+    ("26.02", "Qwen3_30B_a3B", "DGX-H100", "FP8"),  # QWEN3_30B_A3B_..._H100_FP8_CS_V1
+    ("26.04", "GPT OSS 120B", "DGX-GB200", "BF16"),  # GPT_OSS_120B_..._GB200_BF16_V2
+    ("26.04", "Qwen3_235B_a22B", "DGX-H100", "FP8"),  # ..._H100_FP8_CS_V2
+    ("26.06", "DeepSeekV3", "DGX-GB200", "MXFP8"),  # DEEPSEEK_V3_..._GB200_FP8_MX_V1/V2
+    ("26.06", "DeepSeekV3", "DGX-GB300", "MXFP8"),  # ..._GB300_FP8_MX_V1/V2/GBS15360
+    ("26.06", "GPT OSS 120B", "DGX-GB200", "MXFP8"),  # GPT_OSS_120B_..._GB200_FP8_MX_V2
+    ("26.06", "GPT OSS 120B", "DGX-GB300", "MXFP8"),  # ..._GB300_FP8_MX_V2
+    ("26.06", "Qwen3_235B_a22B", "DGX-GB200", "MXFP8"),  # ..._GB200_FP8_MX_V2
+    ("26.06", "Qwen3_235B_a22B", "DGX-GB300", "MXFP8"),  # ..._GB300_FP8_MX_V2
+    ("26.06", "Qwen3_30B_a3B", "DGX-B300", "MXFP8"),  # QWEN3_30B_A3B_..._B300_FP8_MX_V1
+    ("26.06", "Qwen3_30B_a3B", "DGX-GB200", "MXFP8"),  # ..._GB200_FP8_MX_V1
+    ("26.06", "Qwen3_30B_a3B", "DGX-GB300", "MXFP8"),  # ..._GB300_FP8_MX_V1
+    ("26.08", "DeepSeekV3", "DGX-GB200", "MXFP8"), ("26.08", "DeepSeekV3", "DGX-GB300", "MXFP8"),
+    ("26.08", "GPT OSS 120B", "DGX-GB200", "MXFP8"),
+    ("26.08", "GPT OSS 120B", "DGX-GB300", "MXFP8"),
+    ("26.08", "Qwen3_235B_a22B", "DGX-GB200", "MXFP8"),
+    ("26.08", "Qwen3_235B_a22B", "DGX-GB300", "MXFP8"),
+    ("26.08", "Qwen3_30B_a3B", "DGX-GB200", "MXFP8"),
+    ("26.08", "Qwen3_30B_a3B", "DGX-GB300", "MXFP8"),
 }
 
 
@@ -117,6 +155,8 @@ def options(r: dict[str, Any]) -> dict[str, Any]:
             opts["recompute_modules"] = modules
         else:
             opts["recompute"] = "none"
+    if (r["release"][:5], r["model"], r["system"], r["precision"]) in MOE_A2A_OVERLAP:
+        opts["moe_overlap"] = True
     for key in ("recompute", "recompute_modules", "moe_overlap", "dispatcher"):
         if key in r:
             opts[key] = r[key]
@@ -208,8 +248,51 @@ def zoo_runs() -> list[dict[str, Any]]:
     return out
 
 
+def classes_of(r: dict[str, Any]) -> list[str]:
+    """The classes a run belongs to, to see where the model errs: release line, system,
+    precision, model, dense or MoE, and an MoE run's micro-batch."""
+    run = r["run"]
+    release = run["release"]
+    out = ["release " + ("model zoo" if release == "modelzoo" else release[:2] + ".x"),
+           "system " + run["system"], "precision " + run["precision"], "model " + run["model"],
+           "moe" if r["moe"] else "dense"]
+    if r["moe"]:
+        out.append("moe, micro-batch 1" if run["micro_batch"] == 1 else "moe, micro-batch > 1")
+    return out
+
+
+def class_table(rows: list[dict[str, Any]]) -> str:
+    """Per class and half: runs, share inside, median signed error (estimate / measured − 1:
+    negative is too fast), median |error|, runs slower than `high` (too fast) and faster
+    than `low` (too slow), median width."""
+    from collections import defaultdict
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if "refused" in r:
+            continue
+        for c in ["all"] + classes_of(r):
+            groups[(c, r["half"])].append(r)
+    lines = ["| class | half | runs | inside | median error | median \\|error\\| | measured > high"
+             " | measured < low | median width |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for (c, h), sel in sorted(groups.items()):
+        errs = sorted(r["error_pct"] for r in sel)
+        mags = sorted(abs(e) for e in errs)
+        widths = sorted(r["high"] / r["low"] for r in sel)
+        slow = sum(r["measured_range"][0] > r["high"] for r in sel)
+        fast = sum(r["measured_range"][1] < r["low"] for r in sel)
+        inside = 100 * sum(r["inside"] for r in sel) / len(sel)
+        lines.append(f"| {c} | {h} | {len(sel)} | {inside:.0f}%"
+                     f" | {errs[len(errs) // 2]:+.1f}% | {mags[len(mags) // 2]:.1f}% | {slow} | "
+                     f"{fast} | {widths[len(widths) // 2]:.2f}x |")
+    return "\n".join(lines)
+
+
 def main(which: str = "all") -> None:
     rows = evaluate()
+    if which == "classes":
+        print(class_table(rows))
+        return
     if which != "all":
         rows = [r for r in rows if r["half"] == which]
     print("| run | half | measured s | low | estimate | high | inside | error |")

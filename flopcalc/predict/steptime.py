@@ -24,7 +24,10 @@ Compute, per micro-batch and device (`StageCost`):
   kernel skips the blocks a causal or window mask removes), forward at the kernel's share of
   peak and backward 2.5 × the forward FLOPs (it recomputes QKᵀ: the FlashAttention benchmarks'
   convention) at its backward share. Without `flash`, the eager path: QKᵀ and AV as batched
-  matmuls over every pair (the full convention), backward 2 × forward. State-space and linear
+  matmuls over every pair (the full convention), backward 2 × forward. A learnable softmax
+  (attention sinks) has no flash kernel in Transformer Engine: the interval spans the flash
+  rate (low) to the eager path with its scores' memory traffic (high), the estimate half-way
+  (`SINK_EAGER_SHARE`). State-space and linear
   attention scans (`scan` FLOPs) run at the attention kernel's shares.
 - **Memory-bound kernels** (norms, activations, softmax, dropout, residual adds), from the
   bytes A the layer keeps for backward (`counting.memory`'s activations, without
@@ -56,7 +59,8 @@ each micro-batch inside them.
 
 The interval: `low` hides every communication and takes the best published efficiencies;
 `high` hides none and takes the worst; `estimate` takes the typical efficiencies and this
-overlap model (Megatron-LM's and PyTorch FSDP's, from their code):
+overlap model (attention with sinks: the flash rate at `low`, the unfused path at `high`,
+half-way in the estimate, `SINK_EAGER_SHARE`) (Megatron-LM's and PyTorch FSDP's, from their code):
 - tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
   hides behind ¼ of the layer's forward matmul time (½ in backward);
 - context parallelism: each ring step hides behind one block of attention;
@@ -136,6 +140,17 @@ GROUPED_FLOOR = 0.25
 # Technical Report, arXiv:2412.19437, §3.2.2, "Efficient Implementation of Cross-Node
 # All-to-All Communication").
 COMM_SMS = 20
+# Attention with a learnable softmax (gpt-oss's sinks) has no FlashAttention path: Transformer
+# Engine's backend selection (transformer_engine/pytorch/attention/dot_product_attention/
+# utils.py `get_attention_backend`: "Disabling FlashAttention for softmax_type = learnable")
+# leaves cuDNN's fused kernel, where the container's cuDNN supports sinks for the layout (9.13
+# and later; 9.18 for packed THD inputs, TE's test_attention_with_cp skips), else
+# UnfusedDotProductAttention. Which one a run took, and the fused kernel's speed with sinks,
+# are published nowhere: the interval runs from the flash rate (`low`, a fused kernel as fast
+# as FlashAttention) to the unfused path (`high`: QKᵀ, softmax and AV as separate kernels over
+# every pair, the scores' memory traffic included), the estimate half-way (either equally
+# likely). Memory stays the fused kernel's: a run that fits keeps no s² scores.
+SINK_EAGER_SHARE = {"low": 0.0, "estimate": 0.5, "high": 1.0}
 # Unpermutation after the experts (Megatron-Core moe_utils.py `unpermute`, lines 497-625 at
 # d98e8a64: each routed copy times its probability, scatter-added back to its token; fused by
 # Transformer Engine's moe_unpermute): forward reads the k copies and writes the token,
@@ -264,6 +279,7 @@ class LayerProfile:
     params_replicated: int  # ... that every tensor-parallel rank holds whole (norms, routers)
     params_expert: int  # parameters of one layer's routed experts (split by tp and ep)
     layer: object = field(compare=False, default=None)
+    sinks: bool = False  # a learnable softmax (attention sinks): no FlashAttention path
 
 
 @dataclass(frozen=True)
@@ -348,7 +364,8 @@ def profile(spec: ModelSpec, seq: int, packed: tuple[int, ...] = ()) -> Profile:
             sum(p.value for p in fwd if p.family == ATTENTION),
             sum(p.value for p in cau if p.family == ATTENTION),
             tuple(heads), sum(p.value for p in fwd if p.family == SCAN), tp_sub, kv, moe,
-            split, whole, expert, g.layer))
+            split, whole, expert, g.layer,
+            any(getattr(k, "sinks", False) for k in g.layer.mixers)))
     from ..counting.model import head_flops, model_flops
 
     head = sum(p.value for p in head_flops(spec, full))
@@ -478,6 +495,27 @@ def _casts(lay: Layout, mc: Machine) -> Optional[tuple[int, int, int]]:
     return None
 
 
+def _eager_attention(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end: str,
+                     rate: float) -> tuple[float, float]:
+    """(forward, backward) seconds of the eager attention path of one layer and micro-batch:
+    QKᵀ and AV as batched matmuls over every pair (a mask removes no work), backward 2 × the
+    forward; attention without a known head shape at the matmul rate."""
+    b, t, cp = lay.micro_batch, lay.tp, lay.cp
+    fwd = bwd = 0.0
+    known = 0
+    s_q, s_k = prof.seq / cp, prof.seq
+    for heads, dqk, dv, flops in lp.attention_heads:
+        if dqk and dv and 2 * heads * prof.seq * prof.seq * (dqk + dv) == flops:
+            hb = max(1, round(b * heads / t))
+            fwd += (gemm_time(s_q, s_k, dqk, mc, end, hb) + gemm_time(s_q, dv, s_k, mc, end, hb))
+            bwd += (2 * gemm_time(s_q, dqk, s_k, mc, end, hb)
+                    + gemm_time(s_q, s_k, dv, mc, end, hb)
+                    + gemm_time(s_q, dv, s_k, mc, end, hb))
+            known += flops
+    rest = (lp.attention_full - known) * b / cp / t
+    return fwd + rest / rate, bwd + 2 * rest / rate
+
+
 def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end: str
                   ) -> Compute:
     """One layer, one micro-batch, one device."""
@@ -523,23 +561,26 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     a_peak = mc.attention_peak * SLOWEST_DEVICE[end]
     if lay.flash:
         flops = lp.attention_causal * scale / t
-        c.attn_f += flops / (a_peak * mc.attention_forward[end])
-        c.attn_b += FLASH_BACKWARD * flops / (a_peak * mc.attention_backward[end])
+        flash_f = flops / (a_peak * mc.attention_forward[end])
+        flash_b = FLASH_BACKWARD * flops / (a_peak * mc.attention_backward[end])
+        w = SINK_EAGER_SHARE[end] if lp.sinks else 0.0
+        if w:  # attention sinks: the fused kernel's time is unknown, the unfused path bounds it
+            eager_f, eager_b = _eager_attention(lp, prof, lay, mc, end, rate)
+            scores = (_activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
+                                        lay.sequence_parallel, lay.dropout, False)
+                      - _activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
+                                          lay.sequence_parallel, lay.dropout, True))
+            c.mem_f += w * MEM_FORWARD * scores / bw
+            c.mem_b += w * MEM_BACKWARD * MEM_FORWARD * scores / bw
+            c.attn_f += (1 - w) * flash_f + w * eager_f
+            c.attn_b += (1 - w) * flash_b + w * eager_b
+        else:
+            c.attn_f += flash_f
+            c.attn_b += flash_b
     else:
-        known = 0
-        s_q, s_k = prof.seq / cp, prof.seq
-        for heads, dqk, dv, flops in lp.attention_heads:
-            if dqk and dv and 2 * heads * prof.seq * prof.seq * (dqk + dv) == flops:
-                hb = max(1, round(b * heads / t))
-                c.attn_f += (gemm_time(s_q, s_k, dqk, mc, end, hb)
-                             + gemm_time(s_q, dv, s_k, mc, end, hb))
-                c.attn_b += (2 * gemm_time(s_q, dqk, s_k, mc, end, hb)
-                             + gemm_time(s_q, s_k, dv, mc, end, hb)
-                             + gemm_time(s_q, dv, s_k, mc, end, hb))
-                known += flops
-        rest = (lp.attention_full - known) * scale / t
-        c.attn_f += rest / rate
-        c.attn_b += 2 * rest / rate
+        eager_f, eager_b = _eager_attention(lp, prof, lay, mc, end, rate)
+        c.attn_f += eager_f
+        c.attn_b += eager_b
     scan = lp.scan * scale / t
     c.attn_f += scan / (a_peak * mc.attention_forward[end])
     c.attn_b += 2 * scan / (a_peak * mc.attention_backward[end])

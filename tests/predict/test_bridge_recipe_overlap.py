@@ -1,0 +1,36 @@
+"""The expert all-to-all overlap of Megatron-Bridge's published runs as each release's scripts
+set it: Qwen3-30B-A3B on 8 GB300 in MXFP8 (tp 1, ep 8, micro-batch 8, global batch 512) runs
+without it in 26.02 and 26.04 (scripts/performance/configs/qwen/qwen3_workload_base_configs.py
+at v0.3.0 and v0.4.0: QWEN3_30B_A3B_PRETRAIN_CONFIG_GB300_FP8_MX_V1 leaves moe_a2a_overlap
+False) and with it from 26.06 (v0.5.0: moe_a2a_overlap=True, with a full-iteration CUDA
+graph), where the measured step falls from 8.3-8.6 s to 5.8-5.9 s on the pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.bridge_runs import options, predict, runs
+
+pytestmark = pytest.mark.published
+
+
+def _rows(release: str) -> list[dict]:
+    return [r for r in runs() if r["release"] == release and r["model"] == "Qwen3_30B_a3B"
+            and r["system"] == "DGX-GB300"]
+
+
+@pytest.mark.parametrize("release,overlap", [("26.02", False), ("26.04", False),
+                                             ("26.06", True), ("26.08", True)])
+def test_the_release_recipe_decides_the_overlap(release: str, overlap: bool) -> None:
+    (row,) = _rows(release)
+    assert bool(options(row).get("moe_overlap")) is overlap
+
+
+def test_the_overlap_reaches_the_estimate() -> None:
+    """The same layout, with and without the recipe's overlap: the estimate hides the
+    all-to-all (faster), the interval's ends stay (low hides everything, high nothing)."""
+    (before,) = _rows("26.04")
+    (after,) = _rows("26.06")
+    a, b = predict(before), predict(after)
+    assert b["estimate"] < a["estimate"]
+    assert b["low"] == pytest.approx(a["low"]) and b["high"] == pytest.approx(a["high"])
