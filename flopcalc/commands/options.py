@@ -295,6 +295,8 @@ _ALL = (
            "min(max(tokens / context · 512, 2048), 4096).", metavar="N"),
     _length("context_length", "SGLang: the longest request (--context-length). Default: the "
             "model's context."),
+    Option("max_total_tokens", "count", "SGLang: a ceiling on the token pool "
+           "(--max-total-tokens). Default: none, the memory decides.", metavar="N"),
 )
 
 OPTIONS: dict[str, Option] = {o.name: o for o in _ALL}
