@@ -1,15 +1,16 @@
 #!/bin/bash
 # Environment able to run reference.py / dump.py against SGLang's own memory-pool code, one
 # release per folder.  No GPU and no CUDA wheels: only SGLang's pure-Python source is used
-# (installed from the package index with --no-deps), plus torch (any CPU build) and numpy,
-# which the extracted functions touch (torch._utils._element_size, the dtypes, numpy.prod).
+# (installed from the package index with --no-deps), plus torch (any CPU build), numpy,
+# transformers and regex, which the code run touches (torch._utils._element_size and the
+# dtypes, numpy.prod in mamba_utils, the hybrid config classes).
 #
 #   tools/sglang_reference/install.sh            # venv in /work/venvs/sglang (SGLANG_VENV)
 #   REUSE_SITE=/path/to/site-packages tools/sglang_reference/install.sh
-#                                                # borrow an environment's torch and numpy
+#                                                # borrow an environment's torch, transformers
 #
 # Makes $SGLANG_VENV/venv and $SGLANG_VENV/sglang-<version> for each release in VERSIONS
-# (about 40 MB for 0.4.9, 200 MB for 0.5.x), outside the work tree.
+# (16 MB for 0.4.9, 34 MB for 0.5.5), outside the work tree.
 set -e
 HERE=$(cd "$(dirname "$0")" && pwd)
 VENV=${SGLANG_VENV:-/work/venvs/sglang}
@@ -20,7 +21,9 @@ SITE=$("$VENV/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()
 if [ -n "$REUSE_SITE" ]; then
     echo "$REUSE_SITE" > "$SITE/zz_reuse.pth"
 else
-    "$VENV/venv/bin/pip" install -q torch==2.13.0 numpy   # a CPU build where the index serves one
+    # a CPU build of torch where the index serves one; transformers and regex: the hybrid
+    # models' config classes (Qwen3-Next, Nemotron-H) subclass PretrainedConfig
+    "$VENV/venv/bin/pip" install -q torch==2.13.0 numpy transformers regex
 fi
 for v in $VERSIONS; do
     [ -d "$VENV/sglang-$v/sglang" ] && continue
