@@ -247,8 +247,8 @@ def run_case(version: str, case: dict) -> dict:
         raise Stop(**kw)
     rel = "srt/model_executor/model_runner.py"
     g = {
-        "torch": torch, "logging": NS(warning=lambda *a: None), "logger": NS(info=lambda *a: None,
-                                                                             warning=lambda *a: None),
+        "torch": torch, "logging": NS(warning=lambda *a: None),
+        "logger": NS(info=lambda *a: None, warning=lambda *a: None),
         "log_info_on_rank0": lambda *a: None, "Optional": __import__("typing").Optional,
         # the device: free bytes / 2³⁰ (sglang.srt.utils.get_available_gpu_memory)
         "get_available_gpu_memory": lambda *a, **k: available / (1 << 30),
