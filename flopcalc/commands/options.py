@@ -208,7 +208,8 @@ _ALL = (
            "capacity arithmetic is vLLM 0.33.0's blocks), sglang (adds its token pool, "
            "max_total_num_tokens, with SGLang's own options below) or trtllm (takes vLLM's); "
            "each with its per-step overhead under load. vllm==X.Y takes that release's "
-           "defaults (0.6, 0.8, 0.10, 0.11, 0.33).", "vllm", metavar="NAME"),
+           "defaults (0.6, 0.8, 0.10, 0.11, 0.33); sglang==X that release's arithmetic "
+           "(0.4.9, 0.5.5).", "vllm", metavar="NAME"),
     _length("max_model_len", "Longest request the engine admits (--max-model-len). Default: the "
             "model's context."),
     Option("gpu_memory_utilization", "share", "Share of each device's memory the engine takes. "
@@ -295,6 +296,8 @@ _ALL = (
            "min(max(tokens / context · 512, 2048), 4096).", metavar="N"),
     _length("context_length", "SGLang: the longest request (--context-length). Default: the "
             "model's context."),
+    Option("max_total_tokens", "count", "SGLang: a ceiling on the token pool "
+           "(--max-total-tokens). Default: none, the memory decides.", metavar="N"),
 )
 
 OPTIONS: dict[str, Option] = {o.name: o for o in _ALL}

@@ -45,10 +45,13 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         compute_efficiency, memory_efficiency, peak, bandwidth, attention, engine, concurrency,
         request_rate, requests, random_state, range_ratio, pareto, price, board_watts,
         prefill_devices, mem_fraction_static, page_size, chunked_prefill_size, max_running_requests,
-        context_length, set):  # noqa: A002
+        context_length, max_total_tokens, set):  # noqa: A002
     values = dict(locals())  # serve's parsed options, for an engine's own capacity
     chosen, version = _engine(engine, values, kv_cache_dtype)
     engine = chosen.name
+    values["release"] = None  # an engine's own release (--engine sglang==0.4.9)
+    if version is not None and chosen.name != "vllm":
+        values["release"], version = version, None
 
     from ..numbers import parse_bytes
     from ..predict.latency import Network

@@ -7,7 +7,7 @@ the same seam, and nothing else needs to change.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..records import dataclass
 
@@ -71,7 +71,7 @@ ENGINES: dict[str, ServingEngine] = {
         "eagerly",
         capacity=("serve_sglang", "add_sglang"),
         options=("mem_fraction_static", "page_size", "chunked_prefill_size",
-                 "max_running_requests", "context_length")),
+                 "max_running_requests", "context_length", "max_total_tokens")),
     "trtllm": ServingEngine(
         "trtllm", "TensorRT-LLM (C++ runtime, overlap scheduler, CUDA graphs)",
         (0.0002, 0.0007, 0.0015), (10e-6, 16e-6, 30e-6),
@@ -179,8 +179,10 @@ VLLM_DEFAULTS: dict[str, VllmDefaults] = {
 CURRENT = "0.33"
 
 
-def parse(text: str) -> tuple[ServingEngine, Optional[VllmDefaults]]:
-    """`NAME` or `NAME==X.Y` (a release line whose defaults flopcalc knows: vLLM's alone)."""
+def parse(text: str) -> tuple[ServingEngine, Any]:
+    """`NAME` or `NAME==X.Y`: vLLM's release lines whose defaults flopcalc knows
+    (`VllmDefaults`), or SGLang's releases whose arithmetic it has (`engines.sglang.
+    SglangRelease`, e.g. 0.4.9, 0.5.5)."""
     from ..errors import FlopcalcError
 
     if not isinstance(text, str) or "==" not in text:
@@ -188,9 +190,13 @@ def parse(text: str) -> tuple[ServingEngine, Optional[VllmDefaults]]:
     name, _, version = text.partition("==")
     chosen = engine(name.strip())
     version = version.strip()
+    if chosen is ENGINES.get("sglang"):  # its own arithmetic per release (engines.sglang)
+        from .sglang import release
+
+        return chosen, release(version)
     if chosen is not ENGINES["vllm"]:
         raise FlopcalcError(f"--engine {chosen.name}=={version[:20]!r}: flopcalc knows the "
-                            "defaults of vLLM's releases only; give --engine "
+                            "releases of vLLM and SGLang only; give --engine "
                             f"{chosen.name} and its options")
     # 0.10.1.1 and 0.10 name the same release line
     line = ".".join(version.split(".")[:2])

@@ -40,7 +40,7 @@ from typing import Any, Iterable, Optional
 from ..records import dataclass
 from ..errors import FlopcalcError
 
-SGLANG_VERSION = "0.5"
+SGLANG_VERSION = "0.5.5"  # plain --engine sglang: the release the arithmetic below follows
 MiB = 1 << 20
 GiB = 1 << 30
 # --kv-cache-dtype: auto is the model's dtype (bf16 here)
@@ -49,7 +49,7 @@ KV_BYTES = {"auto": 2, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
 
 def gpu_defaults(gpu_mem_mib: Optional[int], tp: int) -> tuple[int, int]:
     """(chunked_prefill_size, cuda_graph_max_bs) by the device's memory in MiB
-    (`_handle_gpu_memory_settings`, CUDA branches)."""
+    (0.5.5 `_handle_gpu_memory_settings`, CUDA branches)."""
     if gpu_mem_mib is None:
         return 4096, 160
     small = tp < 4
@@ -67,8 +67,8 @@ def gpu_defaults(gpu_mem_mib: Optional[int], tp: int) -> tuple[int, int]:
 def default_mem_fraction_static(gpu_mem_mib: Optional[int], tp: int, pp: int,
                                 chunked_prefill_size: int, cuda_graph_max_bs: int,
                                 eagle: bool = False) -> Fraction:
-    """mem_fraction_static when not given: round((gpu_mem − reserved_mem) / gpu_mem, 3), with
-    SGLang's float division and rounding (the result is a three-decimal setting)."""
+    """mem_fraction_static when not given (0.5.5): round((gpu_mem − reserved_mem) / gpu_mem,
+    3), with SGLang's float division and rounding (the result is a three-decimal setting)."""
     if gpu_mem_mib is None:
         return Fraction(88, 100)
     reserved = 512 + max(chunked_prefill_size, 2048) * 1.5  # activations of one prefill chunk
@@ -79,6 +79,87 @@ def default_mem_fraction_static(gpu_mem_mib: Optional[int], tp: int, pp: int,
     if eagle:
         reserved += 2 * 1024
     return Fraction(str(round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)))
+
+
+def gpu_defaults_0_4_9(gpu_mem_mib: Optional[int], tp: int) -> tuple[int, Optional[int]]:
+    """0.4.9 `ServerArgs.__post_init__`: chunked_prefill_size 2048 under 35 GiB, 8192 under
+    160 GiB, else 16384 (4096 when the memory is unknown); cuda_graph_max_bs set only under
+    35 GiB (8, or 80 from tp 4), else left to the CUDA-graph runner's capture list (None)."""
+    if gpu_mem_mib is None:
+        return 4096, None
+    if gpu_mem_mib < 35 * 1024:
+        return 2048, 8 if tp < 4 else 80
+    return (8192 if gpu_mem_mib < 160 * 1024 else 16384), None
+
+
+def default_mem_fraction_0_4_9(gpu_mem_mib: Optional[int], tp: int, pp: int,
+                               chunked_prefill_size: int, cuda_graph_max_bs: Optional[int],
+                               eagle: bool = False) -> Fraction:
+    """0.4.9 `ServerArgs.__post_init__`: reserved_mem by bands of the device's memory, in GiB
+    plus a share of tp·pp, not by the chunk; round((gpu_mem − reserved) / gpu_mem, 3)."""
+    if gpu_mem_mib is None:
+        return Fraction(88, 100)
+    parallel = tp * pp
+    if gpu_mem_mib < 35 * 1024:  # T4, 4080 (< 20 GiB), A10, L40, 4090, 5090: the same
+        reserved = (2.8 + parallel / 10) * 1024
+    elif gpu_mem_mib < 90 * 1024:  # H100, A100
+        reserved = (9.5 + parallel / 2) * 1024
+    elif gpu_mem_mib < 160 * 1024:  # H20 (< 100 GiB), H200: the same
+        reserved = (12 + parallel / 2) * 1024
+    else:  # B200, MI300
+        reserved = 32 * 1024
+    if eagle:
+        reserved += 2 * 1024
+    return Fraction(str(round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)))
+
+
+@dataclass(frozen=True)
+class SglangRelease:
+    """What one SGLang release does where flopcalc's arithmetic depends on it: its defaults by
+    device (`defaults`, `mem_fraction`), whether it has the recurrent-state (Mamba / linear
+    attention) pool, and the ratio by which that pool caps the request pool."""
+
+    version: str
+    source: str
+    defaults: Any  # (gpu_mem_mib, tp) -> (chunked_prefill_size, cuda_graph_max_bs or None)
+    mem_fraction: Any  # (gpu_mem_mib, tp, pp, chunk, graph_bs) -> Fraction
+    recurrent: bool  # has handle_max_mamba_cache (Qwen3-Next, Nemotron-H, ...)
+    # model_runner.py MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO: max_num_reqs is capped at
+    # max_mamba_cache_size // this with the radix cache on
+    state_slots_per_request: int = 3
+
+
+# Read from each release's wheel on the Python package index (paths inside sglang/srt/) and
+# checked against that code run on CPU (tools/sglang_reference, tests/engines/
+# test_sglang_reference.py).
+SGLANG_RELEASES: dict[str, SglangRelease] = {
+    "0.4.9": SglangRelease(
+        "0.4.9", "SGLang 0.4.9 server_args.py (ServerArgs.__post_init__: mem_fraction_static "
+        "by device bands, chunked_prefill_size, page_size 1) and model_executor/model_runner.py "
+        "(profile_max_num_token, init_memory_pool); no Mamba / linear-attention pool",
+        gpu_defaults_0_4_9, default_mem_fraction_0_4_9, recurrent=False),
+    "0.5.5": SglangRelease(
+        "0.5.5", "SGLang 0.5.5 server_args.py (_handle_gpu_memory_settings, "
+        "_handle_page_size: 1, mamba_full_memory_ratio 0.9) and model_executor/model_runner.py "
+        "(profile_max_num_token, handle_max_mamba_cache, init_memory_pool, "
+        "MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3)",
+        gpu_defaults, default_mem_fraction_static, recurrent=True),
+}
+
+
+def release(version: Optional[str]) -> SglangRelease:
+    """The release `version` names (0.4.9.post6 is 0.4.9's line), or an error listing the
+    known ones; None: today's (0.5.5)."""
+    if version is None:
+        return SGLANG_RELEASES[SGLANG_VERSION]
+    parts = version.strip().split(".")
+    base = ".".join(p for p in parts[:3] if not p.startswith("post"))
+    found = SGLANG_RELEASES.get(base)
+    if found is None:
+        raise FlopcalcError(f"--engine sglang=={version[:20]!r}: flopcalc knows the arithmetic "
+                            f"of SGLang {', '.join(SGLANG_RELEASES)}; give one of them (or "
+                            f"plain --engine sglang for {SGLANG_VERSION})")
+    return found
 
 
 MAMBA_FULL_MEMORY_RATIO = Fraction(9, 10)  # server_args.py: mamba_full_memory_ratio = 0.9

@@ -18,7 +18,9 @@ def sglang_tables(g: "SglangCapacity", nums: Numbers) -> list[Any]:
         " (unused: --kv-memory)" if g.memory_source == "given" else " (given)"
         if g.mem_fraction_static_source.startswith("--") else " (SGLang's rule)"))
     table.add_row("chunked_prefill_size / cuda_graph_max_bs",
-                  f"{g.chunked_prefill_size:,} / {g.cuda_graph_max_bs:,}")
+                  f"{g.chunked_prefill_size:,} / " + (f"{g.cuda_graph_max_bs:,}" if
+                                                       g.cuda_graph_max_bs is not None
+                                                       else "its capture list"))
     if g.total_gpu_memory_bytes is not None:
         table.add_row("free before the weights (estimated)",
                       nums.bytes(g.total_gpu_memory_bytes))

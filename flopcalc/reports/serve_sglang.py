@@ -20,7 +20,7 @@ class SglangCapacity:
     mem_fraction_static: float
     mem_fraction_static_source: str  # given, or SGLang's default rule
     chunked_prefill_size: int
-    cuda_graph_max_bs: int
+    cuda_graph_max_bs: Optional[int]  # None: the release leaves it to its capture list
     page_size: int
     context_length: int
     kv_cache_dtype: str
@@ -43,7 +43,10 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
                     kv_memory: Optional[list[int]], mem_fraction_static: Optional[Fraction],
                     page_size: Optional[int], chunked_prefill_size: Optional[int],
                     max_running_requests: Optional[int], context_length: Optional[int],
-                    kv_cache_dtype: Optional[str]) -> SglangCapacity:
+                    kv_cache_dtype: Optional[str], max_total_tokens: Optional[int] = None,
+                    release: Optional[S.SglangRelease] = None) -> SglangCapacity:
+    """SGLang's token pool on one device as `release` (default 0.5.5) sizes it."""
+    rel = release or S.release(None)
     if pp != 1:
         raise FlopcalcError("--engine sglang models one pipeline stage: give --pp 1")
     context = context_length or spec.max_seq_len
@@ -57,18 +60,25 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
     if hw is not None:
         usable = getattr(hw, "usable_memory_bytes", None) or hw.memory_bytes
         gpu_mem = usable // S.MiB if usable else None
-    chunk_default, graph_bs = S.gpu_defaults(gpu_mem, tp)
+    chunk_default, graph_bs = rel.defaults(gpu_mem, tp)
     chunk = chunked_prefill_size if chunked_prefill_size is not None else chunk_default
     if mem_fraction_static is not None:
         fraction = Fraction(str(mem_fraction_static)) if isinstance(mem_fraction_static, float) \
             else Fraction(mem_fraction_static)
         f_source = "--mem-fraction-static"
     else:
-        fraction = S.default_mem_fraction_static(gpu_mem, tp, pp, chunk, graph_bs)
-        f_source = (f"SGLang's default on {gpu_mem:,} MiB: round((gpu_mem − reserved) / "
-                    f"gpu_mem, 3), reserved = 512 + max({chunk:,}, 2048)·1.5 + {graph_bs}·2 + "
-                    f"{tp}·{pp}/8·1024 MiB, at least 10 GiB over 60 GiB"
-                    if gpu_mem else "SGLang's default when the device memory is unknown")
+        fraction = rel.mem_fraction(gpu_mem, tp, pp, chunk, graph_bs)
+        if not gpu_mem:
+            f_source = f"SGLang {rel.version}'s default when the device memory is unknown"
+        elif rel.version == "0.4.9":
+            f_source = (f"SGLang 0.4.9's default on {gpu_mem:,} MiB: round((gpu_mem − "
+                        "reserved) / gpu_mem, 3), reserved by the device's band (H100/A100: "
+                        f"(9.5 + tp·pp/2) GiB; H20/H200: (12 + tp·pp/2) GiB) with tp·pp = "
+                        f"{tp * pp}")
+        else:
+            f_source = (f"SGLang {rel.version}'s default on {gpu_mem:,} MiB: round((gpu_mem − "
+                        f"reserved) / gpu_mem, 3), reserved = 512 + max({chunk:,}, 2048)·1.5 + "
+                        f"{graph_bs}·2 + {tp}·{pp}/8·1024 MiB, at least 10 GiB over 60 GiB")
     if not 0 < fraction <= 1:
         raise FlopcalcError(f"--mem-fraction-static {float(fraction):g} must be in (0, 1]")
     how = []
@@ -91,25 +101,29 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
                    f"(1 − {float(fraction):g})")
     per_req = S.mamba_cache_per_req(caches)
     states = None
+    if per_req and not rel.recurrent:
+        raise FlopcalcError(f"SGLang {rel.version} has no pool for recurrent (Mamba / linear "
+                            "attention) states and does not serve this model: give --engine "
+                            f"sglang=={S.SGLANG_VERSION}")
     if per_req:
         states, rest = S.split_for_states(rest, per_req)
         how.append(f"recurrent states: {per_req:,} bytes per request (conv in bf16, SSM in "
                    f"fp32); mamba_full_memory_ratio 0.9 gives max_mamba_cache_size "
                    f"{states:,} ({states * per_req:,} bytes); the rest is the token pool")
     pool = S.token_pool(rest, cell, page_size or 1, context, max_running_requests,
-                        latent=latent)
+                        max_total_tokens, latent=latent)
     return SglangCapacity(
-        engine="sglang", version=S.SGLANG_VERSION, gpu_mem_mib=gpu_mem,
+        engine="sglang", version=rel.version, gpu_mem_mib=gpu_mem,
         mem_fraction_static=float(fraction), mem_fraction_static_source=f_source,
         chunked_prefill_size=chunk, cuda_graph_max_bs=graph_bs, page_size=page_size or 1,
         context_length=context, kv_cache_dtype=dtype, memory_source=source,
         total_gpu_memory_bytes=total, weights_bytes=weights_bytes if total else None,
         rest_bytes=pool.rest_bytes, cell_size=cell,
         max_total_num_tokens=pool.max_total_num_tokens, kv_cache_bytes=pool.kv_cache_bytes,
-        # init_memory_pool caps the request pool by the state pool (hybrid GDN, later every
-        # recurrent model): a request without a state slot cannot run
-        max_running_requests=min(pool.max_num_reqs, states) if states is not None
-        else pool.max_num_reqs,
+        # init_memory_pool caps the request pool by the state pool: max_mamba_cache_size //
+        # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (3 slots a request with the radix cache)
+        max_running_requests=min(pool.max_num_reqs, states // rel.state_slots_per_request)
+        if states is not None else pool.max_num_reqs,
         max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how,
         mamba_cache_per_req=per_req, max_mamba_cache_size=states)
 
@@ -133,10 +147,13 @@ def add_sglang(report: Any, loaded: Any, hw: Any, values: dict[str, Any]) -> Non
         mem_fraction_static=values["mem_fraction_static"], page_size=values["page_size"],
         chunked_prefill_size=values["chunked_prefill_size"],
         max_running_requests=values["max_running_requests"],
-        context_length=values["context_length"], kv_cache_dtype=SGLANG_KV[kv])
+        context_length=values["context_length"], kv_cache_dtype=SGLANG_KV[kv],
+        max_total_tokens=values.get("max_total_tokens"), release=values.get("release"))
+    if values.get("release") is not None:  # --engine sglang==X named one
+        report.settings.engine += f" (SGLang {report.sglang.version})"
     report.conventions.append(
-        "sglang: SGLang's token pool as its 0.5 code sizes it (server_args.py "
-        "_handle_gpu_memory_settings; the model runner's profile_max_num_token and "
+        f"sglang: SGLang's token pool as its {report.sglang.version} code sizes it "
+        "(server_args.py's memory defaults; the model runner's profile_max_num_token and "
         "init_memory_pool): max_total_num_tokens = int(free after weights − free before × "
         "(1 − mem_fraction_static)) // bytes per token, in whole pages; recurrent states "
         "first (handle_max_mamba_cache); the rest of the report is vLLM's")

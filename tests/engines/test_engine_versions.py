@@ -79,7 +79,8 @@ def test_a_given_option_wins_over_the_version():
 @pytest.mark.parametrize("engine, says", [
     ("vllm==0.7", "0.6, 0.8, 0.10, 0.11, 0.33"),
     ("vllm==", "0.6, 0.8, 0.10, 0.11, 0.33"),
-    ("sglang==0.4.9", "vLLM's releases only"),
+    ("sglang==0.4.8", "SGLang 0.4.9, 0.5.5"),
+    ("sglang==\x1b[31m", "SGLang 0.4.9, 0.5.5"),
     ("vllm==\x1b[31m", "0.6, 0.8"),
 ])
 def test_unknown_versions_are_one_line(engine, says):

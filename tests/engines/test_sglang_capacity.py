@@ -79,7 +79,7 @@ def test_qwen3_235b_fp8_on_four_h100(cli) -> None:
 
 
 @pytest.mark.parametrize("args, words", [
-    (("--engine", "sglang==0.4.9"), "vLLM's releases only"),
+    (("--engine", "sglang==0.3.0"), "SGLang 0.4.9, 0.5.5"),
     (("--mem-fraction-static", "0.8"), "--mem-fraction-static is SGLang's option"),
     (("--engine", "sglang", "--kv-memory", "1000"), "Not enough memory"),
     (("--engine", "sglang", "--kv-memory", "1GiB", "--mem-fraction-static", "0"),
@@ -108,11 +108,12 @@ def test_recurrent_states_split_off_first(cli) -> None:
     take rest·0.9/1.9 = 5,086,145,482.1 → // 102,137,856 = 49 requests (5,004,754,944
     bytes); the token pool gets 5,732,663,296 bytes. Its 4 attention layers keep 8 KV heads of
     128: 8·128·4·2·2 = 16,384 bytes per token → 349,894 tokens. The request pool,
-    min(max(int(349,894 / 8,192·512), 2048), 4096) = 4,096, is capped by the 49 state slots."""
+    min(max(int(349,894 / 8,192·512), 2048), 4096) = 4,096, is capped by the state slots at
+    three a request (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO): 49 // 3 = 16."""
     d = run(cli, "serve", "nemotron-h-8b", "--engine", "sglang", "--kv-memory", "10GiB")["sglang"]
     assert d["mamba_cache_per_req"] == 102_137_856
     assert d["max_mamba_cache_size"] == 49
     assert d["cell_size"] == 16_384
     assert d["rest_bytes"] == 5_732_663_296
     assert d["max_total_num_tokens"] == 349_894
-    assert d["max_running_requests"] == 49  # min(4,096, the 49 state slots)
+    assert d["max_running_requests"] == 16  # min(4,096, 49 state slots // 3)

@@ -1,0 +1,67 @@
+"""`serve --engine sglang[==X]` against SGLang's own code: the token pools that SGLang 0.4.9's
+and 0.5.5's `profile_max_num_token` / `handle_max_mamba_cache` / `init_memory_pool` and their
+ServerArgs' memory defaults computed, run on CPU by tools/sglang_reference (recorded in
+tests/data/serve/sglang_reference.json). Every case exact: max_total_num_tokens, the request
+pool, the state pool, the default mem_fraction_static and chunked_prefill_size."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from flopcalc.api import load
+from flopcalc.engines import sglang as S
+from flopcalc.errors import FlopcalcError
+from flopcalc.reports.serve_sglang import sglang_capacity
+
+pytestmark = [pytest.mark.recorded, pytest.mark.engine]
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
+RECORDED = json.loads((DATA / "sglang_reference.json").read_text())["releases"]
+CASES = [(version, row["case"], row["sglang"]) for version, rows in RECORDED.items()
+         for row in rows]
+
+
+def capacity(version: str, case: dict):
+    spec = load(str(DATA / "configs" / f"{case['model']}.json")).spec
+    hw = SimpleNamespace(memory_bytes=case["gpu_mem_mib"] * S.MiB, usable_memory_bytes=None)
+    f = case.get("mem_fraction_static")
+    return sglang_capacity(
+        spec, hw, tp=case["tp"], pp=1, weights_bytes=case["weights_bytes"], kv_memory=None,
+        mem_fraction_static=Fraction(str(f)) if f is not None else None,
+        page_size=case.get("page_size"), chunked_prefill_size=None,
+        max_running_requests=case.get("max_running_requests"),
+        context_length=case.get("context_length"),
+        kv_cache_dtype=case.get("kv_cache_dtype", "auto"),
+        max_total_tokens=case.get("max_total_tokens"), release=S.release(version))
+
+
+def test_every_kind_of_model_is_recorded() -> None:
+    models = {case["model"] for _, case, _ in CASES}
+    assert {"llama-2-7b", "llama-3.1-8b", "deepseek-v3", "qwen3-next-80b-a3b",
+            "nemotron-h-8b"} <= models  # MHA, GQA, MLA, hybrid GDN, hybrid Mamba-2
+    assert set(RECORDED) == set(S.SGLANG_RELEASES)
+
+
+@pytest.mark.parametrize("version, case, sglang", CASES,
+                         ids=[f"{v}-{c['model']}-tp{c['tp']}-{i}"
+                              for i, (v, c, _) in enumerate(CASES)])
+def test_token_pool_equals_sglangs_own(version: str, case: dict, sglang: dict) -> None:
+    if "max_total_num_tokens" not in sglang:  # SGLang refused: flopcalc refuses too
+        with pytest.raises(FlopcalcError) as e:
+            capacity(version, case)
+        words = "Not enough memory" if "memory" in sglang["error"] else "no pool for recurrent"
+        assert words in str(e.value)
+        return
+    got = capacity(version, case)
+    assert got.mem_fraction_static == sglang["mem_fraction_static"]
+    assert got.chunked_prefill_size == sglang["defaults"]["chunked_prefill_size"]
+    assert got.cuda_graph_max_bs == sglang["defaults"]["cuda_graph_max_bs"]
+    assert got.max_total_num_tokens == sglang["max_total_num_tokens"]
+    assert got.max_running_requests == sglang["max_num_reqs"]
+    assert got.max_mamba_cache_size == sglang.get("max_mamba_cache_size")
+    assert got.mamba_cache_per_req == sglang.get("mamba_cache_per_req", 0)
