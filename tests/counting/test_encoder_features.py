@@ -184,15 +184,6 @@ def hf(tmp_path, data):
     return str(path)
 
 
-@pytest.mark.parametrize("model_type", ["gemma3n", "gemma3n_text"])
-def test_gemma3n_is_refused_by_name(cli, tmp_path, model_type):
-    r = cli("model", hf(tmp_path, {"model_type": model_type, "hidden_size": 2048}))
-    assert r.code == 2
-    assert f"model_type '{model_type}' is not supported: Gemma 3n's AltUp" in r.err
-    for feature in ("LAuReL", "per-layer input embeddings", "KV-shared layers"):
-        assert feature in r.err
-
-
 def test_roberta_positions_start_after_the_padding(cli, tmp_path):
     path = hf(tmp_path, {"model_type": "roberta", "vocab_size": 50265, "hidden_size": 768,
                          "num_hidden_layers": 12, "num_attention_heads": 12,

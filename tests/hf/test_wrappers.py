@@ -176,9 +176,7 @@ def test_llama4_other_attention_patterns(no_rope, kinds):
           lengths=(3, 9), extra=llama4_all_experts)
 
 
-@pytest.mark.parametrize("model_type, feature", [
-    ("ergo", "after every routed expert"), ("kolibri1_1", "indexed attention"),
-    ("pi05", "vision-language-action")])
+@pytest.mark.parametrize("model_type, feature", [("pi05", "vision-language-action")])
 def test_transformers_5_25_types_without_kinds_are_refused_by_name(tmp_path, model_type,
                                                                    feature):
     with pytest.raises(flopcalc.FlopcalcError) as err:

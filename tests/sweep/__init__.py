@@ -138,7 +138,10 @@ def build(case: Case, config: Any, device: str) -> Any:
 def hf_params(case: Case, config: Any) -> int:
     case, config = wrapped(case, config)
     if case.count == "text":
-        return text_params(build(Case(case.model_type, auto="multimodal_lm"), config, "meta"))
+        try:
+            return text_params(build(Case(case.model_type, auto="multimodal_lm"), config, "meta"))
+        except ImportError:  # a tower needs a library not installed (Gemma 3n's timm MobileNet)
+            return text_model_params(config)
     model = build(case, config, "meta")
     return sum(p.numel() for p in model.parameters())
 
@@ -151,6 +154,17 @@ def text_params(model: Any) -> int:
     head = model.get_output_embeddings()
     seen.update({id(p): p.numel() for p in (head.parameters() if head is not None else ())})
     return sum(seen.values())
+
+
+def text_model_params(config: Any) -> int:
+    """A wrapper's language model and LM head built without the wrapper, for a wrapper whose
+    tower cannot be built here: the causal LM of its text config, its head tied by the
+    wrapper's top-level `tie_word_embeddings` (what `PreTrainedModel.tie_weights` reads on the
+    wrapper). Only for wrappers whose language model is that causal LM's body (Gemma 3n's)."""
+    text = config.get_text_config()
+    text.tie_word_embeddings = bool(config.tie_word_embeddings)
+    model = build(Case(text.model_type), text, "meta")
+    return sum(p.numel() for p in model.parameters())
 
 
 def _attr(obj: Any, path: str) -> Any:

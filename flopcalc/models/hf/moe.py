@@ -698,8 +698,6 @@ _HY_V4 = ("Hy4's hyper-connections (DeepSeek-V4's hc_mult residual streams mixed
           "by learned fp32 weights, and a hyper-head before the LM head) and its gated latent "
           "attention with sinks and an indexer are not layer kinds flopcalc has" + _YAML)
 REFUSED = {
-    "ergo": ("Ergo's RMSNorm after every routed expert (num_experts x hidden_size weights) and "
-             "after its shared expert is not a layer kind flopcalc has" + _YAML),
     "deepseek_v4": ("DeepSeek-V4's compressed attention (heavily compressed and compressed "
                     "sparse attention, with their compressors and indexer: compress_rates), "
                     "its grouped low-rank output projection (o_groups, o_lora_rank), "

@@ -301,6 +301,9 @@ WRAPPERS: dict[str, Wrapper] = {
     # has: the language model is counted alone, and the note names both towers
     "gemma4": Wrapper("gemma4_text", tied=_T),
     "gemma4_unified": Wrapper("gemma4_unified_text", tied=_T),
+    # Gemma 3n's MobileNet-v5 vision tower and USM audio conformer (with their embedders)
+    # are not kinds flopcalc has: the language model (models/hf/gemma3n.py) is counted alone
+    "gemma3n": Wrapper("gemma3n_text", tied=_T),
     "shieldgemma2": Wrapper("gemma3_text", or_text=_T, tower=_gemma3,
                             vision_type="siglip_vision_model"),
     "idefics3": Wrapper("llama", tower=_idefics3, vision_type="idefics3_vision"),

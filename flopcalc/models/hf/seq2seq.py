@@ -178,15 +178,3 @@ ALIASES = {"mt5": _T5_ALIASES, "umt5": _T5_ALIASES,
            "whisper": {"num_key_value_heads": "encoder_attention_heads",
                        "num_attention_heads": "encoder_attention_heads",
                        "hidden_size": "d_model", "num_hidden_layers": "encoder_layers"}}
-
-# Gemma 3n (`gemma3n/modeling_gemma3n.py`): what flopcalc does not count, named in the refusal.
-REFUSED = {
-    model_type: ("Gemma 3n's AltUp streams (altup_num_inputs predictions and corrections per "
-                 "layer), LAuReL blocks (laurel_rank), per-layer input embeddings "
-                 "(vocab_size_per_layer_input × num_hidden_layers·hidden_size_per_layer_input, "
-                 "with their projections and gates) and KV-shared layers "
-                 "(num_kv_shared_layers reusing earlier layers' keys and values) are not "
-                 "layer kinds flopcalc has; describe an approximation in a YAML file if one "
-                 "will do")
-    for model_type in ("gemma3n", "gemma3n_text")
-}

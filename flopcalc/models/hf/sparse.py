@@ -205,10 +205,4 @@ CONVERTERS = {"deepseek_v32": _deepseek_v32, "glm_moe_dsa": _glm_moe_dsa,
               "llama4_text": _llama4_text, "llama4": _llama4}
 DEFAULTS = {"glm_moe_dsa": _GLM_MOE_DSA_DEFAULTS}
 
-_YAML = "; describe an approximation in a YAML file if one will do"
-REFUSED = {
-    # transformers 5.25
-    "kolibri1_1": ("Kolibri 1.1's indexed attention (weightless pools of index_pool_size keys "
-                   "scored by index_num_heads heads, layers reading other layers' keys and "
-                   "values through kv_source_layers) is not a layer kind flopcalc has" + _YAML),
-}
+REFUSED: dict[str, str] = {}
