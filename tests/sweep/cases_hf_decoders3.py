@@ -59,3 +59,9 @@ CASES += [
                         global_attn_every_n_layers=2, local_attention=64),
                    dict(layer_types=["full_attention"] * 22))),
 ]
+CASES += [
+    # DiffLlama: two attention calls per layer (the scores and AV twice); even KV heads
+    Case("diffllama", shrink=SIZES, lengths=LENGTHS,
+         variants=(dict(attention_bias=True, tie_word_embeddings=True, num_key_value_heads=8),
+                   dict(head_dim=96, num_key_value_heads=16, intermediate_size=1000))),
+]

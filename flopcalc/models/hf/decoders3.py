@@ -74,6 +74,15 @@ def _modernbert_decoder(c: Config) -> Raw:
     return raw
 
 
+def _diffllama(c: Config) -> Raw:
+    """DiffLlama: Llama (`attention_bias` on q, k, v and o, untied by default) with
+    differential attention in every layer (`kinds.differential`: the scores and value product
+    computed twice, 4 λ vectors of head_dim per layer, a weightless norm over head pairs);
+    transformers needs an even number of KV heads (`diffllama/modeling_diffllama.py`)."""
+    attn = c("attention_bias", False)
+    return {**rotary_decoder(c), **bias(attn, attn), "layer_types": ["differential"]}
+
+
 # Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
 # counted with the wrapper's LM head, tied by the wrapper's own `tie_word_embeddings` (False by
 # default in both, as measured on the meta device); their towers are not read.
@@ -99,7 +108,7 @@ def _unwrap(c: Config) -> Raw:
 
 
 CONVERTERS = {"aria_text": _aria_text, "cohere_compass_text": _cohere_compass_text,
-              "modernbert-decoder": _modernbert_decoder,
+              "modernbert-decoder": _modernbert_decoder, "diffllama": _diffllama,
               **{name: _unwrap for name in WRAPPERS}}
 DEFAULTS: dict[str, Raw] = {}
 ALIASES: dict[str, dict[str, str]] = {}
