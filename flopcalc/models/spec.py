@@ -375,7 +375,8 @@ def layer_names(cfg: Any, n_layers: int) -> list[str]:
                              f"(a feed-forward-only layer) or mixers joined by + (side by side; "
                              f"a weight-shared block numbered name@N, as shared@1), got {name!r}")
     used = {p for name in names for p in name.split("+")}
-    if window is not None and "window" not in used:
+    # a window kind's variants are named window_* (window_gate_bias)
+    if window is not None and not any(p == "window" or p.startswith("window_") for p in used):
         raise ValueError("sliding_window is set but no layer is a window layer")
     if chunk is not None and "chunked" not in used:
         raise ValueError("attention_chunk is set but no layer is chunked")

@@ -65,3 +65,27 @@ CASES += [
          variants=(dict(attention_bias=True, tie_word_embeddings=True, num_key_value_heads=8),
                    dict(head_dim=96, num_key_value_heads=16, intermediate_size=1000))),
 ]
+_BEAM = dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24, n_group=2,
+             topk_group=1)
+CASES += [
+    # Beam: gated attention with a bias per head, windows on 5 of 6 layers and the last full,
+    # the first 3 layers dense, grouped sigmoid routing
+    Case("beam", shrink={**SIZES, **_BEAM, "num_hidden_layers": 5, "sliding_window": 4,
+                         "layer_types": None, "mlp_layer_types": None, "pad_token_id": 0},
+         lengths=LENGTHS,
+         variants=(dict(attention_bias=True, tie_word_embeddings=True),
+                   dict(num_hidden_layers=4, layer_types=["sliding_attention", "full_attention"] * 2,
+                        mlp_layer_types=["dense", "sparse", "dense", "sparse"],
+                        num_key_value_heads=4, head_dim=64))),
+]
+_M3 = dict(num_local_experts=4, num_experts_per_tok=2, dense_intermediate_size=80,
+           shared_intermediate_size=40, rotary_dim=8)
+CASES += [
+    # MiniMax-M3 without its sparse (indexer) layers: every layer a mixture with a shared MLP
+    Case("minimax_m3_vl_text", shrink={**SIZES, **_M3, "num_hidden_layers": 4}, lengths=LENGTHS,
+         variants=(dict(num_hidden_layers=4, mlp_layer_types=["dense", "sparse"] * 2,
+                        tie_word_embeddings=True),
+                   dict(shared_intermediate_size=0, num_key_value_heads=8, head_dim=64))),
+    text_only("minimax_m3_vl", {**SIZES, **_M3, "mlp_layer_types": ["dense", "sparse"]},
+              (TOP_TIED, {"top": UNTIED, **TIED})),
+]

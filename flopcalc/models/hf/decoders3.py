@@ -8,9 +8,10 @@ device at the default config and at variants, forward FLOPs with FlopCounterMode
 from __future__ import annotations
 
 from ...errors import FlopcalcError
-from .common import Config, Raw, bias, layer_types, rotary_decoder
+from .common import Config, Raw, bias, layer_types, rotary_decoder, shortest_period
 from .dense_layernorm import _cohere
 from .encoders import _modernbert
+from .linear_hybrids import _mapped
 from .multimodal import Wrapper, attach_tower, text_mapping, tied
 
 
@@ -83,14 +84,90 @@ def _diffllama(c: Config) -> Raw:
     return {**rotary_decoder(c), **bias(attn, attn), "layer_types": ["differential"]}
 
 
+def _beam(c: Config) -> Raw:
+    """Beam: Qwen3's attention (a per-head QK-norm, `attention_bias` on q, k, v and o) with a
+    sigmoid output gate per element from a bias-free gate_proj d → h·hd plus one learned bias
+    per head (`kinds.gate_bias`); windows of `sliding_window` on the "sliding_attention" layers
+    (absent `layer_types`: all but every 6th and the last); sandwich norms around both
+    sublayers; a dense SwiGLU of intermediate_size on the `mlp_layer_types` "dense" layers
+    (absent: the first 3), elsewhere DeepSeek-V3's grouped sigmoid routing (a bias-free fp32
+    router, e_score_correction_bias a buffer) over num_experts experts of moe_intermediate_size,
+    no shared expert. The depth-scaled residual adds, the full layers' position-dependent query
+    scaling (NoPE there), routed_scaling_factor and the final logit soft-capping are
+    element-wise (`beam/modeling_beam.py`)."""
+    n = c.layers()
+    default = ["sliding_attention" if (i + 1) % 6 and i < n - 1 else "full_attention"
+               for i in range(n)]
+    kinds = c.per_layer("layer_types", n, default=default)
+    names = _mapped(c, kinds, {"full_attention": "full_gate_bias",
+                               "sliding_attention": "window_gate_bias"})
+    attn = c("attention_bias", False)
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn), "qk_norm": "per_head",
+                "attention_gate": True, "norm_placement": "sandwich",
+                "layer_types": shortest_period(names)}
+    if "window_gate_bias" in names:
+        raw["sliding_window"] = c("sliding_window", 512, int)
+    mlp = c.per_layer("mlp_layer_types", n, default=["dense"] * min(3, n) + ["sparse"] * (n - 3))
+    bad = [i for i, t in enumerate(mlp) if t not in ("dense", "sparse")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {mlp[bad[0]]!r} must be "
+                            "'dense' or 'sparse'")
+    if "sparse" in mlp:
+        raw["moe"] = {"experts": c("num_experts", 256, int), "top_k": c("num_experts_per_tok", 8),
+                      "d_ff": c("moe_intermediate_size", 2560), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(mlp) if t == "dense"]}
+    return raw
+
+
+def _minimax_m3_vl_text(c: Config) -> Raw:
+    """MiniMax-M3's text model: bias-free q, k, v and o with a per-head Gemma-style QK-norm
+    (partial RoPE counts nothing), and per `mlp_layer_types` (absent: the legacy
+    `moe_layer_freq`, else every layer "sparse") a dense fused SwiGLU of
+    dense_intermediate_size or a mixture: a bias-free sigmoid router (e_score_correction_bias a
+    buffer), num_local_experts experts of intermediate_size and one shared MLP of
+    shared_intermediate_size. The clamped SwiGLU and routed_scaling_factor are element-wise.
+    Layers of type "minimax_m3_sparse" (a lightning indexer choosing key blocks, and its cache)
+    are refused: flopcalc has no such kind (`minimax_m3_vl/modular_minimax_m3_vl.py`)."""
+    n = c.layers()
+    sparse = c("sparse_attention_config", {}, dict).get("sparse_attention_freq")
+    default = (["minimax_m3_sparse" if f else "full_attention" for f in sparse]
+               if isinstance(sparse, list) else ["full_attention"] * n)
+    kinds = c.per_layer("layer_types", n, default=default)
+    odd = [i for i, t in enumerate(kinds) if t != "full_attention"]
+    if odd:
+        raise FlopcalcError(f"{c.label}: layer_types[{odd[0]}] = {kinds[odd[0]]!r}: MiniMax-M3's "
+                            "sparse attention (a lightning indexer picking key blocks) is not a "
+                            "layer kind flopcalc has; describe an approximation in a YAML file")
+    freq = c("moe_layer_freq", None, list)
+    mlp = c.per_layer("mlp_layer_types", n, default=(
+        ["sparse" if f else "dense" for f in freq] if freq is not None else ["sparse"] * n))
+    bad = [i for i, t in enumerate(mlp) if t not in ("dense", "sparse")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: mlp_layer_types[{bad[0]}] = {mlp[bad[0]]!r} must be "
+                            "'dense' or 'sparse'")
+    raw: Raw = {**rotary_decoder(c), "qk_norm": "per_head", "activation": "silu",
+                "d_ff": c("dense_intermediate_size", 12288, int)}
+    if "sparse" in mlp:
+        raw["moe"] = {"experts": c("num_local_experts", 128, int),
+                      "top_k": c("num_experts_per_tok", 4), "d_ff": c("intermediate_size"),
+                      "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(mlp) if t == "dense"]}
+        if c("shared_intermediate_size", 3072, int):
+            raw["moe"].update(shared_experts=1, shared_d_ff=c("shared_intermediate_size"))
+    return raw
+
+
 # Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
 # counted with the wrapper's LM head, tied by the wrapper's own `tie_word_embeddings` (False by
-# default in both, as measured on the meta device); their towers are not read.
+# default in all, as measured on the meta device); their towers are not read.
 WRAPPERS: dict[str, Wrapper] = {
     # Aria: an Idefics3 vision tower and a cross-attention projector (AriaProjector)
     "aria": Wrapper("aria_text"),
     # Cohere Compass: a Qwen3-VL-style ViT with DeepStack mergers
     "cohere_compass": Wrapper("cohere_compass_text"),
+    # MiniMax-M3: a ViT and a two-path projector; tied also when the text config's flag is
+    # (MiniMaxM3VLConfig.__post_init__ forwards it)
+    "minimax_m3_vl": Wrapper("minimax_m3_vl_text", or_text=True),
 }
 
 
@@ -109,7 +186,12 @@ def _unwrap(c: Config) -> Raw:
 
 CONVERTERS = {"aria_text": _aria_text, "cohere_compass_text": _cohere_compass_text,
               "modernbert-decoder": _modernbert_decoder, "diffllama": _diffllama,
+              "beam": _beam, "minimax_m3_vl_text": _minimax_m3_vl_text,
               **{name: _unwrap for name in WRAPPERS}}
-DEFAULTS: dict[str, Raw] = {}
+# The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
+# where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
+DEFAULTS: dict[str, Raw] = {"beam": {"head_dim": 128, "num_key_value_heads": 8},
+                            "minimax_m3_vl_text": {"head_dim": 128, "num_key_value_heads": 4,
+                                                   "intermediate_size": 3072}}
 ALIASES: dict[str, dict[str, str]] = {}
 REFUSED: dict[str, str] = {}
