@@ -89,3 +89,10 @@ CASES += [
     text_only("minimax_m3_vl", {**SIZES, **_M3, "mlp_layer_types": ["dense", "sparse"]},
               (TOP_TIED, {"top": UNTIED, **TIED})),
 ]
+CASES += [
+    # Doge: dynamic-mask attention (dt_proj over the values, A per KV head), residual scales
+    Case("doge", shrink=NO_HEAD_DIM, lengths=LENGTHS,
+         variants=(dict(attention_bias=True, mlp_bias=True, tie_word_embeddings=True),
+                   dict(num_key_value_heads=2, intermediate_size=1000, keep_window_size=4,
+                        sliding_window=8))),
+]

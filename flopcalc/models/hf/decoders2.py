@@ -353,8 +353,6 @@ REFUSED: dict[str, str] = {
     "apertus1p5": ("Apertus 1.5's image tokenizer (Chameleon's VQ-VAE encoder and its codebook) "
                    "is not a tower flopcalc counts; its text config imports as "
                    "apertus1p5_text" + _YAML),
-    "doge": _lacks("Doge's dynamic-mask attention (A and dt_proj per KV head), its "
-                   "cross-domain mixture of product-key experts and learned residual scales"),
     "dory": _lacks("Dory's scaled attention (sqk and s_gate vectors), scaled MLP (suv_gate, "
                    "suv_up), learned residual mixing (lambda_1, lambda_2) and per-token logit "
                    "scales"),

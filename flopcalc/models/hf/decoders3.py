@@ -157,6 +157,22 @@ def _minimax_m3_vl_text(c: Config) -> Raw:
     return raw
 
 
+def _doge(c: Config) -> Raw:
+    """Doge (SmallDoge): Llama with a per-head QK-norm, `attention_bias` on q, k, v, o and
+    dt_proj, and dynamic-mask attention in every layer (`kinds.dynamic_mask`: dt_proj and A per
+    KV head, the layer's two residual scales); a gated MLP with `mlp_bias`; untied by default.
+    `sliding_window` is not read by DogeAttention (no window). `is_moe` (the cross-domain
+    mixture of product-key experts) is refused (`doge/modeling_doge.py`)."""
+    if c("is_moe", False):
+        raise FlopcalcError(f"{c.label}: is_moe true: Doge's cross-domain mixture of "
+                            "product-key experts (embedding tables of experts picked through "
+                            "two key halves) is not a kind flopcalc has; set it false or "
+                            "describe an approximation in a YAML file")
+    attn = c("attention_bias", False)
+    return {**rotary_decoder(c), **bias(attn, attn, c("mlp_bias", False)),
+            "qk_norm": "per_head", "layer_types": ["dynamic_mask"]}
+
+
 # Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
 # counted with the wrapper's LM head, tied by the wrapper's own `tie_word_embeddings` (False by
 # default in all, as measured on the meta device); their towers are not read.
@@ -187,6 +203,7 @@ def _unwrap(c: Config) -> Raw:
 CONVERTERS = {"aria_text": _aria_text, "cohere_compass_text": _cohere_compass_text,
               "modernbert-decoder": _modernbert_decoder, "diffllama": _diffllama,
               "beam": _beam, "minimax_m3_vl_text": _minimax_m3_vl_text,
+              "doge": _doge,
               **{name: _unwrap for name in WRAPPERS}}
 # The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
 # where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
