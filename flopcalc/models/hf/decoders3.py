@@ -211,4 +211,13 @@ DEFAULTS: dict[str, Raw] = {"beam": {"head_dim": 128, "num_key_value_heads": 8},
                             "minimax_m3_vl_text": {"head_dim": 128, "num_key_value_heads": 4,
                                                    "intermediate_size": 3072}}
 ALIASES: dict[str, dict[str, str]] = {}
-REFUSED: dict[str, str] = {}
+_YAML = "; describe an approximation in a YAML file if one will do"
+# Types of transformers 5.24 whose model holds parts flopcalc has no kind for, named.
+REFUSED: dict[str, str] = {
+    "chameleon": ("Chameleon's model holds its image tokenizer (a VQ-VAE encoder of residual "
+                  "convolution blocks, attention blocks and a codebook) beside the language "
+                  "model, which flopcalc does not count" + _YAML),
+    "evolla": ("Evolla's model holds a SaProt protein encoder, a sequence-compressor resampler "
+               "and gated cross-attention aligners in its decoder layers, which flopcalc does "
+               "not count" + _YAML),
+}
