@@ -223,10 +223,13 @@ class ModelSpec:
                              "table)")
         if (self.positions == "relative") != (self.relative_buckets is not None):
             raise ValueError("relative positions need relative_buckets (and only they do)")
-        if self.architecture != "encoder-only" and (self.token_types or self.pooler
-                                                     or self.head == "masked-lm"):
-            raise ValueError("token_types, pooler and a masked-lm head belong to encoder-only "
-                             "models")
+        # a masked-LM head (dense, activation, norm, then the vocabulary) also ends
+        # ModernBERT-decoder, a decoder-only model
+        if self.architecture != "encoder-only" and (
+                self.token_types or self.pooler
+                or (self.head == "masked-lm" and self.architecture != "decoder-only")):
+            raise ValueError("token_types and pooler belong to encoder-only models, a masked-lm "
+                             "head to encoder-only and decoder-only ones")
         if self.mtp_layers and self.architecture != "decoder-only":
             raise ValueError("multi-token prediction (mtp_layers) is for decoder-only models")
         if self.head == "none" and not self.tie_embeddings:
@@ -372,7 +375,8 @@ def layer_names(cfg: Any, n_layers: int) -> list[str]:
                              f"(a feed-forward-only layer) or mixers joined by + (side by side; "
                              f"a weight-shared block numbered name@N, as shared@1), got {name!r}")
     used = {p for name in names for p in name.split("+")}
-    if window is not None and "window" not in used:
+    # a window kind's variants are named window_* (window_gate_bias)
+    if window is not None and not any(p == "window" or p.startswith("window_") for p in used):
         raise ValueError("sliding_window is set but no layer is a window layer")
     if chunk is not None and "chunked" not in used:
         raise ValueError("attention_chunk is set but no layer is chunked")

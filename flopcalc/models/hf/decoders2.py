@@ -349,10 +349,6 @@ REFUSED: dict[str, str] = {
     "apertus1p5": ("Apertus 1.5's image tokenizer (Chameleon's VQ-VAE encoder and its codebook) "
                    "is not a tower flopcalc counts; its text config imports as "
                    "apertus1p5_text" + _YAML),
-    "diffllama": _lacks("DiffLlama's differential attention (two attention maps per head over "
-                        "halved values, subtracted with learned λ vectors, then a group norm)"),
-    "doge": _lacks("Doge's dynamic-mask attention (A and dt_proj per KV head), its "
-                   "cross-domain mixture of product-key experts and learned residual scales"),
     "dory": _lacks("Dory's scaled attention (sqk and s_gate vectors), scaled MLP (suv_gate, "
                    "suv_up), learned residual mixing (lambda_1, lambda_2) and per-token logit "
                    "scales"),
@@ -369,8 +365,6 @@ REFUSED: dict[str, str] = {
                              "forget-gated delta attention"),
     "hrm_text": _lacks("HRM's two weight-shared stacks run in nested H and L cycles (and its "
                        "prefix-LM masks)"),
-    "beam": _lacks("Beam's attention gate with a bias per head (gate_bias beside a "
-                   "per-element gate_proj)"),
     "neomme": _lacks("NeoMME's exclusive self-attention (alpha per head), sigmoid-gated "
                      "output projection and low-rank embedding factorisation"),
     "inkling_text": _lacks("Inkling's relative-position logits (r_proj and a learned table), "
@@ -382,8 +376,6 @@ REFUSED: dict[str, str] = {
                          "RMSNorms"),
     "dots3_note_text": _lacks("dots3's latent attention with a norm over the shared rotary "
                               "key, windows on latent attention and an indexer on some layers"),
-    "minimax_m3_vl_text": _lacks("MiniMax-M3's attention with an optional sparse indexer per "
-                                 "layer and its cache of selected keys"),
     "molmo2_text": ("Molmo 2's text model holds vocab_size + additional_vocab_size embedding "
                     "rows and a head of vocab_size: one vocabulary for both is what flopcalc "
                     "counts" + _YAML),
