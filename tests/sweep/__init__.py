@@ -65,6 +65,9 @@ class Case:
     # a tiny tower for the FLOP run) and compared as `count="text"`
     wrapper: Optional[str] = None
     wrapper_keys: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None  # of the text
+    # the auto class that builds the whole wrapper for `count="text"` (AudioFlamingo3 is only
+    # in AutoModelForSeq2SeqLM's mapping)
+    wrapper_auto: str = "multimodal_lm"
 
 
 def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
@@ -79,7 +82,8 @@ def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
     if "tie_word_embeddings" in text:
         top["tie_word_embeddings"] = text["tie_word_embeddings"]
     config = AutoConfig.for_model(case.wrapper, text_config=text, **top)
-    return Case(case.wrapper, auto=case.auto, count="text", inputs=case.inputs), config
+    return Case(case.wrapper, auto=case.auto, count="text", inputs=case.inputs,
+                wrapper_auto=case.wrapper_auto), config
 
 
 def cases() -> list[Case]:
@@ -138,7 +142,7 @@ def build(case: Case, config: Any, device: str) -> Any:
 def hf_params(case: Case, config: Any) -> int:
     case, config = wrapped(case, config)
     if case.count == "text":
-        return text_params(build(Case(case.model_type, auto="multimodal_lm"), config, "meta"))
+        return text_params(build(Case(case.model_type, auto=case.wrapper_auto), config, "meta"))
     model = build(case, config, "meta")
     return sum(p.numel() for p in model.parameters())
 
@@ -170,7 +174,7 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
         try:
             model = build(case, text, "cpu").train()
         except ValueError:  # no causal-LM class takes this text config: the wrapper (shrunk)
-            model = build(Case(case.model_type, auto="multimodal_lm"), config, "cpu").train()
+            model = build(Case(case.model_type, auto=case.wrapper_auto), config, "cpu").train()
         config = text
     else:
         model = build(case, config, "cpu").train()
