@@ -6,6 +6,7 @@ shrunk wrapper, a tiny tower included, on text tokens where no causal-LM class t
 config) and tests/sweep/cases_wrapped_text.py's nested-type cases."""
 
 from . import Case
+from .cases_encoders import BART, SEQ2SEQ
 from .cases_multimodal import LLAMA, QWEN_ROPE
 
 TIED, UNTIED = {"tie_word_embeddings": True}, {"tie_word_embeddings": False}
@@ -39,6 +40,24 @@ GRANITE_VISION = dict(vision_config=dict(hidden_size=64, intermediate_size=80,
 # its default config does not build (no deepstack_layer_map, no downsample_rate): one
 # projector (vision layer -1 into text layer 0), 4 queries per window of 8
 GRANITE_MAP = {"deepstack_layer_map": [[-1, 0]], "downsample_rate": "4/8"}
+EMU3_MAP = {"vocabulary_map": {"<image>": 3, "<|extra_200|>": 4,
+                                "<|visual token 000000|>": 5}}
+COSMOS_TEXT = {**HEAD16, **QWEN_ROPE}
+COSMOS_TOP = {"vision_config": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                    num_attention_heads=4, patch_size=4, num_patches=16),
+              "projector_hidden_size": 64}
+DSOCR_FIX = {"mlp_layer_types": ["dense"] + ["sparse"] * 31, "num_experts_per_tok": 6}
+DSOCR_TEXT = {**LLAMA, "mlp_layer_types": ["dense", "sparse"], "n_routed_experts": 4,
+              "num_experts_per_tok": 2, "moe_intermediate_size": 16, "n_shared_experts": 2}
+DSOCR_TOP = {"vision_config": {"sam_config": dict(hidden_size=32, num_hidden_layers=2,
+                                                  num_attention_heads=4, mlp_dim=64,
+                                                  global_attn_indexes=[1], image_size=64,
+                                                  patch_size=16, output_channels=16,
+                                                  downsample_channels=[16, 32]),
+                               "encoder_config": dict(hidden_size=32, intermediate_size=64,
+                                                      num_hidden_layers=2,
+                                                      num_attention_heads=4,
+                                                      num_key_value_heads=2)}}
 GLM4V_TEXT = {**LLAMA, "rope_parameters": dict(rope_type="default", rope_theta=10000.0,
                                                partial_rotary_factor=0.5,
                                                mrope_section=[1, 1, 2])}
@@ -102,6 +121,30 @@ CASES = [
            (UNTIED, {"head_dim": 32})),
     nested("granite4_vision_text", "granite4_vision", LLAMA, GRANITE_VISION,
            (TIED, {"num_key_value_heads": 1})),
+    # BART's tables tied by its own flag, the head by the wrapper's: every combination
+    Case("florence2", shrink=BART, text_config="text_config", count="text", auto="seq2seq",
+         wrapper_auto="image_text", lengths=SEQ2SEQ,
+         variants=(TOP_UNTIED, TIED, UNTIED, {**UNTIED, **TOP_UNTIED},
+                   {"decoder_attention_heads": 2, "encoder_ffn_dim": 128})),
+    # its default config does not build without a vocabulary map (the image tokens' ids)
+    text_only("emu3", {**LLAMA, "pad_token_id": 0},
+              ({"top": {**EMU3_MAP, **TIED}},
+               {"attention_bias": True, "mlp_bias": True, "top": EMU3_MAP}),
+              fix={"top": EMU3_MAP}),
+    nested("emu3_text_model", "emu3", {**LLAMA, "pad_token_id": 0}, EMU3_MAP,
+           (TIED, {"num_key_value_heads": 4})),
+    text_only("cosmos3_edge", {**COSMOS_TEXT, "top": COSMOS_TOP},
+              (TOP_TIED, {"attention_bias": True, "mlp_bias": True, "hidden_act": "gelu"})),
+    nested("cosmos3_edge_text", "cosmos3_edge", COSMOS_TEXT, COSMOS_TOP,
+           ({"num_key_value_heads": 4},)),
+    # its default config does not build: no mlp_layer_types, no num_experts_per_tok
+    text_only("deepseek_ocr2", {**DSOCR_TEXT, "top": DSOCR_TOP},
+              (TOP_TIED, {**DSOCR_FIX, "mlp_layer_types": ["sparse"] * 32, "n_shared_experts": 1,
+                          "attention_bias": True, "mlp_bias": True, "head_dim": 7}),
+              fix=DSOCR_FIX),
+    nested("deepseek_ocr2_text", "deepseek_ocr2", DSOCR_TEXT, DSOCR_TOP,
+           (TIED, {"mlp_layer_types": ["sparse"] * 32, "num_key_value_heads": 1}),
+           fix=DSOCR_FIX),
     nested("glm4v_text", "glm4v", GLM4V_TEXT, {"vision_config": GLM4V_VISION}),
     nested("glm4v_moe_text", "glm4v_moe", GLM4V_MOE_TEXT, {"vision_config": GLM4V_VISION},
            (TIED, {"first_k_dense_replace": 2})),

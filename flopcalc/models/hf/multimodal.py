@@ -49,6 +49,7 @@ class Wrapper:
     vision_default: Optional[Raw] = None  # the vision config when the file has none
     key: str = "text_config"
     flat: bool = False  # a file without text_config holds the text keys at its top level
+    seq2seq: bool = False  # an encoder-decoder text model (its head tied apart, seq2seq_head)
 
 
 # Text types whose counts are another type's (their transformers classes build the same
@@ -58,7 +59,8 @@ SUBTYPES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text
             "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4", "glm4v_moe_text": "glm4_moe",
             "hunyuan_vl_text": "hunyuan_v1_dense", "paddleocr_vl_text": "ernie4_5",
             "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
-            "granite4_vision_text": "granite"}
+            "granite4_vision_text": "granite", "emu3_text_model": "llama",
+            "cosmos3_edge_text": "arcee"}
 
 
 def _glm4v_text(data: Raw) -> Raw:
@@ -89,10 +91,17 @@ def _qwen3_omni_moe_text(data: Raw) -> Raw:
     return out
 
 
+def _cosmos3_edge_text(data: Raw) -> Raw:
+    # Cosmos3EdgeTextConfig: head_dim 128 by default; its MLP is Arcee's (fc1, an activation,
+    # fc2, biased by mlp_bias; the activation, relu2 by default, changes no count)
+    return {"head_dim": 128, **data}
+
+
 # Keys a nested text class fixes or defaults apart from the type it counts as (SUBTYPES).
 FIXES: dict[str, Callable[[Raw], Raw]] = {"glm4v_text": _glm4v_text,
                                           "glm4v_moe_text": _glm4v_moe_text,
-                                          "qwen3_omni_moe_text": _qwen3_omni_moe_text}
+                                          "qwen3_omni_moe_text": _qwen3_omni_moe_text,
+                                          "cosmos3_edge_text": _cosmos3_edge_text}
 
 
 def as_subtype(data: Raw) -> Raw:
@@ -416,6 +425,14 @@ WRAPPERS: dict[str, Wrapper] = {
     "qwen2_5_omni_thinker": Wrapper("qwen2_5_omni_text"),
     "qwen3_omni_moe_thinker": Wrapper("qwen3_omni_moe_text"),
     "granite4_vision": Wrapper("granite4_vision_text"),
+    # Florence-2: a DaViT tower and BART (an encoder-decoder) whose encoder reads the image
+    # features before the text
+    "florence2": Wrapper("bart", tied=_T, seq2seq=True),
+    # Emu3: Llama beside the VQ-VAE that tokenizes images (vq_config)
+    "emu3": Wrapper("emu3_text_model"),
+    "cosmos3_edge": Wrapper("cosmos3_edge_text", tie="never"),  # `_tied_weights_keys = {}`
+    # DeepSeek-OCR 2: SAM and Qwen2 encoders, and models/hf/wrapped_text.py's text model
+    "deepseek_ocr2": Wrapper("deepseek_ocr2_text"),
 }
 
 
@@ -468,11 +485,29 @@ def unwrap(c: Config) -> Raw:
 
     entry = WRAPPERS[c.model_type]
     data = text_mapping(c, entry)
-    data = {**as_subtype(data), "tie_word_embeddings": tied(c, entry, data)}
+    head = tied(c, entry, data)
+    if entry.seq2seq:  # the text model ties its stacks' tables by its own flag
+        data = as_subtype(data)
+    else:
+        data = {**as_subtype(data), "tie_word_embeddings": head}
     raw = from_hf_dict(data, f"{c.label} {entry.key}")
     for key in ("_name", "title", "source"):
         raw.pop(key, None)
+    if entry.seq2seq:
+        seq2seq_head(raw, head)
     return attach_tower(c, raw, entry.tower, entry)
+
+
+def seq2seq_head(raw: Raw, head: bool) -> None:
+    """Florence-2's head tied by the wrapper's flag to the BartModel's `shared` table, whose
+    own flag ties its encoder's and decoder's tables to `shared`: tied inside, an untied head
+    is one table more (shared + lm_head); untied inside, a tied head makes `shared` the head's
+    (the encoder's and decoder's tables beside it, none unused)."""
+    if raw.get("unused_token_tables"):  # untied inside: shared, encoder, decoder (+ lm_head)
+        if head:
+            raw["tie_embeddings"] = True
+    else:
+        raw["tie_embeddings"] = head
 
 
 def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) -> Raw:
@@ -490,7 +525,7 @@ def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) ->
                         "vision tower and its projector (vision_config), all in params.total; "
                         "the tower's FLOPs are counted for the images given with --images")
     else:
-        seen = [c.data.get(key) for key in ("vision_config", "audio_config")]
+        seen = [c.data.get(key) for key in ("vision_config", "audio_config", "vq_config")]
         kinds = [x.get("model_type") for x in seen if isinstance(x, dict)]
         what = " and ".join(k for k in kinds if isinstance(k, str) and k)
         towers = "encoders and projectors" if " and " in what else "encoder and projector"
