@@ -148,12 +148,16 @@ def hf_params(case: Case, config: Any) -> int:
 
 
 def text_params(model: Any) -> int:
-    """A wrapper's language model and LM head (a tied head once)."""
+    """A wrapper's language model and LM head (a tied head once, a masked LM's prediction
+    head with it)."""
     lm = next(m for path in ("model.language_model", "language_model", "model.text_model")
               if (m := _attr(model, path)) is not None)
     seen = {id(p): p.numel() for p in lm.parameters()}
     head = model.get_output_embeddings()
     seen.update({id(p): p.numel() for p in (head.parameters() if head is not None else ())})
+    # a masked-LM wrapper's prediction head before its decoder (ModernVBERT's projection_head)
+    extra = _attr(model, "projection_head")
+    seen.update({id(p): p.numel() for p in (extra.parameters() if extra is not None else ())})
     return sum(seen.values())
 
 

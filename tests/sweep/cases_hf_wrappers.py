@@ -7,7 +7,7 @@ config) and tests/sweep/cases_wrapped_text.py's nested-type cases."""
 
 from . import Case
 from .cases_encoders import BART, SEQ2SEQ
-from .cases_multimodal import LLAMA, QWEN_ROPE
+from .cases_multimodal import LLAMA, QWEN_ROPE, VIT
 
 TIED, UNTIED = {"tie_word_embeddings": True}, {"tie_word_embeddings": False}
 TOP_TIED, TOP_UNTIED = {"top": TIED}, {"top": UNTIED}
@@ -58,6 +58,9 @@ DSOCR_TOP = {"vision_config": {"sam_config": dict(hidden_size=32, num_hidden_lay
                                                       num_hidden_layers=2,
                                                       num_attention_heads=4,
                                                       num_key_value_heads=2)}}
+MODERNBERT = dict(vocab_size=128, hidden_size=64, num_hidden_layers=3, num_attention_heads=4,
+                  intermediate_size=96, max_position_embeddings=64, local_attention=4,
+                  pad_token_id=0, cls_token_id=1, sep_token_id=2, bos_token_id=1, eos_token_id=2)
 GLM4V_TEXT = {**LLAMA, "rope_parameters": dict(rope_type="default", rope_theta=10000.0,
                                                partial_rotary_factor=0.5,
                                                mrope_section=[1, 1, 2])}
@@ -135,8 +138,9 @@ CASES = [
            (TIED, {"num_key_value_heads": 4})),
     text_only("cosmos3_edge", {**COSMOS_TEXT, "top": COSMOS_TOP},
               (TOP_TIED, {"attention_bias": True, "mlp_bias": True, "hidden_act": "gelu"})),
+    # the wrapper never ties its head, whatever the text file's flag
     nested("cosmos3_edge_text", "cosmos3_edge", COSMOS_TEXT, COSMOS_TOP,
-           ({"num_key_value_heads": 4},)),
+           ({"num_key_value_heads": 4}, TIED)),
     # its default config does not build: no mlp_layer_types, no num_experts_per_tok
     text_only("deepseek_ocr2", {**DSOCR_TEXT, "top": DSOCR_TOP},
               (TOP_TIED, {**DSOCR_FIX, "mlp_layer_types": ["sparse"] * 32, "n_shared_experts": 1,
@@ -145,6 +149,13 @@ CASES = [
     nested("deepseek_ocr2_text", "deepseek_ocr2", DSOCR_TEXT, DSOCR_TOP,
            (TIED, {"mlp_layer_types": ["sparse"] * 32, "num_key_value_heads": 1}),
            fix=DSOCR_FIX),
+    # a masked LM: parameters with its prediction head, FLOPs of ModernBertForMaskedLM
+    Case("modernvbert", shrink={**MODERNBERT, "top": {"vision_config": VIT}},
+         text_config="text_config", count="text", auto="masked_lm", wrapper_auto="masked_lm",
+         lengths=(1, 9),
+         variants=(TOP_TIED, {"norm_bias": True, "attention_bias": True, "mlp_bias": True,
+                              "classifier_bias": True, "top": TIED},
+                   {"decoder_bias": False}, {"global_attn_every_n_layers": 2})),
     nested("glm4v_text", "glm4v", GLM4V_TEXT, {"vision_config": GLM4V_VISION}),
     nested("glm4v_moe_text", "glm4v_moe", GLM4V_MOE_TEXT, {"vision_config": GLM4V_VISION},
            (TIED, {"first_k_dense_replace": 2})),

@@ -431,6 +431,9 @@ WRAPPERS: dict[str, Wrapper] = {
     # Emu3: Llama beside the VQ-VAE that tokenizes images (vq_config)
     "emu3": Wrapper("emu3_text_model"),
     "cosmos3_edge": Wrapper("cosmos3_edge_text", tie="never"),  # `_tied_weights_keys = {}`
+    # ModernVBERT (masked LM): a SigLIP tower and ModernBERT with its prediction head and
+    # decoder, tied by the wrapper's flag
+    "modernvbert": Wrapper("modernbert"),
     # DeepSeek-OCR 2: SAM and Qwen2 encoders, and models/hf/wrapped_text.py's text model
     "deepseek_ocr2": Wrapper("deepseek_ocr2_text"),
 }
@@ -541,13 +544,13 @@ def text_alone(c: Config) -> Raw:
     """A wrapper's nested text config saved on its own (`qwen2_vl_text`, ...): transformers
     builds only the headless `*TextModel` from it, so it is counted as the language model its
     wrapper holds, with the wrapper's LM head, tied when the file's `tie_word_embeddings` says
-    so (absent: the wrapper class's default)."""
+    so (absent: the wrapper class's default; never where the wrapper never ties)."""
     from . import from_hf_dict
 
     entry = WRAPPERS[TEXT_OF[c.model_type]]
     default = bool(entry.tied) if entry.tie == "top" else False
-    data = {**as_subtype({**c.data, "model_type": c.model_type}),
-            "tie_word_embeddings": c("tie_word_embeddings", default, bool)}
+    tie = c("tie_word_embeddings", default, bool) and entry.tie != "never"
+    data = {**as_subtype({**c.data, "model_type": c.model_type}), "tie_word_embeddings": tie}
     raw = from_hf_dict(data, c.label)
     for key in ("_name", "title", "source"):
         raw.pop(key, None)
