@@ -65,6 +65,9 @@ class Case:
     # a tiny tower for the FLOP run) and compared as `count="text"`
     wrapper: Optional[str] = None
     wrapper_keys: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None  # of the text
+    # the auto class that builds the whole wrapper for `count="text"` (AudioFlamingo3 is only
+    # in AutoModelForSeq2SeqLM's mapping)
+    wrapper_auto: str = "multimodal_lm"
 
 
 def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
@@ -79,7 +82,8 @@ def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
     if "tie_word_embeddings" in text:
         top["tie_word_embeddings"] = text["tie_word_embeddings"]
     config = AutoConfig.for_model(case.wrapper, text_config=text, **top)
-    return Case(case.wrapper, auto=case.auto, count="text", inputs=case.inputs), config
+    return Case(case.wrapper, auto=case.auto, count="text", inputs=case.inputs,
+                wrapper_auto=case.wrapper_auto), config
 
 
 def cases() -> list[Case]:
@@ -139,7 +143,8 @@ def hf_params(case: Case, config: Any) -> int:
     case, config = wrapped(case, config)
     if case.count == "text":
         try:
-            return text_params(build(Case(case.model_type, auto="multimodal_lm"), config, "meta"))
+            return text_params(build(Case(case.model_type, auto=case.wrapper_auto), config,
+                                     "meta"))
         except ImportError:  # a tower needs a library not installed (Gemma 3n's timm MobileNet)
             return text_model_params(config)
     model = build(case, config, "meta")
@@ -147,12 +152,16 @@ def hf_params(case: Case, config: Any) -> int:
 
 
 def text_params(model: Any) -> int:
-    """A wrapper's language model and LM head (a tied head once)."""
+    """A wrapper's language model and LM head (a tied head once, a masked LM's prediction
+    head with it)."""
     lm = next(m for path in ("model.language_model", "language_model", "model.text_model")
               if (m := _attr(model, path)) is not None)
     seen = {id(p): p.numel() for p in lm.parameters()}
     head = model.get_output_embeddings()
     seen.update({id(p): p.numel() for p in (head.parameters() if head is not None else ())})
+    # a masked-LM wrapper's prediction head before its decoder (ModernVBERT's projection_head)
+    extra = _attr(model, "projection_head")
+    seen.update({id(p): p.numel() for p in (extra.parameters() if extra is not None else ())})
     return sum(seen.values())
 
 
@@ -184,7 +193,7 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
         try:
             model = build(case, text, "cpu").train()
         except ValueError:  # no causal-LM class takes this text config: the wrapper (shrunk)
-            model = build(Case(case.model_type, auto="multimodal_lm"), config, "cpu").train()
+            model = build(Case(case.model_type, auto=case.wrapper_auto), config, "cpu").train()
         config = text
     else:
         model = build(case, config, "cpu").train()

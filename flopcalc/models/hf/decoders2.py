@@ -346,9 +346,6 @@ def _lacks(what: str) -> str:
 
 # Decoders of transformers 5.24 whose counts need a feature flopcalc lacks, named.
 REFUSED: dict[str, str] = {
-    "apertus1p5": ("Apertus 1.5's image tokenizer (Chameleon's VQ-VAE encoder and its codebook) "
-                   "is not a tower flopcalc counts; its text config imports as "
-                   "apertus1p5_text" + _YAML),
     "dory": _lacks("Dory's scaled attention (sqk and s_gate vectors), scaled MLP (suv_gate, "
                    "suv_up), learned residual mixing (lambda_1, lambda_2) and per-token logit "
                    "scales"),
@@ -359,8 +356,6 @@ REFUSED: dict[str, str] = {
                     "attention block over the hidden states joined to the embeddings"),
     "glm5_next": _lacks("GLM-5-Next's hyper-connections (several residual streams and a "
                         "hyper-head), forget-gated linear attention and indexer"),
-    "glmga": ("Glmga builds GLM-4.6V's classes (Glm46VForConditionalGeneration), whose GLM-4V "
-              "text model and vision tower flopcalc does not import" + _YAML),
     "bailing_hybrid": _lacks("Bailing-hybrid's latent attention gated per head and its "
                              "forget-gated delta attention"),
     "hrm_text": _lacks("HRM's two weight-shared stacks run in nested H and L cycles (and its "

@@ -49,13 +49,67 @@ class Wrapper:
     vision_default: Optional[Raw] = None  # the vision config when the file has none
     key: str = "text_config"
     flat: bool = False  # a file without text_config holds the text keys at its top level
+    seq2seq: bool = False  # an encoder-decoder text model (its head tied apart, seq2seq_head)
 
 
 # Text types whose counts are another type's (their transformers classes build the same
 # tensors and run the same forward; the model-zoo sweep checks each, tests/sweep/).
 SUBTYPES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text": "qwen3",
             "glm_ocr_text": "qwen2", "granite_docling_text": "llama",
-            "qwen3_vl_moe_text": "qwen3_moe"}
+            "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4", "glm4v_moe_text": "glm4_moe",
+            "hunyuan_vl_text": "hunyuan_v1_dense", "paddleocr_vl_text": "ernie4_5",
+            "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
+            "granite4_vision_text": "granite", "emu3_text_model": "llama",
+            "cosmos3_edge_text": "arcee"}
+
+
+def _glm4v_text(data: Raw) -> Raw:
+    # Glm4vTextAttention: head_dim = hidden_size // num_attention_heads whatever the file says,
+    # q, k, v always biased, o never (glm4v/modeling_glm4v.py)
+    d, heads = data.get("hidden_size", 4096), data.get("num_attention_heads", 32)
+    if type(d) is not int or type(heads) is not int or heads < 1:
+        return data  # the converter names the bad key
+    return {**data, "head_dim": d // heads, "attention_bias": True}
+
+
+def _glm4v_moe_text(data: Raw) -> Raw:
+    # Glm4vMoeTextConfig: q, k, v biased by default, no QK-norm and no MTP modules (GLM-4.5's
+    # `use_qk_norm` and `num_nextn_predict_layers` are not its keys; one in the file is kept as
+    # the number of MTP modules the checkpoint holds and transformers does not build)
+    return {"attention_bias": True, "num_nextn_predict_layers": 0,
+            **{k: v for k, v in data.items() if k != "use_qk_norm"}}
+
+
+def _qwen3_omni_moe_text(data: Raw) -> Raw:
+    # Qwen3OmniMoeThinkerTextAttention: head_dim as the file gives it, else d // heads (its
+    # config has no head_dim of its own), and never a window (its sliding_window is set to None)
+    d, heads = data.get("hidden_size", 2048), data.get("num_attention_heads", 28)
+    out = {k: v for k, v in data.items()
+           if k not in ("use_sliding_window", "sliding_window", "layer_types")}
+    if "head_dim" not in out and type(d) is int and type(heads) is int and heads > 0:
+        out["head_dim"] = d // heads
+    return out
+
+
+def _cosmos3_edge_text(data: Raw) -> Raw:
+    # Cosmos3EdgeTextConfig: head_dim 128 by default; its MLP is Arcee's (fc1, an activation,
+    # fc2, biased by mlp_bias; the activation, relu2 by default, changes no count)
+    return {"head_dim": 128, **data}
+
+
+# Keys a nested text class fixes or defaults apart from the type it counts as (SUBTYPES).
+FIXES: dict[str, Callable[[Raw], Raw]] = {"glm4v_text": _glm4v_text,
+                                          "glm4v_moe_text": _glm4v_moe_text,
+                                          "qwen3_omni_moe_text": _qwen3_omni_moe_text,
+                                          "cosmos3_edge_text": _cosmos3_edge_text}
+
+
+def as_subtype(data: Raw) -> Raw:
+    """A nested text mapping as the type its counts are (SUBTYPES), its fixed keys set."""
+    kind = data.get("model_type")
+    if kind in FIXES:
+        data = FIXES[kind](data)
+    return {**data, "model_type": SUBTYPES.get(kind, kind)}
 
 # The vision config classes' defaults (configuration_*.py), for keys a file leaves out.
 VISION_DEFAULTS: dict[str, Raw] = {
@@ -361,6 +415,30 @@ WRAPPERS: dict[str, Wrapper] = {
     "vibevoice_asr": Wrapper("qwen2", tie="never"),
     "video_llama_3": Wrapper("qwen2", or_text=_T), "video_llava": Wrapper("llama"),
     "vipllava": Wrapper("llama"), "voxtral": Wrapper("llama", tie="never"),
+    # their language model an AutoModel of text_config, the head never tied
+    # (`_tied_weights_keys = None`)
+    "audioflamingo3": Wrapper("qwen2", tie="never"), "musicflamingo": Wrapper("qwen2", tie="never"),
+    "apertus1p5": Wrapper("apertus1p5_text"), "lfm3_vl": Wrapper("lfm3", tied=_T),
+    # GLM-4.1V / 4.5V / 4.6V (glmga: GLM-4.6V's class under another name): Glm4vTextModel or an
+    # AutoModel of text_config (glm46v holds glm4v_text or glm4v_moe_text)
+    "glm4v": Wrapper("glm4v_text", or_text=_T), "glm46v": Wrapper("glm4v_text"),
+    "glmga": Wrapper("glm4v_text"), "glm4v_moe": Wrapper("glm4v_moe_text", or_text=_T),
+    "hunyuan_vl": Wrapper("hunyuan_vl_text", tied=_T, or_text=_T, flat=True),
+    "paddleocr_vl": Wrapper("paddleocr_vl_text", tied=_T, or_text=_T, flat=True),
+    "qwen2_5_omni_thinker": Wrapper("qwen2_5_omni_text"),
+    "qwen3_omni_moe_thinker": Wrapper("qwen3_omni_moe_text"),
+    "granite4_vision": Wrapper("granite4_vision_text"),
+    # Florence-2: a DaViT tower and BART (an encoder-decoder) whose encoder reads the image
+    # features before the text
+    "florence2": Wrapper("bart", tied=_T, seq2seq=True),
+    # Emu3: Llama beside the VQ-VAE that tokenizes images (vq_config)
+    "emu3": Wrapper("emu3_text_model"),
+    "cosmos3_edge": Wrapper("cosmos3_edge_text", tie="never"),  # `_tied_weights_keys = {}`
+    # ModernVBERT (masked LM): a SigLIP tower and ModernBERT with its prediction head and
+    # decoder, tied by the wrapper's flag
+    "modernvbert": Wrapper("modernbert"),
+    # DeepSeek-OCR 2: SAM and Qwen2 encoders, and models/hf/wrapped_text.py's text model
+    "deepseek_ocr2": Wrapper("deepseek_ocr2_text"),
 }
 
 
@@ -413,12 +491,29 @@ def unwrap(c: Config) -> Raw:
 
     entry = WRAPPERS[c.model_type]
     data = text_mapping(c, entry)
-    kind = SUBTYPES.get(data["model_type"], data["model_type"])
-    data = {**data, "model_type": kind, "tie_word_embeddings": tied(c, entry, data)}
+    head = tied(c, entry, data)
+    if entry.seq2seq:  # the text model ties its stacks' tables by its own flag
+        data = as_subtype(data)
+    else:
+        data = {**as_subtype(data), "tie_word_embeddings": head}
     raw = from_hf_dict(data, f"{c.label} {entry.key}")
     for key in ("_name", "title", "source"):
         raw.pop(key, None)
+    if entry.seq2seq:
+        seq2seq_head(raw, head)
     return attach_tower(c, raw, entry.tower, entry)
+
+
+def seq2seq_head(raw: Raw, head: bool) -> None:
+    """Florence-2's head tied by the wrapper's flag to the BartModel's `shared` table, whose
+    own flag ties its encoder's and decoder's tables to `shared`: tied inside, an untied head
+    is one table more (shared + lm_head); untied inside, a tied head makes `shared` the head's
+    (the encoder's and decoder's tables beside it, none unused)."""
+    if raw.get("unused_token_tables"):  # untied inside: shared, encoder, decoder (+ lm_head)
+        if head:
+            raw["tie_embeddings"] = True
+    else:
+        raw["tie_embeddings"] = head
 
 
 def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) -> Raw:
@@ -436,7 +531,7 @@ def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) ->
                         "vision tower and its projector (vision_config), all in params.total; "
                         "the tower's FLOPs are counted for the images given with --images")
     else:
-        seen = [c.data.get(key) for key in ("vision_config", "audio_config")]
+        seen = [c.data.get(key) for key in ("vision_config", "audio_config", "vq_config")]
         kinds = [x.get("model_type") for x in seen if isinstance(x, dict)]
         what = " and ".join(k for k in kinds if isinstance(k, str) and k)
         towers = "encoders and projectors" if " and " in what else "encoder and projector"
@@ -452,13 +547,13 @@ def text_alone(c: Config) -> Raw:
     """A wrapper's nested text config saved on its own (`qwen2_vl_text`, ...): transformers
     builds only the headless `*TextModel` from it, so it is counted as the language model its
     wrapper holds, with the wrapper's LM head, tied when the file's `tie_word_embeddings` says
-    so (absent: the wrapper class's default)."""
+    so (absent: the wrapper class's default; never where the wrapper never ties)."""
     from . import from_hf_dict
 
     entry = WRAPPERS[TEXT_OF[c.model_type]]
     default = bool(entry.tied) if entry.tie == "top" else False
-    data = {**c.data, "model_type": SUBTYPES[c.model_type],
-            "tie_word_embeddings": c("tie_word_embeddings", default, bool)}
+    tie = c("tie_word_embeddings", default, bool) and entry.tie != "never"
+    data = {**as_subtype({**c.data, "model_type": c.model_type}), "tie_word_embeddings": tie}
     raw = from_hf_dict(data, c.label)
     for key in ("_name", "title", "source"):
         raw.pop(key, None)
