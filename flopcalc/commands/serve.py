@@ -138,7 +138,8 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         kv_memory=memories, kv_blocks=kv_blocks,
         weights_dtype=weights_dtype, experts_dtype=experts_dtype, shared_prefix=shared_prefix,
         draft=spec_draft, prompt=prompt, gen=gen, batch=batch, network=net,
-        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source)
+        compute_efficiency=ce, memory_efficiency=me, efficiency_source=eff_source,
+        vllm_release=version.version if version is not None else None)
     if pareto:
         report = _pareto(loaded, common, load_opts, count or dp * tp * pp, pp)
         report.warnings.extend(found.warnings)

@@ -11,4 +11,6 @@ Modules:
 - `loading`: weights as vLLM allocates them per device (MXFP4 experts padded for its MoE
   backend).
 - `lora`: the LoRA adapter slots vLLM reserves on each device.
+- `profiling`: the peak of vLLM's profiling run per release (its forward, its sampler
+  warm-up), which the memory for the cache is estimated without.
 """

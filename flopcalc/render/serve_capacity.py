@@ -53,6 +53,11 @@ def capacity_tables(c: "Capacity", s: "ServeSettings", nums: Numbers) -> list[An
                                           else "")
         table.add_row(f"{label} ({c.memory.source})",
                       f"{nums.bytes(st.available_bytes)} = {st.available_gib} GiB")
+        if st.available_low_bytes is not None and \
+                st.available_low_bytes != st.available_high_bytes:
+            table.add_row("  low-high (the sampler's path)",
+                          f"{st.available_low_bytes / 2**30:.2f}-"
+                          f"{st.available_high_bytes / 2**30:.2f} GiB")
     table.add_row("blocks (num_gpu_blocks)", f"{c.num_blocks:,}", style="bold")
     table.add_row(f"blocks per request of {s.max_model_len:,} tokens",
                   f"{c.blocks_per_request:,}")

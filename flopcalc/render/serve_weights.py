@@ -38,4 +38,8 @@ def weights_table(w: "Weights", memory: "MemoryBudget", nums: Numbers,
             table.add_row("device memory x utilisation", nums.bytes(st.requested_bytes))
         if st.activation_bytes is not None:
             table.add_row("activation peak (estimated)", nums.bytes(st.activation_bytes))
+        if st.activation_low_bytes is not None and \
+                st.activation_low_bytes != st.activation_high_bytes:
+            table.add_row("  low-high (the sampler's path)",
+                          f"{st.activation_low_bytes:,}-{st.activation_high_bytes:,}")
     return table

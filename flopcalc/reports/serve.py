@@ -129,7 +129,8 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
                        efficiency_source: str = "", attention: str = "causal",
                        load: Optional[LoadOptions] = None, pareto: bool = False,
                        mxfp4_backend: str = "auto",
-                       lora: Optional[LoraOptions] = None) -> ServeReport:
+                       lora: Optional[LoraOptions] = None,
+                       vllm_release: Optional[str] = None) -> ServeReport:
     """The command's keywords gathered into `ServeOptions` (`serve_report`)."""
     return serve_report(loaded, ServeOptions(
         layout=ServeLayout(tp, pp, dp, ep),
@@ -140,7 +141,7 @@ def build_serve_report(loaded: LoadedModel, *, hw: Optional[Hardware], max_model
             async_scheduling=async_scheduling, prefix_caching=prefix_caching,
             hybrid_kv_cache_manager=hybrid_kv_cache_manager,
             mamba_cache_dtype=mamba_cache_dtype, mamba_ssm_cache_dtype=mamba_ssm_cache_dtype,
-            gdn_prefill_backend=gdn_prefill_backend),
+            gdn_prefill_backend=gdn_prefill_backend, vllm_release=vllm_release),
         memory=CacheMemory(kv_memory, kv_blocks),
         formats=WeightFormats(weights_dtype, experts_dtype, mxfp4_backend),
         request=Request(prompt, gen, batch, shared_prefix, attention),

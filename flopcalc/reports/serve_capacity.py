@@ -4,8 +4,10 @@ blocks, and the concurrency it logs.
 
 The memory left for the cache is given (`--kv-memory`, the engine's logged "Available KV cache
 memory", or `--kv-blocks`, its block count) or estimated: the fraction `gpu_memory_utilization`
-of the device's memory, less the weights a device holds and an estimate of the activation peak
-of the engine's profiling forward over `max_num_batched_tokens` tokens.
+of the device's memory, less the weights a device holds and the peak of the engine's profiling
+run as the named vLLM release runs it (`engines.profiling`: its forward over
+`max_num_batched_tokens` tokens, then its sampler warm-up over min(max_num_seqs, tokens) rows
+of the vocabulary), an interval where the install decides the sampler's path.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class EngineOptions:
     mamba_cache_dtype: str = "auto"
     mamba_ssm_cache_dtype: str = "auto"
     gdn_prefill_backend: str = "auto"
+    vllm_release: Optional[str] = None  # whose profiling run (--engine vllm==X); None: 0.33
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,11 @@ class StageMemory:
     bytes_per_block: int
     num_blocks: int
     fits: bool
+    # estimated: the ends the sampler's paths give (engines.profiling), else None
+    activation_low_bytes: Optional[int] = None
+    activation_high_bytes: Optional[int] = None
+    available_low_bytes: Optional[int] = None  # with the high activation peak
+    available_high_bytes: Optional[int] = None
 
 
 @dataclass
@@ -179,16 +187,14 @@ def check_layout(spec: ModelSpec, tp: int, pp: int, ep: int) -> None:
         raise FlopcalcError(f"--ep {ep} must divide the {min(experts)} routed experts")
 
 
-def activation_peak(spec: ModelSpec, tokens: int, tp: int, max_num_seqs: int) -> int:
-    """An estimate of the profiling forward's activation peak on one device: the largest
+def forward_peak(spec: ModelSpec, tokens: int, tp: int) -> int:
+    """An upper estimate of the profiling forward's activation peak on one device: the largest
     layer's tensors for `tokens` tokens (what a training step keeps for one layer with
-    FlashAttention, `counting.memory`: more than one inference layer has live at once), and
-    the fp32 logits of min(max_num_seqs, tokens) sequences with their probabilities."""
+    FlashAttention, `counting.memory`: more than one inference layer has live at once)."""
     setup = Setup(seq=tokens, batch=1, tp=tp, flash=True)
     layer = max((p.total(layer_activations(g.layer, spec.d_model, setup))
                  for g in spec.groups("decoder")), default=0)
-    logits = 2 * min(max_num_seqs, tokens) * spec.vocab_size * 4
-    return p.ceil_fraction(Fraction(layer)) + logits
+    return p.ceil_fraction(Fraction(layer))
 
 
 NEMOTRON_H = ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM")
@@ -315,16 +321,20 @@ class Available:
     source: str
     how: list[str]
     stages: list[tuple[Optional[int], Optional[int], Optional[int], Optional[int]]]
+    # estimated: each stage's (activation low, activation high) over the sampler's paths
+    bounds: Optional[list[tuple[int, int]]] = None
 
 
 def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
                      hw: Optional[Hardware], setup: EngineSetup, stage_w: list[Fraction],
                      weights_source: str) -> Available:
     """Given (--kv-memory), counted from --kv-blocks, or estimated on the accelerator: its
-    memory x gpu_memory_utilization less each stage's weights and the activation peak."""
+    memory x gpu_memory_utilization less each stage's weights and the profiling run's peak
+    (the last stage samples; `engines.profiling`), with the ends of its interval."""
+    from ..engines.profiling import NOT_COUNTED, profile_peak, run
+
     pp, n_layers = setup.engine.pp, spec.n_layers("decoder")
     tokens = opts.max_num_batched_tokens
-    act = activation_peak(spec, tokens, setup.engine.tp, opts.max_num_seqs)
     unknown: list[tuple[Optional[int], Optional[int], Optional[int], Optional[int]]] = \
         [(None, None, None, None)] * pp
     if memory.kv_memory is not None and memory.kv_blocks is not None:
@@ -344,22 +354,33 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
                             "NAME (estimated), --kv-memory BYTES or --kv-blocks N")
     utilization = opts.gpu_memory_utilization
     requested = math.ceil(hw.memory_bytes * utilization)
-    available, stages = [], []
-    for w in stage_w:
+    forward = forward_peak(spec, tokens, setup.engine.tp)
+    peak = profile_peak(opts.vllm_release, forward, tokens, opts.max_num_seqs,
+                        spec.vocab_size, spec.d_model,
+                        E.VALUE_BYTES.get(setup.engine.model_dtype, 2))
+    available, stages, bounds = [], [], []
+    for s, w in enumerate(stage_w):
         wb = p.ceil_fraction(w)
+        # only the last pipeline stage samples (profile_run: get_pp_group().is_last_rank)
+        act, low, high = (peak.point, peak.low, peak.high) if s == len(stage_w) - 1 else \
+            (max(forward, peak.hidden),) * 3
         available.append(requested - wb - act)
         stages.append((hw.memory_bytes, requested, wb, act))
+        bounds.append((low, high))
+    release = run(opts.vllm_release).version
     how = [f"estimated: ceil({hw.memory_bytes:,} x {float(utilization):g}) = "
            f"{requested:,} bytes (the device's memory x gpu_memory_utilization), less the "
-           "weights one device holds and an activation peak",
-           f"activation peak {act:,} bytes: the largest layer's tensors for "
-           f"{tokens:,} tokens (max_num_batched_tokens: the engine's "
-           "profiling forward; training's FlashAttention tensors, more than inference "
-           "keeps at once) + fp32 logits and probabilities of min(max_num_seqs, tokens) "
-           "sequences",
-           "not counted: CUDA graphs, NCCL and cuBLAS workspaces, the CUDA context, "
-           "allocator fragmentation (the engine measures these: typically 1-4 GiB); give "
-           "--kv-memory for the engine's own figure"]
+           f"weights one device holds and the peak of vLLM {release}'s profiling run"
+           + ("" if release != "0.33" or opts.vllm_release else
+              " (the current release; --engine vllm==X for another)"),
+           f"forward {forward:,} bytes: the largest layer's tensors for {tokens:,} tokens "
+           "(max_num_batched_tokens; training's FlashAttention tensors, more than inference "
+           "keeps at once)", *peak.how]
+    if peak.low != peak.high:
+        how.append(f"the point takes the first sampler path ({peak.point:,} bytes); the "
+                   f"install decides: activation peak {peak.low:,}-{peak.high:,} bytes, "
+                   "available low/high beside the point")
+    how.append(NOT_COUNTED)
     if any(a <= 0 for a in available):
         raise FlopcalcError(
             f"the weights ({max(p.ceil_fraction(w) for w in stage_w):,} bytes per device) and "
@@ -367,7 +388,7 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
             f"{float(utilization):g}: add devices (--tp, --pp), quantise "
             "(--weights-dtype) or raise --gpu-memory-utilization; weights: "
             f"{weights_source}")
-    return Available(available, "estimated", how, stages)
+    return Available(available, "estimated", how, stages, bounds)
 
 
 def build_capacity(spec: ModelSpec, plan: E.Plan, setup: EngineSetup, available: Available,
@@ -392,9 +413,13 @@ def build_capacity(spec: ModelSpec, plan: E.Plan, setup: EngineSetup, available:
     stages = []
     for s, st in enumerate(plan.stages):
         dev, req, wb, ab = available.stages[s]
+        ends: tuple = (None,) * 4
+        if available.bounds is not None and req is not None and wb is not None:
+            low, high = available.bounds[s]
+            ends = (low, high, req - wb - high, req - wb - low)
         stages.append(StageMemory(s, list(bounds[s]), dev, req, wb, ab, st.available_bytes,
                                   E.format_gib(st.available_bytes), st.bytes_per_block,
-                                  st.num_blocks, st.fits))
+                                  st.num_blocks, st.fits, *ends))
     capacity = Capacity(
         engine=f"vLLM {E.VLLM_VERSION}", groups=groups, hybrid=hybrid,
         bytes_per_block=plan.bytes_per_block, num_blocks=plan.num_blocks,
