@@ -31,14 +31,17 @@ Compute, per micro-batch and device (`StageCost`):
   attention scans (`scan` FLOPs) run at the attention kernel's shares.
 - **Memory-bound kernels** (norms, activations, softmax, dropout, residual adds), from the
   bytes A the layer keeps for backward (`counting.memory`'s activations, without
-  recomputation): forward traffic 1.5·A, backward 1.5 × the forward's, at the accelerator's
-  memory share. Worked by hand for a GPT block with dropout (A = 34·s·b·h + 5·a·s²·b,
-  Korthikanti et al. 2022): the residual adds read two tensors and write one (6sbh each with
-  the bias-dropout-add's 1-byte mask: 7sbh), each LayerNorm reads and writes 2sbh (4sbh), the
-  GELU reads and writes 8sbh (16sbh), softmax reads and writes 2 bytes per score and dropout
-  reads 2, writes 2 and a 1-byte mask (9 per score): 44·sbh + 9·as²b forward against 1.5·A =
-  51·sbh + 7.5·as²b; backward each reads its saved input and the output gradient and writes
-  the input gradient (3 tensors for 2: 1.5 ×).
+  recomputation): forward traffic 1.5·A, backward 1.5 × the forward's, at the element-wise
+  kernels' rate: a copy's (the efficiency file's best memory share) times Transformer
+  Engine's measured share of it (`ELEMENTWISE`: 1, 0.752, 0.741 at low, estimate, high; the
+  casts and the optimizer stream at the file's memory share). Worked by hand for a GPT
+  block with dropout (A = 34·s·b·h + 5·a·s²·b, Korthikanti et al. 2022): the residual adds
+  read two tensors and write one (6sbh each with the bias-dropout-add's 1-byte mask: 7sbh),
+  each LayerNorm reads and writes 2sbh (4sbh), the GELU reads and writes 8sbh (16sbh),
+  softmax reads and writes 2 bytes per score and dropout reads 2, writes 2 and a 1-byte mask
+  (9 per score): 44·sbh + 9·as²b forward against 1.5·A = 51·sbh + 7.5·as²b; backward each
+  reads its saved input and the output gradient and writes the input gradient (3 tensors for
+  2: 1.5 ×).
 - **Routed tokens**: the unpermutation after the experts reads the k copies of each token and
   writes it, 2·(k + 1)·d bytes forward and 2·(2k + 1)·d backward (Megatron-Core's `unpermute`).
 - **Head**: the LM head's matmul (vocabulary split by t) and fp32 cross-entropy, 22 bytes per
@@ -473,6 +476,23 @@ class Compute:
 # re-reads its 2f-wide input and rewrites the f-wide output, 3 (a plain one's f-wide input: 2,
 # taken as 3 too, an upper bound).
 MEMORY_BOUND_TRAFFIC = {"layernorm": 2, "moe_act": 3}
+# Element-wise kernels (norms, activations, residual adds, the unpermutation, the
+# cross-entropy) of a training step run below a device-to-device copy, the efficiency files'
+# memory share: Transformer Engine's MXFP8 quantisation kernels, measured on a B200 (the
+# "B200 (us)" column of ROCm/TransformerEngine pull request 598, CAST_ONLY, bf16 8192×8192:
+# 134,217,728 bytes read, 67,108,864 written per direction and 2,097,152 of scales) take
+# 34.84 µs row-wise, 39.61 µs column-wise and 52.34 µs both ways at once: 5.84, 5.14 and
+# 5.21 TB/s, 75.8%, 66.7% and 67.6% of the part's 7.7 TB/s, where its copy reaches 90%.
+# As a share of the copy's rate: 0.842, 0.741, 0.752. `low` keeps the copy's rate (kernels
+# at the speed of light exist: Guo, Zadouri and Dao, "Getting Memory-bound Kernels to
+# Speed-of-Light", 2025); the estimate takes the kernel a training step runs for its
+# activations (both ways), `high` the slowest of the three; all of them on the efficiency
+# file's best (the copy's) share, the B200's ratios assumed for every part. The quantisation
+# casts themselves keep the copy's rate: their bytes (FP8_CAST_BYTES, torchao's unfused
+# roofline, 6 per element for MXFP8) at 90% already take the measured fused kernel's time
+# (6 · 67,108,864 / (7.7 TB/s · 0.9) = 58.1 µs against 52.34), and the optimizer's streaming
+# update runs as a copy.
+ELEMENTWISE = {"low": 1.0, "estimate": 0.752, "high": 0.741}
 
 
 @lru_cache(maxsize=4096)
@@ -523,7 +543,8 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     scale = b / cp  # sequences' worth of tokens per device
     c = Compute()
     cast = _casts(lay, mc)
-    bw = mc.hbm * mc.memory_share[end]
+    bw = mc.hbm * mc.memory_share[end]  # the casts
+    ew = mc.hbm * mc.memory_share["low"] * ELEMENTWISE[end]  # element-wise kernels
     rate = mc.matmul_peak * mc.matmul_share * SHAPE_FACTOR[end] * SLOWEST_DEVICE[end]
     r = lay.lora_rank
     mods = modules_of(lay.recompute) if by_module(lay.recompute) else frozenset()
@@ -570,8 +591,8 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
                                         lay.sequence_parallel, lay.dropout, False)
                       - _activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
                                           lay.sequence_parallel, lay.dropout, True))
-            c.mem_f += w * MEM_FORWARD * scores / bw
-            c.mem_b += w * MEM_BACKWARD * MEM_FORWARD * scores / bw
+            c.mem_f += w * MEM_FORWARD * scores / ew
+            c.mem_b += w * MEM_BACKWARD * MEM_FORWARD * scores / ew
             c.attn_f += (1 - w) * flash_f + w * eager_f
             c.attn_b += (1 - w) * flash_b + w * eager_b
         else:
@@ -586,15 +607,15 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     c.attn_b += 2 * scan / (a_peak * mc.attention_backward[end])
     saved = _activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
                               lay.sequence_parallel, lay.dropout, lay.flash)
-    c.mem_f += MEM_FORWARD * saved / bw
-    c.mem_b += MEM_BACKWARD * MEM_FORWARD * saved / bw
+    c.mem_f += MEM_FORWARD * saved / ew
+    c.mem_b += MEM_BACKWARD * MEM_FORWARD * saved / ew
     experts, top_k = lp.moe
     unpermute = 0.0
     if experts:  # the unpermutation of the tokens this device routes (1/t under SP)
         routed = prof.seq * scale / t * prof.d * ACT_BYTES
-        unpermute = (top_k + 1) * routed / bw
+        unpermute = (top_k + 1) * routed / ew
         c.mem_f += unpermute
-        c.mem_b += (2 * top_k + 1) * routed / bw
+        c.mem_b += (2 * top_k + 1) * routed / ew
     if lay.recompute == "full":
         c.recompute = c.gemm_f + c.attn_f + c.mem_f
     elif lay.recompute == "selective":
@@ -609,7 +630,7 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
                          - _activation_bytes(lp.layer, prof.d, prof.seq // cp, b, t,
                                              lay.sequence_parallel, lay.dropout, lay.flash,
                                              module))
-                c.recompute += moved * freed / bw
+                c.recompute += moved * freed / ew
     return c
 
 
@@ -624,10 +645,10 @@ def head_compute(prof: Profile, lay: Layout, mc: Machine, end: str) -> Compute:
     c.head_f = gemm_time(tokens, v, d, mc, end)
     c.gemm_w = gemm_time(d, v, tokens, mc, end)
     c.head_b = gemm_time(tokens, d, v, mc, end) + c.gemm_w
-    bw = mc.hbm * mc.memory_share[end]
+    ew = mc.hbm * mc.memory_share["low"] * ELEMENTWISE[end]  # element-wise kernels
     logits = tokens * v
-    c.head_f += CE_FORWARD * logits / bw
-    c.head_b += CE_BACKWARD * logits / bw
+    c.head_f += CE_FORWARD * logits / ew
+    c.head_b += CE_BACKWARD * logits / ew
     return c
 
 

@@ -16,7 +16,7 @@ from ..counting.recompute import by_module, modules_of, reruns
 from ..counting.recompute import describe as describe_recompute
 from ..predict.communication import volumes
 from ..predict.plans import UNKNOWABLE, Outcome, Resolved, evaluate
-from ..predict.steptime import ADAPTED, SHAPE_FACTOR, Layout, StepTime, profile
+from ..predict.steptime import ADAPTED, ELEMENTWISE, SHAPE_FACTOR, Layout, StepTime, profile
 from ..models.accelerators import Hardware
 from ..models.registry import LoadedModel
 from .common import (SCHEMA_VERSION, ModelInfo, Report, attention_line, context_warning,
@@ -282,9 +282,11 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
          "attention: eager QK^T and AV over every pair as batched matmuls (no --flash)"),
         f"memory-bound kernels: 1.5 x the bytes kept for backward moved forward, 1.5 x that "
         f"backward (hand-worked for a GPT block) at "
-        f"{mc.memory_share['estimate']:.0%} of the memory bandwidth; LM head cross-entropy in "
-        "fp32 (22 + 33 bytes per logit); optimizer 36 bytes per updated parameter and 8 per "
-        "local gradient",
+        f"{mc.memory_share['low'] * ELEMENTWISE['estimate']:.0%} of the memory bandwidth (a "
+        f"copy's {mc.memory_share['low']:.0%} x {ELEMENTWISE['estimate']}, Transformer "
+        "Engine's measured element-wise kernels); LM head cross-entropy in fp32 (22 + 33 "
+        "bytes per logit); fp8 casts and the optimizer (36 bytes per updated parameter and 8 "
+        f"per local gradient) at {mc.memory_share['estimate']:.0%}",
         f"network {res.network}: a fast domain of {mc.net.domain} devices at "
         f"{mc.net.up / 1e9:,.0f} GB/s each way per device (achievable), "
         f"{mc.net.out / 1e9:,.0f} GB/s per device across domains; collectives as NCCL's "

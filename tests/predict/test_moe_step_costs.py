@@ -79,14 +79,16 @@ def test_the_unpermutation_moves_the_routed_copies():
     # Qwen3-30B-A3B (d 2,048, top-8) at 4,096 tokens, one sequence, tp 1: forward reads the 8
     # copies and writes the token, 9·4,096·2,048·2 = 150,994,944 bytes; backward reads the
     # token's gradient and the 8 copies and writes the copies' gradient, 17·4,096·2,048·2 =
-    # 285,212,672 bytes
+    # 285,212,672 bytes, at the element-wise kernels' rate: the copy's 0.9 of 4·10¹² B/s
+    # times Transformer Engine's measured 0.752 of it (steptime.ELEMENTWISE)
     prof = S.profile(load("qwen3-30b-a3b").spec, 4096)
     lp = next(x for x in prof.layers if x.moe[0])
     lay = S.Layout(ep=8, flash=True)
     with_moe = S.layer_compute(lp, prof, lay, MC, "estimate")
     without = S.layer_compute(replace(lp, moe=(0, 0)), prof, lay, MC, "estimate")
-    assert with_moe.mem_f - without.mem_f == pytest.approx(150_994_944 / BW)
-    assert with_moe.mem_b - without.mem_b == pytest.approx(285_212_672 / BW)
+    ew = 4e12 * 0.9 * 0.752
+    assert with_moe.mem_f - without.mem_f == pytest.approx(150_994_944 / ew)
+    assert with_moe.mem_b - without.mem_b == pytest.approx(285_212_672 / ew)
 
 
 def test_a_pruned_plan_search_answers_as_the_exhaustive_one():

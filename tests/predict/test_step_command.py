@@ -196,7 +196,7 @@ def test_an_efficiency_file_without_the_devices_dtype_is_refused(cli, tmp_path):
     # H100's file with its bf16 share taken out: an H100 computes in bf16 by default
     eff = tmp_path / "eff.yaml"
     eff.write_text((ROOT / "presets" / "efficiency" / "h100-sxm.yaml").read_text().replace(
-        "matmul: {bf16: 80.3%, fp16: 80.3%, fp8: 73.4%}", "matmul: {fp16: 80.3%, fp8: 73.4%}"))
+        "matmul: {bf16: 80.3%, fp16: 80.3%, fp8: 70.9%}", "matmul: {fp16: 80.3%, fp8: 70.9%}"))
     r = cli("step", "gpt2", "--accelerator", "h100", "--efficiency", str(eff),
             "--global-batch", "8")
     assert r.code == 2 and r.err.strip() == (
