@@ -105,11 +105,12 @@ class FastMemory:
         return out
 
     def state(self, setup: Setup) -> int:
-        """Weights, gradients and optimizer state, remembered by the fields they read (a
-        plan's search meets each again across micro-batches and recomputation)."""
-        key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp, setup.extended,
-               setup.schedule, setup.zero, setup.bytes_per_param, setup.offload_optimizer,
-               setup.fp8, setup.zero3_buffer)
+        """Weights, gradients and optimizer state, remembered by what `_state` reads (a plan's
+        search meets each again across micro-batches, recomputation and context-parallel
+        sizes: dp and cp count only as the ranks ZeRO shards over)."""
+        key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.stage_copies,
+               setup.shards if setup.extended else setup.dp, setup.expert_shards, setup.zero,
+               setup.bytes_per_param, setup.offload_optimizer, setup.fp8, setup.zero3_buffer)
         return _remembered(self._states, key, lambda: self._state(setup))
 
     def _state(self, setup: Setup) -> int:
