@@ -34,6 +34,8 @@ class FastMemory:
         self._valid: dict[tuple, Optional[str]] = {}
         self._saved: dict[tuple, int] = {}
         self._states: dict[tuple, int] = {}
+        self._whole: dict[tuple, list[list[tuple[str, int, int, bool]]]] = {}
+        self._group_counts: Optional[list[int]] = None
 
     def _stage(self, pp: int) -> int:
         return ceil(Fraction(self.layers, pp))
@@ -154,6 +156,23 @@ class FastMemory:
                                for g in self.spec.groups()]
         return self._acts[key]
 
+    def _counts(self) -> list[int]:
+        """Each group's layers, in `spec.groups()`' order."""
+        if self._group_counts is None:
+            self._group_counts = [g.count for g in self.spec.groups()]
+        return self._group_counts
+
+    def _whole_parts(self, setup: Setup, seq: int) -> list[list[tuple[str, int, int, bool]]]:
+        """`layer_parts` as (the merged name, numerator, denominator, `Part.gemm_input`)."""
+        key = (seq, setup.batch, setup.tp, setup.sequence_parallel, setup.recompute,
+               setup.dropout, setup.flash)
+        got = self._whole.get(key)
+        if got is None:
+            got = self._whole[key] = [
+                [(f"layers.{name}", value.numerator, value.denominator, gemm_input)
+                 for name, value, gemm_input in parts] for parts in self.layer_parts(setup, seq)]
+        return got
+
     def activations(self, setup: Setup) -> int:
         """The saved activations: a layout's data- and expert-parallel sizes and ZeRO stage do
         not change them, so a plan's search reuses them across those (keyed by what they
@@ -170,15 +189,17 @@ class FastMemory:
         in_flight = setup.in_flight
         named: dict[str, int] = {}  # summed by name, as counting.memory merges them
         inputs: dict[str, Fraction] = {}  # a merged part's projection-input share: its first's
-        for g, parts in zip(spec.groups(), self.layer_parts(setup, seq)):
-            fraction = Fraction(g.count, self.layers) * self._stage(setup.pp) * in_flight
-            fn, fd = fraction.numerator, fraction.denominator
-            for name, value, gemm_input in parts:
-                key = f"layers.{name}"
+        # each group's share of the stage, count / L · ⌈L/p⌉ · in flight, as a numerator and
+        # denominator (not reduced: a ceiling reads the value alone)
+        stage = -(-self.layers // setup.pp) * in_flight.numerator
+        fd = self.layers * in_flight.denominator
+        for count, parts in zip(self._counts(), self._whole_parts(setup, seq)):
+            fn = count * stage
+            for key, vn, vd, gemm_input in parts:
                 # ⌈value · fraction⌉ in whole numbers
-                named[key] = named.get(key, 0) - (-(value.numerator * fn)
-                                                  // (value.denominator * fd))
-                inputs.setdefault(key, gemm_input)
+                named[key] = named.get(key, 0) - (-(vn * fn) // (vd * fd))
+                if key not in inputs:
+                    inputs[key] = gemm_input
         sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
         extra = ceil(s * b * d * in_flight * sp) if setup.dropout else 0
         if setup.pp == 1:
