@@ -352,10 +352,13 @@ def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, globa
     docstring's loops: tp, cp, pp, ep, etp, ZeRO, micro-batch, schedule and virtual stages,
     dispatcher, recipe), as (order, the (tp, cp, pp, ep, etp) layout, micro-batch, schedule,
     vp, recomputation, ZeRO stages that fit, dispatchers): `_outers`' groups one by one."""
-    for head, outer, mbs, scheds, dispatchers, policies, found in _outers(
+    for head, outer, mbs, scheds, dispatchers, policies, units in _outers(
             spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32, tp_overlap,
             dropout, recompute, mem):
-        for (mi, si, ri), fits in found.items():
+        rows = [(mi, si, fits[0][0], ri, fits) for (mi, ri), unit in units.items()
+                for si, fits in unit]
+        rows.sort(key=lambda r: r[:3])  # the loops' order: micro-batch, schedule, ZeRO
+        for mi, si, _, ri, fits in rows:
             sched, vp = scheds[mi][si]
             yield (head + (fits[0][0], mi, si, 0, 0), outer, mbs[mi], sched, vp, policies[ri],
                    tuple(fits), dispatchers)
@@ -378,6 +381,7 @@ def _outers(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_ba
     experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
                       if k.ep_units()})
     fast = _fast(spec)
+    weights: dict[tuple, list[int]] = {}  # `_states`' across context-parallel sizes
     for ti, tp in enumerate(tp_sizes(spec, mc.net.domain)):
         cps = [cp for cp in (1, 2, 4, 8, 16, 32)
                if cp == 1 or (flash and not seq % cp and seq // cp >= 1024)]
@@ -396,7 +400,8 @@ def _outers(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_ba
                 base = Layout(tp=tp, pp=pp, dp=dp, cp=cp, sequence_parallel=tp > 1,
                               global_batch=global_batch, dropout=dropout, flash=flash,
                               grad_fp32=grad_fp32, tp_overlap=tp_overlap)
-                acts: dict[tuple[int, int, int], int] = {}
+                # by micro-batch, schedule and recomputation, filled as the fits need them
+                acts = [[[None] * len(policies) for _ in sc] for sc in scheds]
 
                 def activations(mi: int, si: int, ri: int) -> int:
                     """The activations of micro-batch mbs[mi], schedule scheds[mi][si] and
@@ -404,14 +409,11 @@ def _outers(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_ba
                     etp, dp nor the ZeRO stage (ZeRO-3's gathered layer marks the Setup
                     extended, which changes nothing there: the sequence split by cp 1, no
                     fp8 or adapters), so once per (tp, cp, pp)."""
-                    key = (mi, si, ri)
-                    got = acts.get(key)
-                    if got is None:
-                        sched, vp = scheds[mi][si]
-                        lay = _copy(base, micro_batch=mbs[mi], recompute=policies[ri],
-                                    schedule=sched, vp=vp)
-                        setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
-                        got = acts[key] = fast.activations(setup)
+                    sched, vp = scheds[mi][si]
+                    lay = _copy(base, micro_batch=mbs[mi], recompute=policies[ri],
+                                schedule=sched, vp=vp)
+                    setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
+                    got = acts[mi][si][ri] = fast.activations(setup)
                     return got
 
                 # ZeRO shards over the dp·cp ranks: with one there is nothing to shard
@@ -426,41 +428,52 @@ def _outers(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_ba
                     for xi, etp in enumerate(etps):
                         outer = _copy(base, ep=ep, etp=etp)
                         dispatchers = DISPATCHERS if ep > 1 else (outer.dispatcher,)
-                        held = {dual: _states(fast, seq, outer, zeros, dual, mem)
+                        held = {dual: _states(fast, seq, outer, zeros, dual, mem, weights)
                                 for dual in duals}
                         yield ((ti, ci, pi, ei, xi), outer, mbs, scheds, dispatchers, policies,
-                               _fits(held, zeros, scheds, capacity, activations, len(policies)))
+                               _fits(held, zeros, scheds, capacity, acts, activations))
 
 
 def _states(fast: FastMemory, seq: int, outer: Layout, zeros: tuple[int, ...], dual: bool,
-            mem: dict) -> list[Optional[int]]:
+            mem: dict, weights: dict[tuple, list[int]]) -> list[Optional[int]]:
     """The weights' split of `outer` per ZeRO stage (None: the layout cannot run). It reads
     the schedule only for DualPipe's two stages a device (`Setup.stage_copies`):
     `pipeline_schedules` offers only schedules the layout runs. One Setup, copied per stage:
-    counting.memory's checks (`FastMemory.problem`) do not read the ZeRO stage; the state
-    itself is remembered across context-parallel sizes (`FastMemory.state`)."""
+    counting.memory's checks (`FastMemory.problem`) do not read the ZeRO stage. The split
+    reads dp and cp only as the dp·cp ranks ZeRO shards over (`FastMemory.state`'s key), so
+    `weights` keeps it across context-parallel sizes."""
     lay = _copy(outer, zero=0, schedule="dualpipe" if dual else "1f1b")
     setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
     if fast.problem(setup):
         return [None] * len(zeros)
-    # setup_of's fields for each stage: ZeRO-3 counts its gathered layer
-    return [fast.state(_copy(setup, zero=zero, zero3_buffer=zero == 3)) for zero in zeros]
+    key = (outer.tp, outer.pp, outer.ep, outer.etp, outer.dp * outer.cp, dual)
+    got = weights.get(key)
+    if got is None:  # setup_of's fields for each stage: ZeRO-3 counts its gathered layer
+        got = weights[key] = [fast.state(_copy(setup, zero=zero, zero3_buffer=zero == 3))
+                              for zero in zeros]
+    return got  # type: ignore[return-value]
 
 
 def _fits(held: dict[bool, list[Optional[int]]], zeros: tuple[int, ...],
-          scheds: list[list[tuple[str, int]]], capacity: int, activations,  # type: ignore
-          last: int) -> dict[tuple[int, int, int], list[tuple[int, int, int]]]:
-    """{(micro-batch, schedule, recomputation indices): [(ZeRO index, stage, bytes)]} of one
-    (tp, cp, pp, ep, etp): the least recomputation that fits each ZeRO stage, micro-batch and
-    schedule (the interleaved ones take 1F1B's, as a framework keeps its recomputation when it
-    interleaves, and are dropped where they then do not fit; ZB-H1 holds what 1F1B holds)."""
-    found: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+          scheds: list[list[tuple[str, int]]], capacity: int,
+          table: list[list[list[Optional[int]]]], activations  # type: ignore[no-untyped-def]
+          ) -> dict[tuple[int, int], list[tuple[int, list[tuple[int, int, int]]]]]:
+    """The groups of one (tp, cp, pp, ep, etp) by the compute they share: {(micro-batch
+    index, recomputation index): [(schedule index, [(ZeRO index, ZeRO stage, bytes)])]}, the
+    least recomputation that fits each ZeRO stage, micro-batch and schedule (the interleaved
+    ones take 1F1B's, as a framework keeps its recomputation when it interleaves, and are
+    dropped where they then do not fit; ZB-H1 holds what 1F1B holds). `table`: the
+    activations by micro-batch, schedule and recomputation, `activations(mi, si, ri)` fills
+    its gaps."""
+    units: dict[tuple[int, int], list[tuple[int, list[tuple[int, int, int]]]]] = {}
     plain = held[False]
     for mi, sc in enumerate(scheds):
         least: list[Optional[int]] = [None] * len(zeros)  # 1F1B's, per ZeRO stage
         for si, (sched, _) in enumerate(sc):
             own = si == 0 or sched == "dualpipe" or sched == "dualpipev"
-            acts: list[Optional[int]] = [None] * last  # by recomputation, as needed
+            acts = table[mi][si]
+            last = len(acts)
+            found: dict[int, list[tuple[int, int, int]]] = {}  # by recomputation
             for zi, h in enumerate(held[True] if sched == "dualpipe" else plain):
                 if h is None:
                     continue
@@ -486,12 +499,16 @@ def _fits(held: dict[bool, list[Optional[int]]], zeros: tuple[int, ...],
                         a = acts[ri] = activations(mi, si, ri)
                     if h + a > capacity:
                         continue
-                at = (mi, si, ri)
-                fits = found.get(at)
+                fits = found.get(ri)
                 if fits is None:
-                    fits = found[at] = []
+                    fits = found[ri] = []
                 fits.append((zi, zeros[zi], h + acts[ri]))  # type: ignore[operator]
-    return found
+            for ri, fits in found.items():
+                unit = units.get((mi, ri))
+                if unit is None:
+                    unit = units[(mi, ri)] = []
+                unit.append((si, fits))
+    return units
 
 
 def _group(raw: tuple, recipes: tuple[str, ...]) -> Group:
@@ -517,43 +534,42 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
     """Every layout that fits, ranked by the estimate: the best `top`, and how many fit;
     `recompute` given (Megatron-Core's module list): every layout recomputes that.
 
-    Each group enters a heap with its first lower bound (the last stage's compute of every
-    micro-batch, the bubble it alone makes, and the optimizer's least over the group's ZeRO
-    stages); `_best` takes them out in the order of their bounds, tightens each in turn and
-    times a layout only when no other's bound is below its own."""
+    The groups that share a compute (a (tp, cp, pp, ep, etp), micro-batch and
+    recomputation) enter a heap together with a first lower bound: the last stage's compute
+    of every micro-batch and the optimizer's least over their ZeRO stages; `_best` takes them
+    out in the order of their bounds, tightens each in turn and times a layout only when no
+    other's bound is below its own."""
     recipes = recipes or ("",)
     per = len(recipes)
     heap: list[tuple] = []
     fitting = 0
     shave = 1 - ROUNDING
-    for head, outer, mbs, scheds, dispatchers, policies, found in _outers(
+    for head, outer, mbs, scheds, dispatchers, policies, units in _outers(
             spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32, tp_overlap,
             dropout, recompute, mem):
         each = per * len(dispatchers)
-        pp, dp = outer.pp, outer.dp
-        computes: dict[tuple[int, int], tuple] = {}  # (mb, recompute) -> (compute, F, B, W)
-        optimizers: dict[int, float] = {}  # the largest ZeRO stage of a group -> its floor
-        for (mi, si, ri), fits in found.items():
-            fitting += len(fits) * each
-            comp = computes.get((mi, ri))
-            if comp is None:  # the fp8 recipe's casts only add: without them
-                c = stage_compute(prof, _copy(outer, micro_batch=mbs[mi],
-                                              recompute=policies[ri], fp8_recipe=""),
-                                  mc, "estimate", last=True)
-                comp = computes[(mi, ri)] = (c, c.forward, c.backward, c.gemm_w)
-            # and the optimizer's time, least with the group's largest ZeRO stage (it shards
-            # most)
-            zero = fits[-1][1]
+        optimizers: dict[int, float] = {}  # the largest ZeRO stage of a unit -> its floor
+        for (mi, ri), rows in units.items():
+            zero = 0
+            first = None  # the unit's first group in the loops' order
+            for si, fits in rows:
+                fitting += len(fits) * each
+                if fits[-1][1] > zero:
+                    zero = fits[-1][1]
+                if first is None or (fits[0][0], si) < first:
+                    first = (fits[0][0], si)
+            mb = mbs[mi]
+            lay = _copy(outer, micro_batch=mb, recompute=policies[ri])
+            # the fp8 recipe's casts only add: without them
+            comp = stage_compute(prof, lay, mc, "estimate", last=True)
+            # and the optimizer's time, least with the largest ZeRO stage (it shards most)
             opt = optimizers.get(zero)
             if opt is None:
                 opt = optimizers[zero] = _optimizer_floor(prof, _copy(outer, zero=zero), mc)
-            sched, vp = scheds[mi][si]
-            _, f, b, w = comp
-            bound = ((global_batch // (dp * mbs[mi])) * (f + b)
-                     + pipeline_bubble(sched, pp, vp, f, b, w) + opt)
-            heap.append((bound * shave, head + (fits[0][0], mi, si, 0, 0), 0, len(heap),
-                         (outer, mbs[mi], sched, vp, policies[ri], fits, dispatchers, comp[0],
-                          opt, bound)))
+            steady = lay.micro_batches * (comp.forward + comp.backward)
+            heap.append(((steady + opt) * shave, head + (first[0], mi, first[1], 0, 0), 0,  # type: ignore[index]
+                         len(heap), (lay, outer, scheds[mi], rows, dispatchers, comp, steady,
+                                     opt)))
     return _best(prof, mc, heap, recipes, top), fitting
 
 
@@ -613,23 +629,28 @@ def _bound(lay: Layout, comp: Compute, exposed: float) -> float:
 ROUNDING = 1e-9
 
 
+DUAL = ("dualpipe", "dualpipev")  # the schedules that overlap the dispatch (`exposed_floor`)
+
+
 def _best(prof: Profile, mc: Machine, heap: list[tuple], recipes: tuple[str, ...],
           top: int) -> list[Candidate]:
     """The `top` fastest estimates, ties in the order the search met them: the same answer
-    as timing every layout. `heap` holds `search`'s groups as (lower bound, order, level 0,
-    sequence, group); each taken out is bounded more tightly and put back with the tighter
-    bound, level by level: 1, with the optimizer and the data-parallel buckets least over
-    the group's ZeRO stages; 2, with the communication the estimate never hides, the least
-    over the group's dispatchers (both without the fp8 recipe's casts, which only add); 3, a
-    member each (ZeRO stage, dispatcher, recipe) bounded with its own; 4, the member's
-    estimate itself. A bound never passes the estimate it bounds, so a member's estimate
-    taken out of the heap is below (or ties, later in the order) every other layout's: the
-    best come out first, and the rest are never timed."""
+    as timing every layout. `heap` holds `search`'s units (the groups that share a compute)
+    as (lower bound, order, level 0, sequence, unit); each taken out is bounded more tightly
+    and put back with the tighter bound, level by level: 1, with the communication the
+    estimate never hides (`exposed_floor`), the least over the unit's dispatchers and
+    schedules; 2, a group each (schedule and virtual stages) with its bubble, its own
+    exposed time and the optimizer and data-parallel buckets least over its ZeRO stages (all
+    without the fp8 recipe's casts, which only add); 3, a member each (ZeRO stage,
+    dispatcher, recipe) bounded with its own; 4, the member's estimate itself. A bound never
+    passes the estimate it bounds, and an entry's order never passes those of the layouts it
+    holds, so a member's estimate taken out of the heap is below (or ties, later in the
+    order) every other layout's: the best come out first, and the rest are never timed."""
     heapify(heap)
     best: list[Candidate] = []
     shave = 1 - ROUNDING
     seq = count(len(heap))
-    floors: dict[tuple, float] = {}  # the least exposed time over a group's dispatchers
+    floors: dict[tuple, float] = {}  # the least exposed time over a unit's dispatchers
     extras: dict[tuple, float] = {}  # the optimizer and data-parallel floors per ZeRO stage
     entry = heappop(heap) if heap else None
     while entry is not None and len(best) < top:
@@ -645,37 +666,44 @@ def _best(prof: Profile, mc: Machine, heap: list[tuple], recipes: tuple[str, ...
             entry = heappushpop(heap, (t.total, order, 4, next(seq),
                                        Candidate(member, t, used)))
             continue
-        if level == 0:
-            outer, mb, sched, vp, rec, fits, dispatchers, comp, opt_least, bound = item
-            lay = _copy(outer, zero=fits[0][1], micro_batch=mb, schedule=sched, vp=vp,
-                        recompute=rec, dispatcher=dispatchers[0])
-            opt = min(_extra(prof, mc, extras, outer, lay, zero) for _, zero, _ in fits)
-            # (the bound holds the optimizer's least already: this adds what it lacks)
-            entry = heappushpop(heap, ((bound + opt - opt_least) * shave, order, 1, next(seq),
-                                       (lay, fits, dispatchers, comp, opt, outer)))
+        if level == 0:  # a unit: the communication never hidden, least over its schedules
+            lay, outer, scheds, rows, dispatchers, comp, steady, opt = item
+            duals = {scheds[si][0] in DUAL for si, _ in rows}
+            exposed = min(_exposed(prof, mc, floors, outer, lay, dual, dispatchers)
+                          for dual in duals)
+            bound = (steady + lay.micro_batches * exposed + opt) * shave
+            entry = heappushpop(heap, (bound if bound > key else key, order, 1, next(seq),
+                                       item))
             continue
-        if level == 1:
-            lay, fits, dispatchers, comp, opt, outer = item
-            m = lay.micro_batches
-            at = (id(outer), lay.micro_batch, lay.recompute,
-                  lay.schedule in ("dualpipe", "dualpipev"), m > 1)
-            exposed = floors.get(at)
-            if exposed is None:
-                exposed = floors[at] = min(_floor(prof, lay, mc, d) for d in dispatchers)
-            bound = (_bound(lay, comp, exposed) + opt) * shave
-            entry = heappushpop(heap, (max(key, bound), order, 2, next(seq),
-                                       (lay, fits, dispatchers, comp, outer)))
+        if level == 1:  # a unit's groups, each with its bubble, exposed time and buckets
+            lay, outer, scheds, rows, dispatchers, comp, _, _ = item
+            head, mi = order[:5], order[6]
+            own = {}  # the optimizer's and buckets' floors by ZeRO stage
+            for si, fits in rows:
+                sched, vp = scheds[si]
+                for _, zero, _ in fits:
+                    if zero not in own:
+                        own[zero] = _extra(prof, mc, extras, outer, lay, zero)
+                group = _copy(lay, zero=fits[0][1], schedule=sched, vp=vp,
+                              dispatcher=dispatchers[0])
+                exposed = _exposed(prof, mc, floors, outer, lay, sched in DUAL, dispatchers)
+                bound = (_bound(group, comp, exposed)
+                         + min(own[zero] for _, zero, _ in fits)) * shave
+                heappush(heap, (bound if bound > key else key,
+                                head + (fits[0][0], mi, si, 0, 0), 2, next(seq),
+                                (group, fits, dispatchers, comp, own)))
+            entry = heappop(heap) if heap else None
             continue
         # level 2: the group's members, each with its ZeRO stage, dispatcher and recipe
-        lay, fits, dispatchers, comp, outer = item
+        lay, fits, dispatchers, comp, own = item
         head, tail = order[:5], order[6:8]
         owns = [comp if not recipe else stage_compute(
             prof, _copy(lay, fp8_recipe=recipe), mc, "estimate", last=True)
             for recipe in recipes]
-        bounds = [[_bound(lay, own, exposed) for own in owns]
+        bounds = [[_bound(lay, c, exposed) for c in owns]
                   for exposed in (_floor(prof, lay, mc, d) for d in dispatchers)]
         for zi, zero, used in fits:
-            extra = _extra(prof, mc, extras, outer, lay, zero)
+            extra = own[zero]
             for di, disp in enumerate(dispatchers):
                 for ri, recipe in enumerate(recipes):
                     bound = (bounds[di][ri] + extra) * shave
@@ -684,6 +712,19 @@ def _best(prof: Profile, mc: Machine, heap: list[tuple], recipes: tuple[str, ...
                                     (lay, zero, disp, recipe, used)))
         entry = heappop(heap) if heap else None
     return best
+
+
+def _exposed(prof: Profile, mc: Machine, floors: dict[tuple, float], outer: Layout,
+             lay: Layout, dual: bool, dispatchers: tuple[str, ...]) -> float:
+    """The least `exposed_floor` over the dispatchers of `lay` (one of `outer`'s micro-batch
+    and recomputation) with a schedule that overlaps the dispatch (`dual`) or not,
+    remembered: it reads neither the ZeRO stage, the virtual stages nor the recipe."""
+    at = (id(outer), lay.micro_batch, lay.recompute, dual)
+    got = floors.get(at)
+    if got is None:
+        probe = _copy(lay, schedule="dualpipev" if dual else "1f1b", vp=1)
+        got = floors[at] = min(_floor(prof, probe, mc, d) for d in dispatchers)
+    return got
 
 
 def _extra(prof: Profile, mc: Machine, extras: dict[tuple, float], outer: Layout,
