@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
-from math import ceil
+from math import ceil, lcm
 from typing import Any, Optional
 
 from ..kinds.base import EXPERT, LAST, SPREAD
@@ -38,7 +38,22 @@ class FastMemory:
         self._group_counts: Optional[list[int]] = None
 
     def _stage(self, pp: int) -> int:
-        return ceil(Fraction(self.layers, pp))
+        return -(-self.layers // pp)  # ⌈L/p⌉
+
+    @staticmethod
+    def _shares(probe: Setup) -> Any:
+        """A tensor's share on the device of `probe` as (numerator, denominator), by role
+        (`counting.memory.share` reads the role alone)."""
+        found: dict[str, tuple[int, int]] = {}
+
+        def of(p: Any) -> tuple[int, int]:
+            got = found.get(p.role)
+            if got is None:
+                f = share(p, probe)
+                got = found[p.role] = (f.numerator, f.denominator)
+            return got
+
+        return of
 
     def held(self, tp: int, pp: int, ep: int, etp: int = 1,
              copies: int = 1) -> tuple[Fraction, ...]:
@@ -54,18 +69,28 @@ class FastMemory:
                     at = classes.setdefault((p.role, p.stage, is_matrix(p)), [p, 0])
                     at[1] += p.value
                 self._classes = [(k, rep, total) for k, (rep, total) in classes.items()]
-            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
-            stage = Fraction(self._stage(pp) * copies, self.layers)
-            sums = [Fraction(0)] * 4
+            shares = self._shares(Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp))
+            # total · share · (the stage's ⌈L/p⌉·copies / L for the layers' tensors), summed
+            # as numerators over a common denominator: Fraction arithmetic was most of the
+            # time of a plan's search here
+            terms = []
             for (role, where, matrix), rep, total in self._classes:
                 if where == LAST and pp > 1:
                     continue
-                v = total * share(rep, probe) * (stage if where == SPREAD else 1)
-                at = 2 if role == EXPERT else 0
+                tn, td = _ratio(total)
+                sn, sd = shares(rep)
+                num, den = tn * sn, td * sd
+                if where == SPREAD:
+                    num, den = num * self._stage(pp) * copies, den * self.layers
+                terms.append((2 if role == EXPERT else 0, matrix, num, den))
+            common = lcm(*(den for _, _, _, den in terms)) if terms else 1
+            sums = [0] * 4
+            for at, matrix, num, den in terms:
+                v = num * (common // den)
                 sums[at] += v
                 if matrix:
                     sums[at + 1] += v
-            self._held[key] = tuple(sums)
+            self._held[key] = tuple(Fraction(v, common) for v in sums)
         return self._held[key]
 
     def largest(self, tp: int, pp: int, ep: int, etp: int = 1) -> Fraction:
@@ -76,13 +101,20 @@ class FastMemory:
         if key not in self._largest:
             if self._modules is None:
                 self._modules = self._module_sums()
-            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
-            best = Fraction(0)
+            shares = self._shares(Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp))
+            # each module's Σ total · share as a numerator over a common denominator
+            terms = []
             for roles in self._modules:
-                value = sum((total * share(rep, probe) for rep, total, last in roles
-                             if not (last and pp > 1)), Fraction(0))
-                best = max(best, value)
-            self._largest[key] = best
+                module = []
+                for rep, total, last in roles:
+                    if not (last and pp > 1):
+                        (tn, td), (sn, sd) = _ratio(total), shares(rep)
+                        module.append((tn * sn, td * sd))
+                terms.append(module)
+            common = lcm(*(den for module in terms for _, den in module)) if any(terms) else 1
+            best = max((sum(num * (common // den) for num, den in module) for module in terms),
+                       default=0)
+            self._largest[key] = Fraction(max(best, 0), common)
         return self._largest[key]
 
     def _module_sums(self) -> list[list[tuple[Any, int, bool]]]:
@@ -225,6 +257,11 @@ class FastMemory:
         if self.problem(setup):
             return None
         return self.state(setup) + self.activations(setup)
+
+
+def _ratio(x: Any) -> tuple[int, int]:
+    """(numerator, denominator) of an int or a Fraction."""
+    return (x, 1) if isinstance(x, int) else (x.numerator, x.denominator)
 
 
 def _remembered(store: dict, key: tuple, work: Any) -> int:
