@@ -352,16 +352,16 @@ def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, globa
     docstring's loops: tp, cp, pp, ep, etp, ZeRO, micro-batch, schedule and virtual stages,
     dispatcher, recipe), as (order, the (tp, cp, pp, ep, etp) layout, micro-batch, schedule,
     vp, recomputation, ZeRO stages that fit, dispatchers): `_outers`' groups one by one."""
-    for head, outer, mbs, scheds, dispatchers, policies, units in _outers(
+    for head, outer, mbs, scheds, dispatchers, policies, units, (held, zeros, acts) in _outers(
             spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32, tp_overlap,
             dropout, recompute, mem):
-        rows = [(mi, si, fits[0][0], ri, fits) for (mi, ri), unit in units.items()
-                for si, fits in unit]
+        rows = [(mi, si, zis[0], ri, zis) for (mi, ri), unit in units.items()
+                for si, zis in unit]
         rows.sort(key=lambda r: r[:3])  # the loops' order: micro-batch, schedule, ZeRO
-        for mi, si, _, ri, fits in rows:
+        for mi, si, _, ri, zis in rows:
             sched, vp = scheds[mi][si]
-            yield (head + (fits[0][0], mi, si, 0, 0), outer, mbs[mi], sched, vp, policies[ri],
-                   tuple(fits), dispatchers)
+            yield (head + (zis[0], mi, si, 0, 0), outer, mbs[mi], sched, vp, policies[ri],
+                   _memory(held, zeros, acts[mi][si], ri, sched, zis), dispatchers)
 
 
 def _outers(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
@@ -431,7 +431,8 @@ def _outers(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_ba
                         held = {dual: _states(fast, seq, outer, zeros, dual, mem, weights)
                                 for dual in duals}
                         yield ((ti, ci, pi, ei, xi), outer, mbs, scheds, dispatchers, policies,
-                               _fits(held, zeros, scheds, capacity, acts, activations))
+                               _fits(held, zeros, scheds, capacity, acts, activations),
+                               (held, zeros, acts))
 
 
 def _states(fast: FastMemory, seq: int, outer: Layout, zeros: tuple[int, ...], dual: bool,
@@ -457,58 +458,76 @@ def _states(fast: FastMemory, seq: int, outer: Layout, zeros: tuple[int, ...], d
 def _fits(held: dict[bool, list[Optional[int]]], zeros: tuple[int, ...],
           scheds: list[list[tuple[str, int]]], capacity: int,
           table: list[list[list[Optional[int]]]], activations  # type: ignore[no-untyped-def]
-          ) -> dict[tuple[int, int], list[tuple[int, list[tuple[int, int, int]]]]]:
+          ) -> dict[tuple[int, int], list[tuple[int, list[int]]]]:
     """The groups of one (tp, cp, pp, ep, etp) by the compute they share: {(micro-batch
-    index, recomputation index): [(schedule index, [(ZeRO index, ZeRO stage, bytes)])]}, the
-    least recomputation that fits each ZeRO stage, micro-batch and schedule (the interleaved
-    ones take 1F1B's, as a framework keeps its recomputation when it interleaves, and are
-    dropped where they then do not fit; ZB-H1 holds what 1F1B holds). `table`: the
-    activations by micro-batch, schedule and recomputation, `activations(mi, si, ri)` fills
-    its gaps."""
-    units: dict[tuple[int, int], list[tuple[int, list[tuple[int, int, int]]]]] = {}
+    index, recomputation index): [(schedule index, [indices of the ZeRO stages that fit])]},
+    the least recomputation that fits each ZeRO stage, micro-batch and schedule (the
+    interleaved ones take 1F1B's, as a framework keeps its recomputation when it
+    interleaves, and are dropped where they then do not fit; ZB-H1 holds what 1F1B holds).
+    `held`: the weights' split per ZeRO stage, with DualPipe's two stages a device (True) or
+    not, all None where the layout cannot run; `table`: the activations by micro-batch,
+    schedule and recomputation, `activations(mi, si, ri)` fills its gaps. A group's bytes
+    are its weights' and activations' (`_memory`)."""
+    units: dict[tuple[int, int], list[tuple[int, list[int]]]] = {}
     plain = held[False]
+    stages = range(len(zeros))
     for mi, sc in enumerate(scheds):
+        row = table[mi]
         least: list[Optional[int]] = [None] * len(zeros)  # 1F1B's, per ZeRO stage
         for si, (sched, _) in enumerate(sc):
-            own = si == 0 or sched == "dualpipe" or sched == "dualpipev"
-            acts = table[mi][si]
+            hs = held[True] if sched == "dualpipe" else plain
+            if hs[0] is None:
+                continue
+            acts = row[si]
             last = len(acts)
-            found: dict[int, list[tuple[int, int, int]]] = {}  # by recomputation
-            for zi, h in enumerate(held[True] if sched == "dualpipe" else plain):
-                if h is None:
-                    continue
-                if own:  # the least recomputation that fits
+            found: dict[int, list[int]] = {}  # by recomputation
+            if si == 0 or sched == "dualpipe" or sched == "dualpipev":
+                for zi in stages:  # the least recomputation that fits
+                    room = capacity - hs[zi]  # type: ignore[operator]
                     ri = 0
                     while ri < last:
                         a = acts[ri]
                         if a is None:
-                            a = acts[ri] = activations(mi, si, ri)
-                        if h + a <= capacity:
+                            a = activations(mi, si, ri)
+                        if a <= room:
                             break
                         ri += 1
                     if si == 0:
                         least[zi] = ri
-                    if ri == last:
-                        continue
-                else:  # 1F1B's
+                    if ri < last:
+                        if ri in found:
+                            found[ri].append(zi)
+                        else:
+                            found[ri] = [zi]
+            else:  # 1F1B's
+                for zi in stages:
                     ri = least[zi]  # type: ignore[assignment]
                     if ri is None or ri == last:
                         continue
                     a = acts[ri]
                     if a is None:
-                        a = acts[ri] = activations(mi, si, ri)
-                    if h + a > capacity:
-                        continue
-                fits = found.get(ri)
-                if fits is None:
-                    fits = found[ri] = []
-                fits.append((zi, zeros[zi], h + acts[ri]))  # type: ignore[operator]
-            for ri, fits in found.items():
+                        a = activations(mi, si, ri)
+                    if a <= capacity - hs[zi]:  # type: ignore[operator]
+                        if ri in found:
+                            found[ri].append(zi)
+                        else:
+                            found[ri] = [zi]
+            for ri, zis in found.items():
                 unit = units.get((mi, ri))
                 if unit is None:
-                    unit = units[(mi, ri)] = []
-                unit.append((si, fits))
+                    units[(mi, ri)] = [(si, zis)]
+                else:
+                    unit.append((si, zis))
     return units
+
+
+def _memory(held: dict[bool, list[Optional[int]]], zeros: tuple[int, ...],
+            acts: list[Optional[int]], ri: int, sched: str,
+            zis: list[int]) -> tuple[tuple[int, int, int], ...]:
+    """(ZeRO index, ZeRO stage, bytes) of the stages `zis` of one of `_fits`' groups."""
+    hs = held[sched == "dualpipe"]
+    a = acts[ri]
+    return tuple((zi, zeros[zi], hs[zi] + a) for zi in zis)  # type: ignore[operator]
 
 
 def _group(raw: tuple, recipes: tuple[str, ...]) -> Group:
@@ -525,6 +544,9 @@ def candidates(*args: object, **kwargs: object) -> list[tuple[Layout, int]]:
     every = [m for g in groups(*args, **kwargs) for m in g.members()]  # type: ignore[arg-type]
     every.sort(key=lambda m: m[0])
     return [(lay, used) for _, lay, used in every]
+
+
+DUAL = ("dualpipe", "dualpipev")  # the schedules that overlap the dispatch (`exposed_floor`)
 
 
 def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
@@ -544,32 +566,50 @@ def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_bat
     heap: list[tuple] = []
     fitting = 0
     shave = 1 - ROUNDING
-    for head, outer, mbs, scheds, dispatchers, policies, units in _outers(
+    for head, outer, mbs, scheds, dispatchers, policies, units, memory in _outers(
             spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32, tp_overlap,
             dropout, recompute, mem):
         each = per * len(dispatchers)
+        zeros = memory[1]
         optimizers: dict[int, float] = {}  # the largest ZeRO stage of a unit -> its floor
+        pp = outer.pp
         for (mi, ri), rows in units.items():
-            zero = 0
-            first = None  # the unit's first group in the loops' order
-            for si, fits in rows:
-                fitting += len(fits) * each
-                if fits[-1][1] > zero:
-                    zero = fits[-1][1]
-                if first is None or (fits[0][0], si) < first:
-                    first = (fits[0][0], si)
-            mb = mbs[mi]
-            lay = _copy(outer, micro_batch=mb, recompute=policies[ri])
+            lay = _copy(outer, micro_batch=mbs[mi], recompute=policies[ri])
             # the fp8 recipe's casts only add: without them
             comp = stage_compute(prof, lay, mc, "estimate", last=True)
-            # and the optimizer's time, least with the largest ZeRO stage (it shards most)
-            opt = optimizers.get(zero)
-            if opt is None:
-                opt = optimizers[zero] = _optimizer_floor(prof, _copy(outer, zero=zero), mc)
-            steady = lay.micro_batches * (comp.forward + comp.backward)
-            heap.append(((steady + opt) * shave, head + (first[0], mi, first[1], 0, 0), 0,  # type: ignore[index]
-                         len(heap), (lay, outer, scheds[mi], rows, dispatchers, comp, steady,
-                                     opt)))
+            f, b, w = comp.forward, comp.backward, comp.gemm_w
+            steady = lay.micro_batches * (f + b)
+            sc = scheds[mi]
+            # the schedules that overlap the dispatch apart from those that do not: their
+            # never-hidden communication differs
+            kinds: dict[bool, list] = {}  # -> [largest ZeRO index, first, least bubble, rows]
+            for row in rows:
+                si, zis = row
+                fitting += len(zis) * each
+                sched, vp = sc[si]
+                bubble = pipeline_bubble(sched, pp, vp, f, b, w)
+                first = (zis[0], si)  # where the loops met the group first
+                kind = kinds.get(sched in DUAL)
+                if kind is None:
+                    kinds[sched in DUAL] = [zis[-1], first, bubble, [row]]
+                    continue
+                if zis[-1] > kind[0]:
+                    kind[0] = zis[-1]
+                if first < kind[1]:
+                    kind[1] = first
+                if bubble < kind[2]:
+                    kind[2] = bubble
+                kind[3].append(row)
+            for dual, (zi, first, bubble, part) in kinds.items():
+                # the optimizer's time, least with the largest ZeRO stage (it shards most)
+                zero = zeros[zi]
+                opt = optimizers.get(zero)
+                if opt is None:
+                    opt = optimizers[zero] = _optimizer_floor(prof, _copy(outer, zero=zero),
+                                                              mc)
+                heap.append(((steady + bubble + opt) * shave,
+                             head + (first[0], mi, first[1], 0, 0), 0, len(heap),
+                             (lay, outer, sc, part, dispatchers, comp, opt, dual, memory, ri)))
     return _best(prof, mc, heap, recipes, top), fitting
 
 
@@ -629,9 +669,6 @@ def _bound(lay: Layout, comp: Compute, exposed: float) -> float:
 ROUNDING = 1e-9
 
 
-DUAL = ("dualpipe", "dualpipev")  # the schedules that overlap the dispatch (`exposed_floor`)
-
-
 def _best(prof: Profile, mc: Machine, heap: list[tuple], recipes: tuple[str, ...],
           top: int) -> list[Candidate]:
     """The `top` fastest estimates, ties in the order the search met them: the same answer
@@ -666,27 +703,30 @@ def _best(prof: Profile, mc: Machine, heap: list[tuple], recipes: tuple[str, ...
             entry = heappushpop(heap, (t.total, order, 4, next(seq),
                                        Candidate(member, t, used)))
             continue
-        if level == 0:  # a unit: the communication never hidden, least over its schedules
-            lay, outer, scheds, rows, dispatchers, comp, steady, opt = item
-            duals = {scheds[si][0] in DUAL for si, _ in rows}
-            exposed = min(_exposed(prof, mc, floors, outer, lay, dual, dispatchers)
-                          for dual in duals)
-            bound = (steady + lay.micro_batches * exposed + opt) * shave
+        if level == 0:  # a unit: the communication never hidden, and the least bubble
+            lay, outer, scheds, rows, dispatchers, comp, opt, dual, _, _ = item
+            exposed = _exposed(prof, mc, floors, outer, lay, dual, dispatchers)
+            f, b, w = comp.forward + exposed, comp.backward, comp.gemm_w
+            pp = lay.pp
+            bubble = min(pipeline_bubble(scheds[si][0], pp, scheds[si][1], f, b, w)
+                         for si, _ in rows)
+            bound = (lay.micro_batches * (f + b) + bubble + opt) * shave
             entry = heappushpop(heap, (bound if bound > key else key, order, 1, next(seq),
                                        item))
             continue
         if level == 1:  # a unit's groups, each with its bubble, exposed time and buckets
-            lay, outer, scheds, rows, dispatchers, comp, _, _ = item
+            lay, outer, scheds, rows, dispatchers, comp, _, dual, (held, zeros, acts), ri = item
             head, mi = order[:5], order[6]
             own = {}  # the optimizer's and buckets' floors by ZeRO stage
-            for si, fits in rows:
+            for si, zis in rows:
                 sched, vp = scheds[si]
+                fits = _memory(held, zeros, acts[mi][si], ri, sched, zis)
                 for _, zero, _ in fits:
                     if zero not in own:
                         own[zero] = _extra(prof, mc, extras, outer, lay, zero)
                 group = _copy(lay, zero=fits[0][1], schedule=sched, vp=vp,
                               dispatcher=dispatchers[0])
-                exposed = _exposed(prof, mc, floors, outer, lay, sched in DUAL, dispatchers)
+                exposed = _exposed(prof, mc, floors, outer, lay, dual, dispatchers)
                 bound = (_bound(group, comp, exposed)
                          + min(own[zero] for _, zero, _ in fits)) * shave
                 heappush(heap, (bound if bound > key else key,
