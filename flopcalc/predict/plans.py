@@ -22,11 +22,14 @@ divide each stage's layers, ZB-H1, DualPipe and DualPipeV), with fp8 matmuls eac
 device runs (`fp8_recipes`), sequence parallelism whenever tp > 1 (it never costs time here
 and saves memory), and the least recomputation that fits; it keeps the layouts that fit and
 ranks them by the estimate. Layouts that differ only in the ZeRO stage, dispatcher and recipe
-form a `Group` that shares a lower bound; `_best` times groups in the order of their bounds and
-stops past the top-th estimate (the same answer as timing every one: tested against a
-brute-force enumeration). Memory is worked out once per ZeRO stage (the weights' split) and
-once per micro-batch, recomputation and schedule (the activations'); compute per (tp, cp, ep,
-etp, micro-batch, recomputation) once and reused across the rest.
+form a `Group`; the groups that share a compute (tp, cp, pp, ep, etp, micro-batch and
+recomputation, and whether the schedule overlaps the dispatch) a unit with one lower bound.
+`_best` takes units, groups and layouts out of a heap in the order of their bounds, tightening
+each a level at a time, and times a layout only when nothing left bounds lower: the same
+answer as timing every one, ties in the order of the loops (tested against the exhaustive
+ranking and a brute-force enumeration). Memory is worked out once per ZeRO stage (the weights'
+split, shared across cp) and once per micro-batch, recomputation and schedule (the
+activations', shared across ep and etp); compute per unit once.
 """
 
 from __future__ import annotations
