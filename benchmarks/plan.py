@@ -1,6 +1,6 @@
 """Whole-process timings of `flopcalc plan`, side by side with the dependencies' import time.
 
-    python benchmarks/plan.py [--runs 3] [--case NAME ...]
+    python benchmarks/plan.py [--runs 3] [--case NAME ...] [--instructions]
 
 Runs `python -m flopcalc plan ...` (the flopcalc this Python imports: the installed one, or a
 tree on PYTHONPATH) for presets and device counts from a few GPUs to absurd ones (10^12), run by
@@ -11,8 +11,10 @@ machine the wall time is what the others leave). The search is bounded by the mo
 layers, experts), not by --count: 10^12 devices must cost no more than a real cluster. Goals:
 DeepSeek-V3 under 2 s on 4,096 H100 and under 5 s on 16,384, whole process. With
 PYTHONDONTWRITEBYTECODE set every run compiles flopcalc afresh (about half a second): unset it
-to time what an installed flopcalc costs. Standard library only. A benchmark, not a test: the
-numbers depend on the machine and its load.
+to time what an installed flopcalc costs. `--instructions` counts each process's instructions once
+under valgrind's cachegrind instead (needs valgrind): a figure the machine's load does not move,
+for comparing two trees on a shared machine. Standard library only. A benchmark, not a test:
+the numbers depend on the machine and its load. docs/commands/plan.md records the figures.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,13 +61,38 @@ def run(cmd: list[str]) -> tuple[float, float, float]:
     return took, cpu, search
 
 
+def instructions(cmd: list[str]) -> int:
+    """Instructions one whole process executes (valgrind's cachegrind, no cache simulation),
+    after a run that warms the caches."""
+    subprocess.run(cmd, capture_output=True, check=True)
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *cmd],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in done.stderr.splitlines():
+        if "I" in line and "refs:" in line:
+            return int(line.split(":")[1].replace(",", "").strip())
+    sys.exit(f"valgrind gave no instruction count: {done.stderr[-300:]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--case", action="append", choices=sorted(CASES),
                         help="only these cases (repeatable); default all")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under valgrind instead of timing")
     args = parser.parse_args()
     cases = {name: PLAN + CASES[name] + ["--format", "json"] for name in (args.case or CASES)}
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            sys.exit("--instructions needs valgrind on PATH")
+        base = instructions(BASE)
+        print(f"{'case':32s} {'instructions':>16s} {'/ import':>9s}")
+        print(f"{'baseline (dependencies import)':32s} {base:16,d} {1:9.2f}")
+        for name, cmd in cases.items():
+            n = instructions(cmd)
+            print(f"{name:32s} {n:16,d} {n / base:9.2f}")
+        return
     walls: dict[str, list[float]] = {name: [] for name in ["baseline", *cases]}
     cpus: dict[str, list[float]] = {name: [] for name in ["baseline", *cases]}
     searches: dict[str, list[float]] = {name: [] for name in cases}

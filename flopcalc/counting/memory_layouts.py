@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
-from math import ceil
+from math import ceil, lcm
 from typing import Any, Optional
 
 from ..kinds.base import EXPERT, LAST, SPREAD
@@ -34,9 +34,26 @@ class FastMemory:
         self._valid: dict[tuple, Optional[str]] = {}
         self._saved: dict[tuple, int] = {}
         self._states: dict[tuple, int] = {}
+        self._whole: dict[tuple, list[list[tuple[str, int, int, bool]]]] = {}
+        self._group_counts: Optional[list[int]] = None
 
     def _stage(self, pp: int) -> int:
-        return ceil(Fraction(self.layers, pp))
+        return -(-self.layers // pp)  # ⌈L/p⌉
+
+    @staticmethod
+    def _shares(probe: Setup) -> Any:
+        """A tensor's share on the device of `probe` as (numerator, denominator), by role
+        (`counting.memory.share` reads the role alone)."""
+        found: dict[str, tuple[int, int]] = {}
+
+        def of(p: Any) -> tuple[int, int]:
+            got = found.get(p.role)
+            if got is None:
+                f = share(p, probe)
+                got = found[p.role] = (f.numerator, f.denominator)
+            return got
+
+        return of
 
     def held(self, tp: int, pp: int, ep: int, etp: int = 1,
              copies: int = 1) -> tuple[Fraction, ...]:
@@ -52,18 +69,28 @@ class FastMemory:
                     at = classes.setdefault((p.role, p.stage, is_matrix(p)), [p, 0])
                     at[1] += p.value
                 self._classes = [(k, rep, total) for k, (rep, total) in classes.items()]
-            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
-            stage = Fraction(self._stage(pp) * copies, self.layers)
-            sums = [Fraction(0)] * 4
+            shares = self._shares(Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp))
+            # total · share · (the stage's ⌈L/p⌉·copies / L for the layers' tensors), summed
+            # as numerators over a common denominator: Fraction arithmetic was most of the
+            # time of a plan's search here
+            terms = []
             for (role, where, matrix), rep, total in self._classes:
                 if where == LAST and pp > 1:
                     continue
-                v = total * share(rep, probe) * (stage if where == SPREAD else 1)
-                at = 2 if role == EXPERT else 0
+                tn, td = _ratio(total)
+                sn, sd = shares(rep)
+                num, den = tn * sn, td * sd
+                if where == SPREAD:
+                    num, den = num * self._stage(pp) * copies, den * self.layers
+                terms.append((2 if role == EXPERT else 0, matrix, num, den))
+            common = lcm(*(den for _, _, _, den in terms)) if terms else 1
+            sums = [0] * 4
+            for at, matrix, num, den in terms:
+                v = num * (common // den)
                 sums[at] += v
                 if matrix:
                     sums[at + 1] += v
-            self._held[key] = tuple(sums)
+            self._held[key] = tuple(Fraction(v, common) for v in sums)
         return self._held[key]
 
     def largest(self, tp: int, pp: int, ep: int, etp: int = 1) -> Fraction:
@@ -74,13 +101,20 @@ class FastMemory:
         if key not in self._largest:
             if self._modules is None:
                 self._modules = self._module_sums()
-            probe = Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp)
-            best = Fraction(0)
+            shares = self._shares(Setup(seq=1, batch=1, tp=tp, pp=pp, ep=ep, etp=etp))
+            # each module's Σ total · share as a numerator over a common denominator
+            terms = []
             for roles in self._modules:
-                value = sum((total * share(rep, probe) for rep, total, last in roles
-                             if not (last and pp > 1)), Fraction(0))
-                best = max(best, value)
-            self._largest[key] = best
+                module = []
+                for rep, total, last in roles:
+                    if not (last and pp > 1):
+                        (tn, td), (sn, sd) = _ratio(total), shares(rep)
+                        module.append((tn * sn, td * sd))
+                terms.append(module)
+            common = lcm(*(den for module in terms for _, den in module)) if any(terms) else 1
+            best = max((sum(num * (common // den) for num, den in module) for module in terms),
+                       default=0)
+            self._largest[key] = Fraction(max(best, 0), common)
         return self._largest[key]
 
     def _module_sums(self) -> list[list[tuple[Any, int, bool]]]:
@@ -105,11 +139,12 @@ class FastMemory:
         return out
 
     def state(self, setup: Setup) -> int:
-        """Weights, gradients and optimizer state, remembered by the fields they read (a
-        plan's search meets each again across micro-batches and recomputation)."""
-        key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.dp, setup.cp, setup.extended,
-               setup.schedule, setup.zero, setup.bytes_per_param, setup.offload_optimizer,
-               setup.fp8, setup.zero3_buffer)
+        """Weights, gradients and optimizer state, remembered by what `_state` reads (a plan's
+        search meets each again across micro-batches, recomputation and context-parallel
+        sizes: dp and cp count only as the ranks ZeRO shards over)."""
+        key = (setup.tp, setup.pp, setup.ep, setup.etp, setup.stage_copies,
+               setup.shards if setup.extended else setup.dp, setup.expert_shards, setup.zero,
+               setup.bytes_per_param, setup.offload_optimizer, setup.fp8, setup.zero3_buffer)
         return _remembered(self._states, key, lambda: self._state(setup))
 
     def _state(self, setup: Setup) -> int:
@@ -153,6 +188,23 @@ class FastMemory:
                                for g in self.spec.groups()]
         return self._acts[key]
 
+    def _counts(self) -> list[int]:
+        """Each group's layers, in `spec.groups()`' order."""
+        if self._group_counts is None:
+            self._group_counts = [g.count for g in self.spec.groups()]
+        return self._group_counts
+
+    def _whole_parts(self, setup: Setup, seq: int) -> list[list[tuple[str, int, int, bool]]]:
+        """`layer_parts` as (the merged name, numerator, denominator, `Part.gemm_input`)."""
+        key = (seq, setup.batch, setup.tp, setup.sequence_parallel, setup.recompute,
+               setup.dropout, setup.flash)
+        got = self._whole.get(key)
+        if got is None:
+            got = self._whole[key] = [
+                [(f"layers.{name}", value.numerator, value.denominator, gemm_input)
+                 for name, value, gemm_input in parts] for parts in self.layer_parts(setup, seq)]
+        return got
+
     def activations(self, setup: Setup) -> int:
         """The saved activations: a layout's data- and expert-parallel sizes and ZeRO stage do
         not change them, so a plan's search reuses them across those (keyed by what they
@@ -169,15 +221,17 @@ class FastMemory:
         in_flight = setup.in_flight
         named: dict[str, int] = {}  # summed by name, as counting.memory merges them
         inputs: dict[str, Fraction] = {}  # a merged part's projection-input share: its first's
-        for g, parts in zip(spec.groups(), self.layer_parts(setup, seq)):
-            fraction = Fraction(g.count, self.layers) * self._stage(setup.pp) * in_flight
-            fn, fd = fraction.numerator, fraction.denominator
-            for name, value, gemm_input in parts:
-                key = f"layers.{name}"
+        # each group's share of the stage, count / L · ⌈L/p⌉ · in flight, as a numerator and
+        # denominator (not reduced: a ceiling reads the value alone)
+        stage = -(-self.layers // setup.pp) * in_flight.numerator
+        fd = self.layers * in_flight.denominator
+        for count, parts in zip(self._counts(), self._whole_parts(setup, seq)):
+            fn = count * stage
+            for key, vn, vd, gemm_input in parts:
                 # ⌈value · fraction⌉ in whole numbers
-                named[key] = named.get(key, 0) - (-(value.numerator * fn)
-                                                  // (value.denominator * fd))
-                inputs.setdefault(key, gemm_input)
+                named[key] = named.get(key, 0) - (-(vn * fn) // (vd * fd))
+                if key not in inputs:
+                    inputs[key] = gemm_input
         sp = Fraction(1, t) if setup.sequence_parallel else Fraction(1)
         extra = ceil(s * b * d * in_flight * sp) if setup.dropout else 0
         if setup.pp == 1:
@@ -203,6 +257,11 @@ class FastMemory:
         if self.problem(setup):
             return None
         return self.state(setup) + self.activations(setup)
+
+
+def _ratio(x: Any) -> tuple[int, int]:
+    """(numerator, denominator) of an int or a Fraction."""
+    return (x, 1) if isinstance(x, int) else (x.numerator, x.denominator)
 
 
 def _remembered(store: dict, key: tuple, work: Any) -> int:

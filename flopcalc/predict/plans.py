@@ -22,17 +22,22 @@ divide each stage's layers, ZB-H1, DualPipe and DualPipeV), with fp8 matmuls eac
 device runs (`fp8_recipes`), sequence parallelism whenever tp > 1 (it never costs time here
 and saves memory), and the least recomputation that fits; it keeps the layouts that fit and
 ranks them by the estimate. Layouts that differ only in the ZeRO stage, dispatcher and recipe
-form a `Group` that shares a lower bound; `_best` times groups in the order of their bounds and
-stops past the top-th estimate (the same answer as timing every one: tested against a
-brute-force enumeration). Memory is worked out once per ZeRO stage (the weights' split) and
-once per micro-batch, recomputation and schedule (the activations'); compute per (tp, cp, ep,
-etp, micro-batch, recomputation) once and reused across the rest.
+form a `Group`; the groups that share a compute (tp, cp, pp, ep, etp, micro-batch and
+recomputation, and whether the schedule overlaps the dispatch) a unit with one lower bound.
+`_best` takes units, groups and layouts out of a heap in the order of their bounds, tightening
+each a level at a time, and times a layout only when nothing left bounds lower: the same
+answer as timing every one, ties in the order of the loops (tested against the exhaustive
+ranking and a brute-force enumeration). Memory is worked out once per ZeRO stage (the weights'
+split, shared across cp) and once per micro-batch, recomputation and schedule (the
+activations', shared across ep and etp); compute per unit once.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from heapq import heapify, heappop, heappush, heappushpop
+from itertools import count
 from typing import Iterable, Optional
 
 from ..records import dataclass
@@ -300,10 +305,10 @@ def fp8_recipes(hw: Hardware, dtype: str) -> tuple[str, ...]:
     return tuple(r for r in FP8_RECIPES if r != "mxfp8" or hw.architecture in MICROSCALING)
 
 
-def _copy(lay: Layout, **changes: object) -> Layout:
-    """`replace(lay, **changes)` for the search's own fields, without the frozen dataclass's
-    field-by-field __init__ (most of the search's time went to it)."""
-    new = object.__new__(Layout)
+def _copy(lay, **changes):  # type: ignore[no-untyped-def]
+    """`replace(lay, **changes)` of a Layout (or a Setup) for the search's own fields, without
+    the frozen dataclass's field-by-field __init__ (most of the search's time went to it)."""
+    new = object.__new__(type(lay))
     new.__dict__.update(lay.__dict__)
     new.__dict__.update(changes)
     return new
@@ -346,18 +351,40 @@ def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, globa
                 capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
                 dropout: bool, recipes: tuple[str, ...], recompute: Optional[str] = None,
                 **mem: object) -> Iterable[tuple]:
-    """Every layout that fits, gathered into `Group`s, in the search's order (the module
+    """Every layout that fits, gathered into groups, in the search's order (the module
     docstring's loops: tp, cp, pp, ep, etp, ZeRO, micro-batch, schedule and virtual stages,
-    dispatcher, recipe). Memory is worked out once per (ZeRO stage and what the weights'
-    split reads) and once per (micro-batch, recomputation, schedule and what the activations'
-    split reads): the two add up to `memory_bytes`. `recompute` given (Megatron-Core's module
-    list): every layout recomputes that, instead of the least recomputation that fits."""
+    dispatcher, recipe), as (order, the (tp, cp, pp, ep, etp) layout, micro-batch, schedule,
+    vp, recomputation, ZeRO stages that fit, dispatchers): `_outers`' groups one by one."""
+    for head, outer, mbs, scheds, dispatchers, policies, units, (held, zeros, acts) in _outers(
+            spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32, tp_overlap,
+            dropout, recompute, mem):
+        rows = [(mi, si, zis[0], ri, zis) for (mi, ri), unit in units.items()
+                for si, zis in unit]
+        rows.sort(key=lambda r: r[:3])  # the loops' order: micro-batch, schedule, ZeRO
+        for mi, si, _, ri, zis in rows:
+            sched, vp = scheds[mi][si]
+            yield (head + (zis[0], mi, si, 0, 0), outer, mbs[mi], sched, vp, policies[ri],
+                   _memory(held, zeros, acts[mi][si], ri, sched, zis), dispatchers)
+
+
+def _outers(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
+            capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool, dropout: bool,
+            recompute: Optional[str], mem: dict) -> Iterable[tuple]:
+    """The layouts that fit, one (tp, cp, pp, ep, etp) at a time: (its indices in the loops,
+    its layout, micro-batches, schedules per micro-batch, dispatchers, recomputations, and
+    {(micro-batch index, schedule index, recomputation index): [(ZeRO index, ZeRO stage,
+    bytes)]} in the order the loops meet them). Memory is worked out once per (ZeRO stage and
+    what the weights' split reads) and once per (micro-batch, recomputation, schedule and what
+    the activations' split reads): the two add up to `memory_bytes`. `recompute` given
+    (Megatron-Core's module list): every layout recomputes that, instead of the least
+    recomputation that fits."""
     policies = (recompute,) if recompute else RECOMPUTE
     seq = prof.seq
     layers = prof.n_layers
     experts = sorted({k.ep_units() for g in spec.groups() for _, k in g.layer.slots()
                       if k.ep_units()})
     fast = _fast(spec)
+    weights: dict[tuple, list[int]] = {}  # `_states`' across context-parallel sizes
     for ti, tp in enumerate(tp_sizes(spec, mc.net.domain)):
         cps = [cp for cp in (1, 2, 4, 8, 16, 32)
                if cp == 1 or (flash and not seq % cp and seq // cp >= 1024)]
@@ -376,7 +403,8 @@ def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, globa
                 base = Layout(tp=tp, pp=pp, dp=dp, cp=cp, sequence_parallel=tp > 1,
                               global_batch=global_batch, dropout=dropout, flash=flash,
                               grad_fp32=grad_fp32, tp_overlap=tp_overlap)
-                acts: dict[tuple[int, int, int], int] = {}
+                # by micro-batch, schedule and recomputation, filled as the fits need them
+                acts = [[[None] * len(policies) for _ in sc] for sc in scheds]
 
                 def activations(mi: int, si: int, ri: int) -> int:
                     """The activations of micro-batch mbs[mi], schedule scheds[mi][si] and
@@ -384,18 +412,17 @@ def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, globa
                     etp, dp nor the ZeRO stage (ZeRO-3's gathered layer marks the Setup
                     extended, which changes nothing there: the sequence split by cp 1, no
                     fp8 or adapters), so once per (tp, cp, pp)."""
-                    key = (mi, si, ri)
-                    got = acts.get(key)
-                    if got is None:
-                        sched, vp = scheds[mi][si]
-                        lay = _copy(base, micro_batch=mbs[mi], recompute=policies[ri],
-                                    schedule=sched, vp=vp)
-                        setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
-                        got = acts[key] = fast.activations(setup)
+                    sched, vp = scheds[mi][si]
+                    lay = _copy(base, micro_batch=mbs[mi], recompute=policies[ri],
+                                schedule=sched, vp=vp)
+                    setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
+                    got = acts[mi][si][ri] = fast.activations(setup)
                     return got
 
                 # ZeRO shards over the dp·cp ranks: with one there is nothing to shard
                 zeros = (0, 1, 2, 3) if dp * cp > 1 else (0,)
+                duals = (False, True) if any(sched == "dualpipe" for sc in scheds
+                                             for sched, _ in sc) else (False,)
                 for ei, ep in enumerate(ep_sizes(experts, tp * cp * dp)):
                     etps = [default_etp(tp, ep)] if experts else [1]
                     if experts:
@@ -404,77 +431,110 @@ def _raw_groups(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, globa
                     for xi, etp in enumerate(etps):
                         outer = _copy(base, ep=ep, etp=etp)
                         dispatchers = DISPATCHERS if ep > 1 else (outer.dispatcher,)
-                        yield from _groups_of(
-                            spec, fast, seq, outer, (ti, ci, pi, ei, xi), zeros, mbs, scheds,
-                            capacity, activations, dispatchers, recipes, mem, policies)
+                        held = {dual: _states(fast, seq, outer, zeros, dual, mem, weights)
+                                for dual in duals}
+                        yield ((ti, ci, pi, ei, xi), outer, mbs, scheds, dispatchers, policies,
+                               _fits(held, zeros, scheds, capacity, acts, activations),
+                               (held, zeros, acts))
 
 
-def _groups_of(spec: ModelSpec, fast: FastMemory, seq: int, outer: Layout,
-               head: tuple[int, ...], zeros: tuple[int, ...], mbs: list[int],
-               scheds: list[list[tuple[str, int]]], capacity: int, activations,  # type: ignore
-               dispatchers: tuple[str, ...], recipes: tuple[str, ...],
-               mem: dict, policies: tuple[str, ...] = RECOMPUTE) -> Iterable[tuple]:
-    """The groups of one (tp, cp, pp, ep, etp), as (order, the (tp, cp, pp, ep, etp) layout,
-    micro-batch, schedule, vp, recomputation, ZeRO stages that fit, dispatchers): the least
-    recomputation that fits each ZeRO
-    stage, micro-batch and schedule (the interleaved ones take 1F1B's, as a framework keeps
-    its recomputation when it interleaves, and are dropped where they then do not fit)."""
-    states: dict[tuple[int, bool], Optional[int]] = {}
+def _states(fast: FastMemory, seq: int, outer: Layout, zeros: tuple[int, ...], dual: bool,
+            mem: dict, weights: dict[tuple, list[int]]) -> list[Optional[int]]:
+    """The weights' split of `outer` per ZeRO stage (None: the layout cannot run). It reads
+    the schedule only for DualPipe's two stages a device (`Setup.stage_copies`):
+    `pipeline_schedules` offers only schedules the layout runs. One Setup, copied per stage:
+    counting.memory's checks (`FastMemory.problem`) do not read the ZeRO stage. The split
+    reads dp and cp only as the dp·cp ranks ZeRO shards over (`FastMemory.state`'s key), so
+    `weights` keeps it across context-parallel sizes."""
+    lay = _copy(outer, zero=0, schedule="dualpipe" if dual else "1f1b")
+    setup = setup_of(seq, lay, **mem)  # type: ignore[arg-type]
+    if fast.problem(setup):
+        return [None] * len(zeros)
+    key = (outer.tp, outer.pp, outer.ep, outer.etp, outer.dp * outer.cp, dual)
+    got = weights.get(key)
+    if got is None:  # setup_of's fields for each stage: ZeRO-3 counts its gathered layer
+        got = weights[key] = [fast.state(_copy(setup, zero=zero, zero3_buffer=zero == 3))
+                              for zero in zeros]
+    return got  # type: ignore[return-value]
 
-    def state(zero: int, dual: bool) -> Optional[int]:
-        # the weights' split reads the schedule only for DualPipe's two stages a device
-        # (`Setup.stage_copies`); `pipeline_schedules` offers only schedules the layout runs
-        key = (zero, dual)
-        if key not in states:
-            one = "dualpipe" if dual else "1f1b"
-            setup = setup_of(seq, _copy(outer, zero=zero, schedule=one), **mem)  # type: ignore
-            # fast.total's checks (None: the layout cannot run), then its state part
-            states[key] = None if fast.problem(setup) else fast.state(setup)
-        return states[key]
 
-    found: dict[tuple, list] = {}  # (mb, schedule index, recompute) -> zeros that fit
-    last = len(policies)
-    held = {dual: [state(zero, dual) for zero in zeros] for dual in (False, True)
-            if not dual or any(sched == "dualpipe" for sc in scheds for sched, _ in sc)}
-    for mi in range(len(mbs)):
+def _fits(held: dict[bool, list[Optional[int]]], zeros: tuple[int, ...],
+          scheds: list[list[tuple[str, int]]], capacity: int,
+          table: list[list[list[Optional[int]]]], activations  # type: ignore[no-untyped-def]
+          ) -> dict[tuple[int, int], list[tuple[int, list[int]]]]:
+    """The groups of one (tp, cp, pp, ep, etp) by the compute they share: {(micro-batch
+    index, recomputation index): [(schedule index, [indices of the ZeRO stages that fit])]},
+    the least recomputation that fits each ZeRO stage, micro-batch and schedule (the
+    interleaved ones take 1F1B's, as a framework keeps its recomputation when it
+    interleaves, and are dropped where they then do not fit; ZB-H1 holds what 1F1B holds).
+    `held`: the weights' split per ZeRO stage, with DualPipe's two stages a device (True) or
+    not, all None where the layout cannot run; `table`: the activations by micro-batch,
+    schedule and recomputation, `activations(mi, si, ri)` fills its gaps. A group's bytes
+    are its weights' and activations' (`_memory`)."""
+    units: dict[tuple[int, int], list[tuple[int, list[int]]]] = {}
+    plain = held[False]
+    stages = range(len(zeros))
+    for mi, sc in enumerate(scheds):
+        row = table[mi]
         least: list[Optional[int]] = [None] * len(zeros)  # 1F1B's, per ZeRO stage
-        for si, (sched, vp) in enumerate(scheds[mi]):
-            own = si == 0 or sched in ("dualpipe", "dualpipev")
-            acts: list[Optional[int]] = [None] * last  # by recomputation, as needed
-            for zi, h in enumerate(held[sched == "dualpipe"]):
-                if h is None:
-                    continue
-                if own:  # the least recomputation that fits
+        for si, (sched, _) in enumerate(sc):
+            hs = held[True] if sched == "dualpipe" else plain
+            if hs[0] is None:
+                continue
+            acts = row[si]
+            last = len(acts)
+            found: dict[int, list[int]] = {}  # by recomputation
+            if si == 0 or sched == "dualpipe" or sched == "dualpipev":
+                for zi in stages:  # the least recomputation that fits
+                    room = capacity - hs[zi]  # type: ignore[operator]
                     ri = 0
                     while ri < last:
                         a = acts[ri]
                         if a is None:
-                            a = acts[ri] = activations(mi, si, ri)
-                        if h + a <= capacity:
+                            a = activations(mi, si, ri)
+                        if a <= room:
                             break
                         ri += 1
                     if si == 0:
                         least[zi] = ri
-                    if ri == last:
-                        continue
-                else:  # 1F1B's (ZB-H1 holds what 1F1B holds)
+                    if ri < last:
+                        if ri in found:
+                            found[ri].append(zi)
+                        else:
+                            found[ri] = [zi]
+            else:  # 1F1B's
+                for zi in stages:
                     ri = least[zi]  # type: ignore[assignment]
                     if ri is None or ri == last:
                         continue
                     a = acts[ri]
                     if a is None:
-                        a = acts[ri] = activations(mi, si, ri)
-                    if h + a > capacity:
-                        continue
-                found.setdefault((mi, si, ri), []).append((zi, zeros[zi], h + acts[ri]))
-    for (mi, si, ri), fits in found.items():
-        sched, vp = scheds[mi][si]
-        yield (head + (fits[0][0], mi, si, 0, 0), outer, mbs[mi], sched, vp, policies[ri],
-               tuple(fits), dispatchers)
+                        a = activations(mi, si, ri)
+                    if a <= capacity - hs[zi]:  # type: ignore[operator]
+                        if ri in found:
+                            found[ri].append(zi)
+                        else:
+                            found[ri] = [zi]
+            for ri, zis in found.items():
+                unit = units.get((mi, ri))
+                if unit is None:
+                    units[(mi, ri)] = [(si, zis)]
+                else:
+                    unit.append((si, zis))
+    return units
+
+
+def _memory(held: dict[bool, list[Optional[int]]], zeros: tuple[int, ...],
+            acts: list[Optional[int]], ri: int, sched: str,
+            zis: list[int]) -> tuple[tuple[int, int, int], ...]:
+    """(ZeRO index, ZeRO stage, bytes) of the stages `zis` of one of `_fits`' groups."""
+    hs = held[sched == "dualpipe"]
+    a = acts[ri]
+    return tuple((zi, zeros[zi], hs[zi] + a) for zi in zis)  # type: ignore[operator]
 
 
 def _group(raw: tuple, recipes: tuple[str, ...]) -> Group:
-    """The `Group` of one of `_groups_of`'s tuples (made only for the groups timed)."""
+    """The `Group` of one of `_raw_groups`' tuples."""
     order, outer, mb, sched, vp, rec, fits, dispatchers = raw
     lay = _copy(outer, zero=fits[0][1], micro_batch=mb, schedule=sched, vp=vp, recompute=rec,
                 dispatcher=dispatchers[0], fp8_recipe=recipes[0])
@@ -489,38 +549,71 @@ def candidates(*args: object, **kwargs: object) -> list[tuple[Layout, int]]:
     return [(lay, used) for _, lay, used in every]
 
 
+DUAL = ("dualpipe", "dualpipev")  # the schedules that overlap the dispatch (`exposed_floor`)
+
+
 def search(spec: ModelSpec, prof: Profile, mc: Machine, devices: int, global_batch: int,
            capacity: int, flash: bool, grad_fp32: bool, tp_overlap: bool,
            dropout: bool = False, top: int = 5, recipes: tuple[str, ...] = (),
            recompute: Optional[str] = None, **mem: object) -> tuple[list[Candidate], int]:
     """Every layout that fits, ranked by the estimate: the best `top`, and how many fit;
-    `recompute` given (Megatron-Core's module list): every layout recomputes that."""
+    `recompute` given (Megatron-Core's module list): every layout recomputes that.
+
+    The groups that share a compute (a (tp, cp, pp, ep, etp), micro-batch and
+    recomputation) enter a heap together with a first lower bound: the last stage's compute
+    of every micro-batch and the optimizer's least over their ZeRO stages; `_best` takes them
+    out in the order of their bounds, tightens each in turn and times a layout only when no
+    other's bound is below its own."""
     recipes = recipes or ("",)
-    found = []
-    computes: dict[tuple, Compute] = {}  # (the (tp, cp, pp, ep, etp) layout, mb, recompute)
-    optimizers: dict[tuple, float] = {}  # (the (tp, cp, pp, ep, etp) layout, ZeRO stage)
+    per = len(recipes)
+    heap: list[tuple] = []
     fitting = 0
-    for raw in _raw_groups(spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32,
-                           tp_overlap, dropout, recipes, recompute, **mem):
-        order, outer, mb, sched, vp, rec, fits, dispatchers = raw
-        fitting += len(fits) * len(dispatchers) * len(recipes)
-        key = (id(outer), mb, rec)
-        comp = computes.get(key)
-        if comp is None:  # the fp8 recipe's casts only add: without them
-            comp = computes[key] = stage_compute(
-                prof, _copy(outer, micro_batch=mb, recompute=rec, fp8_recipe=""), mc,
-                "estimate", last=True)
-        m = global_batch // (outer.dp * mb)
-        # and the optimizer's time, least with the group's largest ZeRO stage (it shards most)
-        key = (id(outer), fits[-1][1])
-        opt = optimizers.get(key)
-        if opt is None:
-            opt = optimizers[key] = _optimizer_floor(prof, _copy(outer, zero=key[1]), mc)
-        bound = (m * (comp.forward + comp.backward)
-                 + pipeline_bubble(sched, outer.pp, vp, comp.forward, comp.backward,
-                                   comp.gemm_w) + opt)
-        found.append((bound * (1 - ROUNDING), order, raw, comp, opt))
-    return _best(prof, mc, found, recipes, top), fitting
+    shave = 1 - ROUNDING
+    for head, outer, mbs, scheds, dispatchers, policies, units, memory in _outers(
+            spec, prof, mc, devices, global_batch, capacity, flash, grad_fp32, tp_overlap,
+            dropout, recompute, mem):
+        each = per * len(dispatchers)
+        zeros = memory[1]
+        optimizers: dict[int, float] = {}  # the largest ZeRO stage of a unit -> its floor
+        pp = outer.pp
+        for (mi, ri), rows in units.items():
+            lay = _copy(outer, micro_batch=mbs[mi], recompute=policies[ri])
+            # the fp8 recipe's casts only add: without them
+            comp = stage_compute(prof, lay, mc, "estimate", last=True)
+            f, b, w = comp.forward, comp.backward, comp.gemm_w
+            steady = lay.micro_batches * (f + b)
+            sc = scheds[mi]
+            # the schedules that overlap the dispatch apart from those that do not: their
+            # never-hidden communication differs
+            kinds: dict[bool, list] = {}  # -> [largest ZeRO index, first, least bubble, rows]
+            for row in rows:
+                si, zis = row
+                fitting += len(zis) * each
+                sched, vp = sc[si]
+                bubble = pipeline_bubble(sched, pp, vp, f, b, w)
+                first = (zis[0], si)  # where the loops met the group first
+                kind = kinds.get(sched in DUAL)
+                if kind is None:
+                    kinds[sched in DUAL] = [zis[-1], first, bubble, [row]]
+                    continue
+                if zis[-1] > kind[0]:
+                    kind[0] = zis[-1]
+                if first < kind[1]:
+                    kind[1] = first
+                if bubble < kind[2]:
+                    kind[2] = bubble
+                kind[3].append(row)
+            for dual, (zi, first, bubble, part) in kinds.items():
+                # the optimizer's time, least with the largest ZeRO stage (it shards most)
+                zero = zeros[zi]
+                opt = optimizers.get(zero)
+                if opt is None:
+                    opt = optimizers[zero] = _optimizer_floor(prof, _copy(outer, zero=zero),
+                                                              mc)
+                heap.append(((steady + bubble + opt) * shave,
+                             head + (first[0], mi, first[1], 0, 0), 0, len(heap),
+                             (lay, outer, sc, part, dispatchers, comp, opt, dual, memory, ri)))
+    return _best(prof, mc, heap, recipes, top), fitting
 
 
 _FAST: dict[int, tuple[ModelSpec, FastMemory]] = {}
@@ -579,58 +672,115 @@ def _bound(lay: Layout, comp: Compute, exposed: float) -> float:
 ROUNDING = 1e-9
 
 
-def _best(prof: Profile, mc: Machine, found: list[tuple], recipes: tuple[str, ...],
+def _best(prof: Profile, mc: Machine, heap: list[tuple], recipes: tuple[str, ...],
           top: int) -> list[Candidate]:
-    """The `top` fastest estimates, found by timing groups in the order of a lower bound and
-    stopping where the bound passes the top-th estimate so far: the same answer, ties in the
-    order the search met them, as timing every one. Bounds in two steps, the second only
-    where the first does not rule the group out: the compute, bubble and optimizer (every
-    group, `search`), then with the never-hidden communication, the least over the group's
-    dispatchers; both without the fp8 recipe's casts, which only add. Each member is
-    bounded again with its own dispatcher, optimizer and data-parallel floor before it is
-    timed."""
-    found.sort(key=lambda h: (h[0], h[1]))
-    best: list[tuple[float, tuple[int, ...], Candidate]] = []
-    floors: dict[tuple, float] = {}  # the least over a group's dispatchers
-    for bound, _, raw, comp, opt_least in found:
-        g = None
-        if len(best) >= top:
-            if bound > best[-1][0]:
-                break
-            _, outer, mb, sched, vp, rec, fits, dispatchers = raw
-            g = _group(raw, recipes)
-            lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
-            # the optimizer and the data-parallel buckets, least over the group's ZeRO stages
-            opt = min(_optimizer_floor(prof, z, mc) + _dp_floor(prof, z, mc)
-                      for z in (_copy(lay, zero=zero) for _, zero, _ in fits))
-            # (the bound holds the optimizer's least already: this adds what it lacks)
-            more = opt - opt_least
-            if bound + more * (1 - ROUNDING) > best[-1][0]:
-                continue
-            key = (id(outer), mb, rec, sched in ("dualpipe", "dualpipev"),
-                   lay.micro_batches > 1)
-            exposed = floors.get(key)
-            if exposed is None:
-                exposed = floors[key] = min(_floor(prof, lay, mc, d) for d in dispatchers)
-            if (_bound(lay, comp, exposed) + opt) * (1 - ROUNDING) > best[-1][0]:
-                continue
-        if g is None:
-            g = _group(raw, recipes)
-            lay = g.layout if not g.layout.fp8_recipe else _copy(g.layout, fp8_recipe="")
-        for order, member, used in g.members():
-            if len(best) >= top:  # this member's recipe, dispatcher and optimizer
-                own = comp if not member.fp8_recipe else stage_compute(
-                    prof, member, mc, "estimate", last=True)
-                floor = _bound(lay, own, _floor(prof, lay, mc, member.dispatcher))
-                floor += _optimizer_floor(prof, member, mc) + _dp_floor(prof, member, mc)
-                if floor * (1 - ROUNDING) > best[-1][0]:
-                    continue
+    """The `top` fastest estimates, ties in the order the search met them: the same answer
+    as timing every layout. `heap` holds `search`'s units (the groups that share a compute)
+    as (lower bound, order, level 0, sequence, unit); each taken out is bounded more tightly
+    and put back with the tighter bound, level by level: 1, with the communication the
+    estimate never hides (`exposed_floor`), the least over the unit's dispatchers and
+    schedules; 2, a group each (schedule and virtual stages) with its bubble, its own
+    exposed time and the optimizer and data-parallel buckets least over its ZeRO stages (all
+    without the fp8 recipe's casts, which only add); 3, a member each (ZeRO stage,
+    dispatcher, recipe) bounded with its own; 4, the member's estimate itself. A bound never
+    passes the estimate it bounds, and an entry's order never passes those of the layouts it
+    holds, so a member's estimate taken out of the heap is below (or ties, later in the
+    order) every other layout's: the best come out first, and the rest are never timed."""
+    heapify(heap)
+    best: list[Candidate] = []
+    shave = 1 - ROUNDING
+    seq = count(len(heap))
+    floors: dict[tuple, float] = {}  # the least exposed time over a unit's dispatchers
+    extras: dict[tuple, float] = {}  # the optimizer and data-parallel floors per ZeRO stage
+    entry = heappop(heap) if heap else None
+    while entry is not None and len(best) < top:
+        key, order, level, _, item = entry
+        if level == 4:  # an estimate: nothing left can beat it
+            best.append(item)
+            entry = heappop(heap) if heap else None
+            continue
+        if level == 3:  # a member: its estimate
+            lay, zero, disp, recipe, used = item
+            member = _copy(lay, zero=zero, dispatcher=disp, fp8_recipe=recipe)
             t = step_time(prof, member, mc, "estimate")
-            if len(best) < top or (t.total, order) < best[-1][:2]:
-                best.append((t.total, order, Candidate(member, t, used)))
-                best.sort(key=lambda b: (b[0], b[1]))
-                del best[top:]
-    return [c for _, _, c in best]
+            entry = heappushpop(heap, (t.total, order, 4, next(seq),
+                                       Candidate(member, t, used)))
+            continue
+        if level == 0:  # a unit: the communication never hidden, and the least bubble
+            lay, outer, scheds, rows, dispatchers, comp, opt, dual, _, _ = item
+            exposed = _exposed(prof, mc, floors, outer, lay, dual, dispatchers)
+            f, b, w = comp.forward + exposed, comp.backward, comp.gemm_w
+            pp = lay.pp
+            bubble = min(pipeline_bubble(scheds[si][0], pp, scheds[si][1], f, b, w)
+                         for si, _ in rows)
+            bound = (lay.micro_batches * (f + b) + bubble + opt) * shave
+            entry = heappushpop(heap, (bound if bound > key else key, order, 1, next(seq),
+                                       item))
+            continue
+        if level == 1:  # a unit's groups, each with its bubble, exposed time and buckets
+            lay, outer, scheds, rows, dispatchers, comp, _, dual, (held, zeros, acts), ri = item
+            head, mi = order[:5], order[6]
+            own = {}  # the optimizer's and buckets' floors by ZeRO stage
+            for si, zis in rows:
+                sched, vp = scheds[si]
+                fits = _memory(held, zeros, acts[mi][si], ri, sched, zis)
+                for _, zero, _ in fits:
+                    if zero not in own:
+                        own[zero] = _extra(prof, mc, extras, outer, lay, zero)
+                group = _copy(lay, zero=fits[0][1], schedule=sched, vp=vp,
+                              dispatcher=dispatchers[0])
+                exposed = _exposed(prof, mc, floors, outer, lay, dual, dispatchers)
+                bound = (_bound(group, comp, exposed)
+                         + min(own[zero] for _, zero, _ in fits)) * shave
+                heappush(heap, (bound if bound > key else key,
+                                head + (fits[0][0], mi, si, 0, 0), 2, next(seq),
+                                (group, fits, dispatchers, comp, own)))
+            entry = heappop(heap) if heap else None
+            continue
+        # level 2: the group's members, each with its ZeRO stage, dispatcher and recipe
+        lay, fits, dispatchers, comp, own = item
+        head, tail = order[:5], order[6:8]
+        owns = [comp if not recipe else stage_compute(
+            prof, _copy(lay, fp8_recipe=recipe), mc, "estimate", last=True)
+            for recipe in recipes]
+        bounds = [[_bound(lay, c, exposed) for c in owns]
+                  for exposed in (_floor(prof, lay, mc, d) for d in dispatchers)]
+        for zi, zero, used in fits:
+            extra = own[zero]
+            for di, disp in enumerate(dispatchers):
+                for ri, recipe in enumerate(recipes):
+                    bound = (bounds[di][ri] + extra) * shave
+                    heappush(heap, (bound if bound > key else key,
+                                    head + (zi,) + tail + (di, ri), 3, next(seq),
+                                    (lay, zero, disp, recipe, used)))
+        entry = heappop(heap) if heap else None
+    return best
+
+
+def _exposed(prof: Profile, mc: Machine, floors: dict[tuple, float], outer: Layout,
+             lay: Layout, dual: bool, dispatchers: tuple[str, ...]) -> float:
+    """The least `exposed_floor` over the dispatchers of `lay` (one of `outer`'s micro-batch
+    and recomputation) with a schedule that overlaps the dispatch (`dual`) or not,
+    remembered: it reads neither the ZeRO stage, the virtual stages nor the recipe."""
+    at = (id(outer), lay.micro_batch, lay.recompute, dual)
+    got = floors.get(at)
+    if got is None:
+        probe = _copy(lay, schedule="dualpipev" if dual else "1f1b", vp=1)
+        got = floors[at] = min(_floor(prof, probe, mc, d) for d in dispatchers)
+    return got
+
+
+def _extra(prof: Profile, mc: Machine, extras: dict[tuple, float], outer: Layout,
+           lay: Layout, zero: int) -> float:
+    """The optimizer's and the data-parallel buckets' floors of `lay` (one of `outer`'s)
+    with this ZeRO stage, remembered: they read neither the schedule, the recomputation, the
+    dispatcher nor the recipe."""
+    at = (id(outer), lay.micro_batch, zero)
+    got = extras.get(at)
+    if got is None:
+        z = _copy(lay, zero=zero)
+        got = extras[at] = _optimizer_floor(prof, z, mc) + _dp_floor(prof, z, mc)
+    return got
 
 
 _PARAMS: dict[tuple, tuple] = {}
