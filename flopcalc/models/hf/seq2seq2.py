@@ -197,10 +197,6 @@ REFUSED = {
                "over seq + prompt_length tokens, its head over seq) and adds segment "
                "embeddings and a segment-aware relative position bias, which flopcalc's "
                "models do not describe" + _YAML),
-    "trocr": ("TrOCRForCausalLM holds a cross-attention sublayer and its LayerNorm in every "
-              "layer that runs only on a VisionEncoderDecoderModel's encoder states (skipped "
-              "in a text-only forward); flopcalc's decoder-only models have no cross-attention "
-              "to hold" + _YAML),
     "pegasus_x": ("Pegasus-X's encoder attention (staggered local blocks of block_size with "
                   "num_global_tokens global tokens attending to every token) is not a layer "
                   "kind flopcalc has" + _YAML),

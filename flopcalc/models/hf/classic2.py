@@ -1,0 +1,57 @@
+"""More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
+`AutoModelForMaskedLM` builds: TrOCR's text decoder. Each converter reads the keys its config
+and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
+their defaults; `ALIASES` are the config classes' `attribute_map`.
+"""
+
+from __future__ import annotations
+
+from .classic import _act
+from .common import Config, Raw
+
+
+def _trocr(c: Config) -> Raw:
+    """TrOCRForCausalLM (Li et al. 2021, "TrOCR: Transformer-based Optical Character
+    Recognition with Pre-trained Models"; `trocr/modeling_trocr.py`): BART's decoder alone.
+    Post-norm layers (self_attn_layer_norm after the attention's residual add,
+    final_layer_norm after the MLP's), q, k, v, o, fc1 and fc2 with biases, no final norm; a
+    LayerNorm after the embeddings when `layernorm_embedding`; positions a learned table of
+    max_position_embeddings + 2 rows (its ids start at 2) or, without
+    `use_learned_position_embeddings`, sinusoids held as a buffer; `output_projection` without
+    a bias, tied unless tie_word_embeddings is false. TrOCRForCausalLM sets `is_decoder`, so
+    every layer also holds a cross-attention (keys and values `cross_attention_hidden_size`
+    wide) and its LayerNorm, which a text-only forward never runs (`kinds.idle_cross`).
+    `scale_embedding`'s √d is a scalar multiply, neither a parameter nor a matmul."""
+    learned = bool(c("use_learned_position_embeddings", True))
+    raw: Raw = {
+        "n_layers": c.layers("decoder_layers"),
+        "d_model": c("d_model"),
+        "n_heads": c("decoder_attention_heads"),
+        "d_ff": c("decoder_ffn_dim"),
+        "mlp": "plain",
+        "activation": _act(str(c("activation_function", "gelu"))),
+        "bias": True,
+        "norm": "layernorm",
+        "norm_placement": "post",
+        "final_norm": False,
+        "embedding_norm": bool(c("layernorm_embedding", True)),
+        "positions": "learned" if learned else "sinusoidal",
+        "max_seq_len": c("max_position_embeddings"),
+        "vocab_size": c("vocab_size"),
+        "tie_embeddings": bool(c("tie_word_embeddings", True)),
+        "layer_types": ["full_idle_cross"],
+    }
+    if learned:
+        raw["position_offset"] = 2
+    width = c("cross_attention_hidden_size", None, int)
+    if width is not None:
+        raw["idle_cross"] = {"kv_width": width}
+    return raw
+
+
+CONVERTERS = {"trocr": _trocr}
+
+ALIASES = {
+    "trocr": {"num_attention_heads": "decoder_attention_heads", "hidden_size": "d_model",
+              "num_hidden_layers": "decoder_layers"},
+}

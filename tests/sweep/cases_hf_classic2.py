@@ -1,0 +1,19 @@
+"""Classic types imported by flopcalc/models/hf/classic2.py (transformers 5.24), each compared
+as the class AutoModelForCausalLM (or AutoModelForMaskedLM) builds."""
+
+from . import Case
+
+UNTIED = dict(tie_word_embeddings=False)
+ENC = (1, 7)
+
+CASES = [
+    # TrOCR: BART's decoder alone, each layer holding a cross-attention a text-only forward
+    # does not run (parameters only)
+    Case("trocr", shrink=dict(d_model=64, decoder_ffn_dim=96, decoder_layers=2,
+                              decoder_attention_heads=4, vocab_size=128,
+                              max_position_embeddings=64),
+         variants=(dict(cross_attention_hidden_size=48, **UNTIED),
+                   dict(use_learned_position_embeddings=False, layernorm_embedding=False),
+                   dict(activation_function="relu", scale_embedding=True, decoder_layers=3,
+                        decoder_ffn_dim=1000))),
+]
