@@ -431,6 +431,10 @@ def build_spec(cfg: Any) -> ModelSpec:
         from ..kinds.sub_norms import with_sub_norm
 
         dense = with_sub_norm(dense, attention.model_norm(cfg))
+    if dense is not None and getattr(cfg, "language_adapters", None) is not None:
+        from ..kinds.language_adapters import with_adapters  # X-MOD's, after every MLP
+
+        dense = with_adapters(dense, cfg, norm)
     layers: list[Layer] = []
     if arch != "decoder-only":
         # an encoder-only model's layer_types may name a mixer that holds its own MLP

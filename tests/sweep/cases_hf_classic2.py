@@ -17,3 +17,17 @@ CASES = [
                    dict(activation_function="relu", scale_embedding=True, decoder_layers=3,
                         decoder_ffn_dim=1000))),
 ]
+
+ROBERTA = dict(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+               intermediate_size=96, max_position_embeddings=64, pad_token_id=1)
+# X-MOD: RoBERTa with per-language adapters after every MLP; the forward needs a language
+XMOD_LANG = dict(default_language="en_XX")
+CASES += [
+    Case("xmod", auto="masked_lm", shrink=ROBERTA, lengths=ENC, fix=XMOD_LANG,
+         variants=(dict(languages=["en_XX", "de_DE", "fr_XX"], adapter_reduction_factor=4,
+                        **UNTIED),
+                   dict(pre_norm=True, adapter_layer_norm=True, ln_before_adapter=False,
+                        languages=["de_DE", "en_XX"]),
+                   dict(adapter_reuse_layer_norm=False, hidden_act="relu",
+                        adapter_reduction_factor=3, num_hidden_layers=3))),
+]

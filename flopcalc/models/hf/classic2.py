@@ -1,13 +1,16 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
-`AutoModelForMaskedLM` builds: TrOCR's text decoder. Each converter reads the keys its config
+`AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
 
 from __future__ import annotations
 
+from ...errors import FlopcalcError
 from .classic import _act
 from .common import Config, Raw
+from .encoders import _roberta
+from .encoders2 import _prenorm
 
 
 def _trocr(c: Config) -> Raw:
@@ -49,7 +52,33 @@ def _trocr(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"trocr": _trocr}
+def _xmod(c: Config) -> Raw:
+    """XmodForMaskedLM (Pfeiffer et al. 2022, "Lifting the Curse of Multilinguality by
+    Pre-training Modular Transformers", NAACL; `xmod/modeling_xmod.py`): RoBERTa's model and
+    head (post-norm, or with `pre_norm` pre-norm layers and the encoder's final LayerNorm, the
+    embedding LayerNorm kept), each layer's MLP followed by per-language bottleneck adapters
+    (`kinds.language_adapters`): one per distinct entry of `languages` (an `nn.ModuleDict`
+    keyed by the code), hidden_size // `adapter_reduction_factor` wide, with their own
+    LayerNorm when `adapter_layer_norm`, else the layer's output LayerNorm applied again when
+    `adapter_reuse_layer_norm`. A forward runs the adapter of each sequence's language (the
+    config's `default_language` when no lang_ids are given): one adapter per token."""
+    raw = _roberta(c)
+    if c("pre_norm", False, bool):
+        raw = _prenorm(raw, embedding_norm=True)
+    languages = dict.fromkeys(str(code) for code in c("languages", ["en_XX"], list))
+    if not languages:
+        raise FlopcalcError(f"{c.label}: 'languages' is empty: X-MOD needs at least one "
+                            "language's adapters (transformers' forward picks one)")
+    raw["language_adapters"] = {
+        "languages": len(languages),
+        "reduction_factor": c("adapter_reduction_factor", 2, int),
+        "own_norm": bool(c("adapter_layer_norm", False)),
+        "reuse_norm": bool(c("adapter_reuse_layer_norm", True)),
+    }
+    return raw
+
+
+CONVERTERS = {"trocr": _trocr, "xmod": _xmod}
 
 ALIASES = {
     "trocr": {"num_attention_heads": "decoder_attention_heads", "hidden_size": "d_model",

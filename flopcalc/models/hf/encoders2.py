@@ -515,9 +515,6 @@ REFUSED = {
                 "sequence's span (min(s, max_relative_positions), so its c2p/p2c work changes "
                 "with the length) through its own pos_proj and pos_q_proj; flopcalc's "
                 "DeBERTa kind is v2's fixed-span table (model_type deberta-v2)" + _YAML),
-    "xmod": ("X-MOD's per-language adapters after each layer's MLP (`languages`, "
-             "`adapter_reduction_factor`, `adapter_layer_norm`, `ln_before_adapter`) are not a "
-             "layer part flopcalc has" + _YAML),
     "lilt": ("LiLT's second, layout stream (its own attention of hidden_size / "
              "`channel_shrink_ratio`, box tables and MLP, coupled to the text attention) is "
              "not a layer kind flopcalc has" + _YAML),
