@@ -31,3 +31,13 @@ CASES += [
                    dict(adapter_reuse_layer_norm=False, hidden_act="relu",
                         adapter_reduction_factor=3, num_hidden_layers=3))),
 ]
+
+BERT = {**ROBERTA, "pad_token_id": 0}
+CASES += [
+    # VisualBERT (AutoModel) over text: BERT and the pooler, the visual tables and projection
+    # held but not run
+    Case("visual_bert", auto="base", lengths=ENC, shrink={**BERT, "visual_embedding_dim": 24},
+         variants=(dict(visual_embedding_dim=2048, type_vocab_size=3),
+                   dict(special_visual_initialize=False, hidden_act="relu",
+                        max_position_embeddings=1024))),
+]

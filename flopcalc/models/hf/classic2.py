@@ -1,5 +1,6 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
-`AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD. Each converter reads the keys its config
+`AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
+forward. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -9,8 +10,8 @@ from __future__ import annotations
 from ...errors import FlopcalcError
 from .classic import _act
 from .common import Config, Raw
-from .encoders import _roberta
-from .encoders2 import _prenorm
+from .encoders import _bert, _roberta
+from .encoders2 import _headless, _prenorm
 
 
 def _trocr(c: Config) -> Raw:
@@ -78,7 +79,28 @@ def _xmod(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"trocr": _trocr, "xmod": _xmod}
+def _visual_bert(c: Config) -> Raw:
+    """VisualBertModel (Li et al. 2019, "VisualBERT: A Simple and Performant Baseline for
+    Vision and Language", arXiv:1908.03557; `visual_bert/modeling_visual_bert.py`), the class
+    AutoModel builds, over text (no `visual_embeds`): BERT's embedding (positions from 0) and
+    post-norm layers, and the pooler on each sequence's first token. The visual inputs' parts
+    are held but not read by a text forward: `visual_token_type_embeddings` (type_vocab_size ×
+    d), `visual_position_embeddings` (max_position_embeddings × d) and `visual_projection`
+    (visual_embedding_dim → d with a bias). With `bypass_transformer` the model holds an
+    `additional_layer` (a whole BERT layer run only on the concatenated visual states), which
+    flopcalc does not describe: refused."""
+    if c("bypass_transformer", False, bool):
+        raise FlopcalcError(f"{c.label}: visual_bert with bypass_transformer: true holds an "
+                            "additional BERT layer that runs only on visual inputs, which "
+                            "flopcalc does not describe; set bypass_transformer: false")
+    d = c("hidden_size", expect=int)
+    extras = {"tables": [{"rows": c("type_vocab_size", 2, int), "width": d},
+                         {"rows": c("max_position_embeddings", 512, int), "width": d}],
+              "projections": [{"inputs": c("visual_embedding_dim", 512, int), "runs": False}]}
+    return {**_headless(_bert(c)), "pooler": True, "input_extras": extras}
+
+
+CONVERTERS = {"trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert}
 
 ALIASES = {
     "trocr": {"num_attention_heads": "decoder_attention_heads", "hidden_size": "d_model",
