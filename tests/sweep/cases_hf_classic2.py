@@ -41,3 +41,15 @@ CASES += [
                    dict(special_visual_initialize=False, hidden_act="relu",
                         max_position_embeddings=1024))),
 ]
+
+CASES += [
+    # DeBERTa (v1): q and v biased, k not; c2p and p2c against 2·min(L, S) table rows (S = 4
+    # in the second variant, below the longer length: the slice stops growing)
+    Case("deberta", auto="masked_lm", shrink=BERT, lengths=ENC,
+         variants=(dict(relative_attention=True, pos_att_type=["c2p", "p2c"]),
+                   dict(relative_attention=True, pos_att_type="p2c", max_relative_positions=4,
+                        **UNTIED),
+                   dict(relative_attention=True, pos_att_type=["c2p"], embedding_size=32,
+                        position_biased_input=False, type_vocab_size=2),
+                   dict(legacy=False, hidden_act="relu", type_vocab_size=0))),
+]

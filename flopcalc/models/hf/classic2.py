@@ -1,6 +1,6 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
-forward. Each converter reads the keys its config
+forward, DeBERTa (v1). Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...errors import FlopcalcError
 from .classic import _act
 from .common import Config, Raw
-from .encoders import _bert, _roberta
+from .encoders import _bert, _deberta_v2, _pos_att_type, _roberta
 from .encoders2 import _headless, _prenorm
 
 
@@ -100,7 +100,34 @@ def _visual_bert(c: Config) -> Raw:
     return {**_headless(_bert(c)), "pooler": True, "input_extras": extras}
 
 
-CONVERTERS = {"trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert}
+def _deberta(c: Config) -> Raw:
+    """DebertaForMaskedLM (He et al. 2021, "DeBERTa: Decoding-enhanced BERT with Disentangled
+    Attention", ICLR; `deberta/modeling_deberta.py`): DeBERTa-v2's embedding, post-norm layers
+    and heads (legacy or not; see `encoders._deberta_v2`), each layer's attention v1's
+    (`kinds.deberta_v1`): q, k, v from one `in_proj` without a bias plus `q_bias` and
+    `v_bias`; with `relative_attention`, c2p (`pos_proj`, no bias) and p2c (`pos_q_proj`, with
+    a bias) against 2·min(L, S) rows of a 2S-row table, S = `max_relative_positions`, else
+    `max_position_embeddings`. v1 reads none of v2's `position_buckets`, `share_att_key`,
+    `norm_rel_ebd`, `conv_kernel_size` or `attention_head_size` (head_dim = d / heads).
+    `talking_head` (read when a file sets it: two heads × heads projections over the scores
+    and the probabilities) is refused."""
+    if c("talking_head", False):
+        raise FlopcalcError(f"{c.label}: deberta with talking_head: true mixes the scores and "
+                            "probabilities across heads (head_logits_proj, head_weights_proj), "
+                            "which flopcalc does not describe; set talking_head: false")
+    data = {k: v for k, v in c.data.items()
+            if k not in ("position_buckets", "share_att_key", "norm_rel_ebd",
+                         "conv_kernel_size", "attention_head_size")}
+    raw = _deberta_v2(Config(data, c.label, c.model_type))
+    relative = bool(c("relative_attention", False))
+    types = _pos_att_type(c)
+    block = {"relative": relative, "span": raw["deberta"]["span"], "c2p": "c2p" in types,
+             "p2c": "p2c" in types}
+    return {**raw, "bias": {"qkv": True, "k": False, "attn_out": True, "mlp": True},
+            "layer_types": ["deberta_v1"], "deberta": block}
+
+
+CONVERTERS = {"trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta}
 
 ALIASES = {
     "trocr": {"num_attention_heads": "decoder_attention_heads", "hidden_size": "d_model",

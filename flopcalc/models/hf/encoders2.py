@@ -511,10 +511,6 @@ REFUSED = {
                    "`key_query_shared_bottleneck`), stacked feed-forwards "
                    "(`num_feedforward_networks`), NoNorm and 3-gram embedding convolution are "
                    "not layer kinds flopcalc has" + _YAML),
-    "deberta": ("DeBERTa (v1)'s disentangled attention reads a relative table sliced to the "
-                "sequence's span (min(s, max_relative_positions), so its c2p/p2c work changes "
-                "with the length) through its own pos_proj and pos_q_proj; flopcalc's "
-                "DeBERTa kind is v2's fixed-span table (model_type deberta-v2)" + _YAML),
     "lilt": ("LiLT's second, layout stream (its own attention of hidden_size / "
              "`channel_shrink_ratio`, box tables and MLP, coupled to the text attention) is "
              "not a layer kind flopcalc has" + _YAML),
