@@ -53,3 +53,13 @@ CASES += [
                         position_biased_input=False, type_vocab_size=2),
                    dict(legacy=False, hidden_act="relu", type_vocab_size=0))),
 ]
+
+CASES += [
+    # ConvBERT: h/2 attention heads of d/h beside span-based dynamic convolutions, grouped MLP
+    # (the shrunk copies keep each variant's kernel and head ratio: 9 taps over 7 tokens pad)
+    Case("convbert", auto="masked_lm", lengths=ENC,
+         shrink={**BERT, "embedding_size": 48},
+         variants=(dict(num_groups=2, embedding_size=128, **UNTIED),
+                   dict(head_ratio=4, conv_kernel_size=5, hidden_act="relu"),
+                   dict(head_ratio=8, num_groups=4))),
+]

@@ -1,6 +1,6 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
-forward, DeBERTa (v1). Each converter reads the keys its config
+forward, DeBERTa (v1), ConvBERT. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...errors import FlopcalcError
 from .classic import _act
 from .common import Config, Raw
-from .encoders import _bert, _deberta_v2, _pos_att_type, _roberta
+from .encoders import _bert, _deberta_v2, _factorised, _pos_att_type, _roberta
 from .encoders2 import _headless, _prenorm
 
 
@@ -127,7 +127,26 @@ def _deberta(c: Config) -> Raw:
             "layer_types": ["deberta_v1"], "deberta": block}
 
 
-CONVERTERS = {"trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta}
+def _convbert(c: Config) -> Raw:
+    """ConvBertForMaskedLM (Jiang et al. 2020, "ConvBERT: Improving BERT with Span-based
+    Dynamic Convolution", NeurIPS; `convbert/modeling_convbert.py`): ELECTRA's embedding (E =
+    `embedding_size` wide, projected E → d with a bias only when E ≠ d) and generator head
+    (dense d → E, GELU, LayerNorm(E), `generator_lm_head` E → V with one bias), and post-norm
+    layers of mixed attention and span-based dynamic convolution with a grouped MLP
+    (`kinds.convbert`: `head_ratio`, `conv_kernel_size`, `num_groups`)."""
+    d, e = c("hidden_size", expect=int), c("embedding_size", 768, int)
+    n = c.layers()
+    raw = _factorised(c, d, e if e != d else None, n)
+    raw.pop("d_ff")
+    block = {"head_ratio": c("head_ratio", 2, int),
+             "conv_kernel_size": c("conv_kernel_size", 9, int),
+             "num_groups": c("num_groups", 1, int),
+             "intermediate_size": c("intermediate_size", expect=int)}
+    return {**raw, "lm_head_bias": 1, "layer_types": ["convbert"], "convbert": block}
+
+
+CONVERTERS = {"trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
+              "convbert": _convbert}
 
 ALIASES = {
     "trocr": {"num_attention_heads": "decoder_attention_heads", "hidden_size": "d_model",

@@ -504,9 +504,6 @@ REFUSED = {
     "funnel": ("Funnel Transformer's pooling between blocks (`block_sizes`, `pooling_type`), "
                "relative attention and upsampling decoder are not layer kinds flopcalc has"
                + _YAML),
-    "convbert": ("ConvBERT's span-based dynamic convolution (`conv_kernel_size`, `head_ratio`) "
-                 "and grouped feed-forward (`num_groups`) are not layer kinds flopcalc has"
-                 + _YAML),
     "mobilebert": ("MobileBERT's bottlenecks (`intra_bottleneck_size`, shared or separate "
                    "`key_query_shared_bottleneck`), stacked feed-forwards "
                    "(`num_feedforward_networks`), NoNorm and 3-gram embedding convolution are "
