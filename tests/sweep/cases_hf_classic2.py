@@ -63,3 +63,17 @@ CASES += [
                    dict(head_ratio=4, conv_kernel_size=5, hidden_act="relu"),
                    dict(head_ratio=8, num_groups=4))),
 ]
+
+CASES += [
+    # MobileBERT: bottlenecked layers with stacked FFNs, the trigram embedding projection, the
+    # head's d × V matrix of which E rows are the token table
+    Case("mobilebert", auto="masked_lm", lengths=ENC,
+         shrink=dict(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=48, max_position_embeddings=64, embedding_size=16,
+                     intra_bottleneck_size=32),
+         variants=(UNTIED, dict(use_bottleneck=False, trigram_input=False),
+                   dict(use_bottleneck_attention=True, normalization_type="layer_norm",
+                        num_feedforward_networks=2, hidden_act="gelu"),
+                   dict(key_query_shared_bottleneck=False, use_bottleneck_attention=True,
+                        num_feedforward_networks=1))),
+]

@@ -1,6 +1,7 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
-forward, DeBERTa (v1), ConvBERT. Each converter reads the keys its config
+forward, DeBERTa (v1), ConvBERT,
+MobileBERT. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -145,7 +146,53 @@ def _convbert(c: Config) -> Raw:
     return {**raw, "lm_head_bias": 1, "layer_types": ["convbert"], "convbert": block}
 
 
-CONVERTERS = {"trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
+def _mobilebert(c: Config) -> Raw:
+    """MobileBertForMaskedLM (Sun et al. 2020, "MobileBERT", ACL;
+    `mobilebert/modeling_mobilebert.py`): bottlenecked post-norm layers with stacked
+    feed-forward networks (`kinds.mobilebert`), BERT's masked-LM transform (d × d, a real
+    LayerNorm), no pooler.
+
+    The embedding: token rows `embedding_size` (E) wide; with `trigram_input` each token's row
+    and its two neighbours' (3E) run through `embedding_transformation` 3E → d with a bias, else
+    E → d when E ≠ d (an `input_extras` projection, 2·T·3E·d FLOPs); d-wide position and
+    token-type tables, and the embedding's norm (d). The head multiplies by the d × V matrix
+    [decoder.weightᵀ; dense.weight]: its first E rows are the (tied) token table, the other
+    d − E its own (`cls.predictions.dense`, V × (d − E)). Together they are one V × d table,
+    which is how flopcalc holds them (`embed.tokens`, read E wide by the lookup, all d by
+    the head: 2·T·d·V), with one vocabulary bias. Untied, the decoder holds its own V × E copy
+    (an extra table) and, as BERT's, a second bias."""
+    d, e = c("hidden_size", expect=int), c("embedding_size", 128, int)
+    if e > d:
+        raise FlopcalcError(f"{c.label}: mobilebert embedding_size={e} > hidden_size={d} does "
+                            "not build in transformers (the head's dense is V × (d − E)); "
+                            "check the numbers")
+    c.layers()  # the layer count checked, as every converter does
+    trigram = bool(c("trigram_input", True))
+    tied = bool(c("tie_word_embeddings", True))
+    raw = _bert(c)
+    raw.pop("d_ff")
+    raw["activation"] = _act(str(c("hidden_act", "relu")))
+    bottleneck = bool(c("use_bottleneck", True))
+    block = {"intra_bottleneck_size": c("intra_bottleneck_size", 128, int),
+             "use_bottleneck": bottleneck,
+             "key_query_shared_bottleneck": bool(c("key_query_shared_bottleneck", True)),
+             "use_bottleneck_attention": bool(c("use_bottleneck_attention", False)),
+             "num_feedforward_networks": c("num_feedforward_networks", 4, int),
+             "intermediate_size": c("intermediate_size", expect=int),
+             "normalization_type": str(c("normalization_type", "no_norm", str))}
+    extras: Raw = {}
+    if trigram or e != d:
+        extras["projections"] = [{"inputs": (3 if trigram else 1) * e, "outputs": d}]
+    if not tied:
+        extras["tables"] = [{"rows": c("vocab_size", expect=int), "width": e}]
+    raw.update(tie_embeddings=True, lm_head_bias=1 if tied else 2, layer_types=["mobilebert"],
+               mobilebert=block)
+    if extras:
+        raw["input_extras"] = extras
+    return raw
+
+
+CONVERTERS = {"mobilebert": _mobilebert, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
               "convbert": _convbert}
 
 ALIASES = {

@@ -504,10 +504,6 @@ REFUSED = {
     "funnel": ("Funnel Transformer's pooling between blocks (`block_sizes`, `pooling_type`), "
                "relative attention and upsampling decoder are not layer kinds flopcalc has"
                + _YAML),
-    "mobilebert": ("MobileBERT's bottlenecks (`intra_bottleneck_size`, shared or separate "
-                   "`key_query_shared_bottleneck`), stacked feed-forwards "
-                   "(`num_feedforward_networks`), NoNorm and 3-gram embedding convolution are "
-                   "not layer kinds flopcalc has" + _YAML),
     "lilt": ("LiLT's second, layout stream (its own attention of hidden_size / "
              "`channel_shrink_ratio`, box tables and MLP, coupled to the text attention) is "
              "not a layer kind flopcalc has" + _YAML),
