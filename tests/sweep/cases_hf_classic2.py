@@ -77,3 +77,18 @@ CASES += [
                    dict(key_query_shared_bottleneck=False, use_bottleneck_attention=True,
                         num_feedforward_networks=1))),
 ]
+
+# Switch Transformers: T5 with top-1 experts in every (n // sparse)-th layer of each stack;
+# lengths below expert_capacity (64), so no token is dropped and every token runs its expert
+SWITCH = dict(vocab_size=128, d_model=64, d_kv=16, d_ff=96, num_layers=4, num_decoder_layers=4,
+              num_heads=4, relative_attention_num_buckets=8, relative_attention_max_distance=20,
+              num_experts=4)
+CASES += [
+    Case("switch_transformers", auto="seq2seq", shrink=SWITCH, lengths=(1, 6),
+         variants=(dict(num_sparse_encoder_layers=4, num_sparse_decoder_layers=1,
+                        router_bias=True, **UNTIED),
+                   dict(num_sparse_encoder_layers=0, num_sparse_decoder_layers=2,
+                        dense_act_fn="gelu_new"),
+                   dict(num_sparse_encoder_layers=2, num_sparse_decoder_layers=0,
+                        expert_capacity=8))),
+]

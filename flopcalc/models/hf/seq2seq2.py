@@ -175,8 +175,6 @@ _CAPACITY = ("tokens routed past an expert's expert_capacity skip the experts, s
              "expert FLOPs a forward does depends on the routing (data-dependent), and "
              "flopcalc's mixture-of-experts layers are decoder-only")
 REFUSED = {
-    "switch_transformers": "Switch Transformers' capacity-limited top-1 experts: " + _CAPACITY
-                           + _YAML,
     "nllb-moe": "NLLB-MoE's capacity-limited top-2 experts: " + _CAPACITY + _YAML,
     "reformer": ("Reformer's LSH attention (which keys each query scores is set by hash "
                  "buckets of the hidden states: data-dependent), chunked local attention, "
