@@ -92,3 +92,18 @@ CASES += [
                    dict(num_sparse_encoder_layers=2, num_sparse_decoder_layers=0,
                         expert_capacity=8))),
 ]
+
+CASES += [
+    # Nyströmformer: exact softmax when num_landmarks == segment_means_seq_len (the default),
+    # a depthwise convolution over the values
+    Case("nystromformer", auto="masked_lm", lengths=ENC,
+         shrink={**ROBERTA, "segment_means_seq_len": 16, "num_landmarks": 16,
+                 "conv_kernel_size": 5},
+         variants=(dict(conv_kernel_size=1, **UNTIED),
+                   dict(hidden_act="relu", type_vocab_size=1, max_position_embeddings=1024))),
+    # the Nyström approximation over 4 landmarks runs sequences of segment_means_seq_len (8)
+    Case("nystromformer", auto="masked_lm", lengths=(8,),
+         shrink={**ROBERTA, "segment_means_seq_len": 8, "num_landmarks": 4,
+                 "conv_kernel_size": 3},
+         variants=(dict(segment_means_seq_len=512, num_landmarks=128, conv_kernel_size=33),)),
+]

@@ -1,7 +1,7 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
 forward, DeBERTa (v1), ConvBERT,
-MobileBERT. Each converter reads the keys its config
+MobileBERT, Nyströmformer. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -192,7 +192,22 @@ def _mobilebert(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"mobilebert": _mobilebert, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
+def _nystromformer(c: Config) -> Raw:
+    """NystromformerForMaskedLM (Xiong et al. 2021, "Nyströmformer", AAAI;
+    `nystromformer/modeling_nystromformer.py`): BERT's embedding with a position table of
+    max_position_embeddings + 2 rows read from 2, post-norm layers whose attention is
+    Nyström's (`kinds.nystrom`: exact when `num_landmarks` equals `segment_means_seq_len`, the
+    default, else over the landmarks; a depthwise convolution of the values over
+    `conv_kernel_size` positions: transformers 5.24's config takes an int only), BERT's head."""
+    raw = _bert(c)
+    raw.update(position_offset=2, layer_types=["nystrom"],
+               nystrom={"landmarks": c("num_landmarks", 64, int),
+                        "segment_len": c("segment_means_seq_len", 64, int),
+                        "conv_kernel": c("conv_kernel_size", 65, int)})
+    return raw
+
+
+CONVERTERS = {"mobilebert": _mobilebert, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
               "convbert": _convbert}
 
 ALIASES = {

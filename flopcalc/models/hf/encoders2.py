@@ -488,10 +488,6 @@ REFUSED = {
             "approximate, block-averaged score matrix (`approx_mode`): which blocks run depends "
             "on the data, in CUDA kernels; not a layer kind flopcalc can count exactly"
             + _YAML),
-    "nystromformer": ("Nyströmformer's landmark attention (`num_landmarks` segment means, an "
-                      "iterative Moore-Penrose pseudo-inverse, a depthwise convolution of "
-                      "`conv_kernel_size` over the values) is not a layer kind flopcalc has"
-                      + _YAML),
     "longformer": ("Longformer's sliding-chunk attention (`attention_window`, overlapping "
                    "chunks padded to the window) with global tokens chosen by the input is not "
                    "a layer kind flopcalc has" + _YAML),
