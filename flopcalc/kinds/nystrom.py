@@ -20,6 +20,13 @@ BERT's q, k, v and o (with biases) over h heads of d_h, and:
 
 All of it counts as the attention family (activations times activations, or the convolution
 over them).
+
+YOSO's attention (Zeng et al. 2021, "You Only Sample (Almost) Once: Linear Cost Self-Attention
+Via Bernoulli Sampling", ICML; `models/yoso/modeling_yoso.py` YosoSelfAttention, YosoCumulation)
+with `use_expectation` is the same work: `layer_types: [yoso]` (a `yoso:` block), the
+normalised queries against every key, QKᵀ, then the LSH collision probability
+(1 − arccos(q·k)/π)^τ in place of the softmax (element-wise) and its product with V, 2·B·h·L²·d_h
+each; and `conv_window`'s depthwise convolution of the values as Nyströmformer's.
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ class NystromAttention(Attention):
     landmarks: int = 64
     segment_len: int = 64
     conv_kernel: int = 0
+    yoso: bool = False  # YOSO's expected LSH collision kernel in place of the softmax
 
     @property
     def exact(self) -> bool:
@@ -128,11 +136,17 @@ class NystromAttention(Attention):
         return terms
 
     def describe(self) -> str:
-        core = "exact softmax" if self.exact else f"Nyström over {self.landmarks} landmarks"
+        core = "YOSO's expected LSH kernel" if self.yoso else "exact softmax" if self.exact \
+            else f"Nyström over {self.landmarks} landmarks"
         conv = f", a {self.conv_kernel}-tap convolution of the values" if self.conv_kernel else ""
         return f"bidirectional, {core}{conv}"
 
     def notes(self) -> list[str]:
+        if self.yoso:
+            return ["YOSO attention (use_expectation): QKᵀ and the expected collision kernel "
+                    "times V over every pair, as transformers computes them"
+                    + (f", plus a depthwise convolution of {self.conv_kernel} taps over the "
+                       "values" if self.conv_kernel else "")]
         if self.exact:
             core = "the exact softmax (num_landmarks = segment_means_seq_len)"
         else:
@@ -154,14 +168,25 @@ class NystromConfig:
     conv_kernel: Annotated[int, Min(0)] = 65
 
 
+@dataclass(frozen=True)
+class YosoConfig:
+    """`yoso:` in a model file: YOSO's `conv_window` (0: no convolution)."""
+
+    conv_window: Annotated[int, Min(0)] = 0
+
+
 def build(cfg: Any, name: str) -> NystromAttention:
     from dataclasses import fields
 
     from . import attention_layers
 
-    block = cfg.nystrom or NystromConfig()
+    if name == "yoso":
+        window = (cfg.yoso or YosoConfig()).conv_window
+        block = NystromConfig(landmarks=1, segment_len=1, conv_kernel=window)
+    else:
+        block = cfg.nystrom or NystromConfig()
     if block.conv_kernel and block.conv_kernel % 2 == 0:
-        raise ValueError(f"nystrom.conv_kernel={block.conv_kernel} must be odd: an even "
+        raise ValueError(f"the convolution's {block.conv_kernel} taps must be odd: an even "
                          "kernel's padding lengthens the sequence and transformers fails")
     if block.landmarks != block.segment_len and block.segment_len % block.landmarks:
         raise ValueError(f"nystrom.landmarks={block.landmarks} must divide "
@@ -172,7 +197,8 @@ def build(cfg: Any, name: str) -> NystromAttention:
         raise ValueError("nystrom layers are softmax attention, not latent_attention")
     return NystromAttention(**{f.name: getattr(base, f.name) for f in fields(base)},
                             landmarks=block.landmarks, segment_len=block.segment_len,
-                            conv_kernel=block.conv_kernel)
+                            conv_kernel=block.conv_kernel, yoso=name == "yoso")
 
 
-REGISTER = Entry(layer_types=("nystrom",), build=build, blocks=(("nystrom", NystromConfig),))
+REGISTER = Entry(layer_types=("nystrom", "yoso"), build=build,
+                 blocks=(("nystrom", NystromConfig), ("yoso", YosoConfig)))

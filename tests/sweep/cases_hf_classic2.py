@@ -107,3 +107,11 @@ CASES += [
                  "conv_kernel_size": 3},
          variants=(dict(segment_means_seq_len=512, num_landmarks=128, conv_kernel_size=33),)),
 ]
+
+CASES += [
+    # YOSO with use_expectation: the expected collision kernel over every pair (QKᵀ, then ·V),
+    # and conv_window's depthwise convolution of the values
+    Case("yoso", auto="masked_lm", lengths=ENC, shrink=ROBERTA,
+         variants=(dict(conv_window=3, **UNTIED),
+                   dict(conv_window=65, hash_code_len=4, type_vocab_size=2, hidden_act="relu"))),
+]

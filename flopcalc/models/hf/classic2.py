@@ -1,7 +1,7 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
 forward, DeBERTa (v1), ConvBERT,
-MobileBERT, Nyströmformer. Each converter reads the keys its config
+MobileBERT, Nyströmformer, YOSO. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -207,7 +207,26 @@ def _nystromformer(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"mobilebert": _mobilebert, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
+def _yoso(c: Config) -> Raw:
+    """YosoForMaskedLM (Zeng et al. 2021, "You Only Sample (Almost) Once", ICML;
+    `yoso/modeling_yoso.py`): Nyströmformer's embedding (positions from 2) and BERT's layers
+    and head, each attention YOSO's (`kinds.nystrom`, `yoso`) with `use_expectation`, the
+    default: the expected collision kernel over every pair, computed densely, and
+    `conv_window`'s depthwise convolution of the values. Without `use_expectation` the
+    attention samples hash codes in CUDA kernels (`num_hash`, `hash_code_len`): which keys a
+    query meets depends on the draw, refused."""
+    if not c("use_expectation", True, bool):
+        raise FlopcalcError(f"{c.label}: yoso with use_expectation: false samples "
+                            "locality-sensitive hashes in CUDA kernels (num_hash random codes "
+                            "drawn every forward), which flopcalc cannot count exactly; set "
+                            "use_expectation: true")
+    raw = _bert(c)
+    raw.update(position_offset=2, layer_types=["yoso"],
+               yoso={"conv_window": c("conv_window", 0, int)})
+    return raw
+
+
+CONVERTERS = {"mobilebert": _mobilebert, "yoso": _yoso, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
               "convbert": _convbert}
 
 ALIASES = {

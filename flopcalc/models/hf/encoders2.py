@@ -481,9 +481,6 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
 # (transformers 5.24's modeling files), named with what is missing.
 _YAML = "; describe an approximation in a YAML file if one will do"
 REFUSED = {
-    "yoso": ("YOSO's attention samples keys by locality-sensitive hashing (random hash "
-             "functions drawn every forward, `num_hash`, `hash_code_len`): its work depends on "
-             "the data and the draw, not a layer kind flopcalc can count exactly" + _YAML),
     "mra": ("MRA's multi-resolution attention keeps `block_per_row` blocks per row of an "
             "approximate, block-averaged score matrix (`approx_mode`): which blocks run depends "
             "on the data, in CUDA kernels; not a layer kind flopcalc can count exactly"
