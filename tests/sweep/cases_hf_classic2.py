@@ -115,3 +115,14 @@ CASES += [
          variants=(dict(conv_window=3, **UNTIED),
                    dict(conv_window=65, hash_code_len=4, type_vocab_size=2, hidden_act="relu"))),
 ]
+
+CASES += [
+    # LiLT (AutoModel): BERT's layers beside a layout stream d/r wide, the box tables and their
+    # projection, the pooler (d a multiple of 6: six d/6-wide box embeddings make d)
+    Case("lilt", auto="base", lengths=ENC,
+         shrink=dict(vocab_size=128, hidden_size=48, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=96, max_position_embeddings=64,
+                     max_2d_position_embeddings=32),
+         variants=(dict(channel_shrink_ratio=2, type_vocab_size=1),
+                   dict(channel_shrink_ratio=1, hidden_act="relu", pad_token_id=1))),
+]

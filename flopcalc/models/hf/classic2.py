@@ -1,7 +1,7 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
 forward, DeBERTa (v1), ConvBERT,
-MobileBERT, Nyströmformer, YOSO. Each converter reads the keys its config
+MobileBERT, Nyströmformer, YOSO, LiLT. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -226,7 +226,34 @@ def _yoso(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"mobilebert": _mobilebert, "yoso": _yoso, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
+def _lilt(c: Config) -> Raw:
+    """LiltModel (Wang et al. 2022, "LiLT", ACL; `lilt/modeling_lilt.py`), the class AutoModel
+    builds: RoBERTa's text embedding (positions from pad + 1) and BERT's layers, each beside a
+    layout stream `channel_shrink_ratio` (r) times narrower (`kinds.lilt`), and the pooler.
+    The layout embedding (`input_extras`): x, y, h and w tables of `max_2d_position_embeddings`
+    rows, d/6 wide each (x and y read twice), concatenated (6·d/6 must be d) and projected
+    d → d/r with a bias (`box_linear_embeddings`), plus a `box_position_embeddings` table of
+    max_position_embeddings × d/r; its LayerNorm is held by layer 0. Without `bbox` the boxes
+    are zeros: the same work."""
+    d, r = c("hidden_size", expect=int), c("channel_shrink_ratio", 4, int)
+    if d % 6:
+        raise FlopcalcError(f"{c.label}: lilt hidden_size={d} is not a multiple of 6: its six "
+                            "d/6-wide box embeddings do not make the d inputs of "
+                            "box_linear_embeddings, and transformers fails; check the number")
+    n = c.layers()
+    raw = {**_headless(_roberta(c)), "pooler": True}
+    raw.update(layer_types=["lilt_first"] + ["lilt"] * (n - 1),
+               lilt={"channel_shrink_ratio": r,
+                     "layout_ff": c("intermediate_size", expect=int) // max(r, 1)},
+               input_extras={"tables": [{"rows": c("max_2d_position_embeddings", 1024, int),
+                                         "width": d // 6, "count": 4},
+                                        {"rows": c("max_position_embeddings", expect=int),
+                                         "width": d // max(r, 1)}],
+                             "projections": [{"inputs": d, "outputs": d // max(r, 1)}]})
+    return raw
+
+
+CONVERTERS = {"mobilebert": _mobilebert, "lilt": _lilt, "yoso": _yoso, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
               "convbert": _convbert}
 
 ALIASES = {

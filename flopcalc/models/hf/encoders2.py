@@ -497,9 +497,6 @@ REFUSED = {
     "funnel": ("Funnel Transformer's pooling between blocks (`block_sizes`, `pooling_type`), "
                "relative attention and upsampling decoder are not layer kinds flopcalc has"
                + _YAML),
-    "lilt": ("LiLT's second, layout stream (its own attention of hidden_size / "
-             "`channel_shrink_ratio`, box tables and MLP, coupled to the text attention) is "
-             "not a layer kind flopcalc has" + _YAML),
     "ultrabert": ("UltraBERT's prediction head (linear1 d → prediction_head_size, linear2 back "
                   "to d, then the decoder) is not a head flopcalc has" + _YAML),
 }
