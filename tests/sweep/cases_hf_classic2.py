@@ -126,3 +126,12 @@ CASES += [
          variants=(dict(channel_shrink_ratio=2, type_vocab_size=1),
                    dict(channel_shrink_ratio=1, hidden_act="relu", pad_token_id=1))),
 ]
+
+CASES += [
+    # LUKE over words: RoBERTa and the pooler; entity-aware queries, the entity embedding and
+    # the entity head held, not run
+    Case("luke", auto="masked_lm", lengths=ENC,
+         shrink={**ROBERTA, "entity_vocab_size": 50, "entity_emb_size": 24},
+         variants=(dict(use_entity_aware_attention=False, entity_emb_size=768, **UNTIED),
+                   dict(type_vocab_size=1, hidden_act="relu"))),
+]

@@ -1,7 +1,7 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
 forward, DeBERTa (v1), ConvBERT,
-MobileBERT, Nyströmformer, YOSO, LiLT. Each converter reads the keys its config
+MobileBERT, Nyströmformer, YOSO, LiLT, LUKE. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -253,7 +253,40 @@ def _lilt(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"mobilebert": _mobilebert, "lilt": _lilt, "yoso": _yoso, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
+def _luke(c: Config) -> Raw:
+    """LukeForMaskedLM (Yamada et al. 2020, "LUKE", EMNLP; `luke/modeling_luke.py`) over
+    words (no entity inputs): RoBERTa's embedding, layers and head (its decoder weight never
+    tied), and the pooler LukeModel builds and runs. Held but not run over words: each layer's entity-aware queries
+    (`kinds.entity_aware`, with `use_entity_aware_attention`), and as `input_extras` the
+    entity embedding (`entity_vocab_size` × `entity_emb_size` E, `entity_embedding_dense` E → d
+    without a bias when E ≠ d, its own position and token-type tables and LayerNorm (2·d)) and
+    the entity prediction head (dense d → E with a bias, LayerNorm (2·E), a decoder tied to the
+    entity table, an `entity_vocab_size` bias)."""
+    d, e = c("hidden_size", expect=int), c("entity_emb_size", 256, int)
+    ve = c("entity_vocab_size", 500000, int)
+    tied = bool(c("tie_word_embeddings", True))
+    # LukeForMaskedLM ties its word decoder's bias but never its weight (`_tied_weights_keys`
+    # names only the entity decoder and the bias): the word head is its own V × d
+    raw = {**_roberta(c), "pooler": True, "tie_embeddings": False,
+           "lm_head_bias": 1 if tied else 2}
+    if c("use_entity_aware_attention", True, bool):
+        raw["layer_types"] = ["entity_aware"]
+    tables = [{"rows": ve, "width": e},  # entity_embeddings
+              {"rows": c("max_position_embeddings", expect=int), "width": d},
+              {"rows": c("type_vocab_size", 2, int), "width": d},
+              {"rows": 2, "width": d},  # the entity embedding's LayerNorm: gain and bias
+              {"rows": 2, "width": e},  # the entity head's LayerNorm
+              {"rows": 1, "width": ve}]  # the entity head's bias
+    if not tied:  # the entity decoder's own E × entity_vocab_size
+        tables.append({"rows": ve, "width": e})
+    projections = [{"inputs": d, "outputs": e, "runs": False}]  # the entity head's dense
+    if e != d:
+        projections.append({"inputs": e, "bias": False, "runs": False})
+    raw["input_extras"] = {"tables": tables, "projections": projections}
+    return raw
+
+
+CONVERTERS = {"mobilebert": _mobilebert, "luke": _luke, "lilt": _lilt, "yoso": _yoso, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
               "convbert": _convbert}
 
 ALIASES = {

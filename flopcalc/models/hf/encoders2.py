@@ -488,9 +488,6 @@ REFUSED = {
     "longformer": ("Longformer's sliding-chunk attention (`attention_window`, overlapping "
                    "chunks padded to the window) with global tokens chosen by the input is not "
                    "a layer kind flopcalc has" + _YAML),
-    "luke": ("LUKE's entity embeddings and entity-aware attention (word-to-entity and "
-             "entity-to-word query projections, an entity vocabulary) are not layer kinds "
-             "flopcalc has" + _YAML),
     "canine": ("CANINE's hashed character embeddings (`num_hash_functions` tables), "
                "downsampling convolution, local initial and final character transformers and "
                "upsampling are not layer kinds flopcalc has" + _YAML),
