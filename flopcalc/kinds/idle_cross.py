@@ -6,9 +6,9 @@ VisionEncoderDecoderModel passes `encoder_hidden_states`).
 
 The held sublayer is counted as tensors only: q and o (d × d), k and v (`kv_width` × d, the
 config's `cross_attention_hidden_size`, else d), each with its bias, and the LayerNorm's gain and
-bias (2·d: the model's norm). They are parameters (memory, checkpoints, optimizer state) but cost no FLOPs, no
-activations and no cache: the forward flopcalc counts is the text-only one, the same kind as
-`full` (`kinds.attention.Attention`) in everything else.
+bias (2·d: the model's norm). They are parameters (memory, checkpoints, optimizer state) but
+cost no FLOPs, no activations and no cache: the forward flopcalc counts is the text-only one,
+the same kind as `full` (`kinds.attention.Attention`) in everything else.
 """
 
 from __future__ import annotations

@@ -129,8 +129,8 @@ class NystromAttention(Attention):
         2·h·d_h·k per token."""
         h, m, dh = self.heads, self.landmarks, self.qk_dim
         terms = super().pair_terms() if self.exact else [
-            (1, _Affine(8 * h * dh * m + 2 * h * m * m,
-                        2 * h * m * m * dh + INVERSE_ITERATIONS * INVERSE_PRODUCTS * 2 * h * m ** 3))]
+            (1, _Affine(8 * h * dh * m + 2 * h * m * m, 2 * h * m * m * dh
+                        + INVERSE_ITERATIONS * INVERSE_PRODUCTS * 2 * h * m ** 3))]
         if self.conv_kernel:
             terms.append((2 * h * dh * self.conv_kernel, _Affine(1, 0)))
         return terms

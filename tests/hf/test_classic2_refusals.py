@@ -29,6 +29,9 @@ BERT = dict(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_h
     ("nystromformer", dict(BERT, conv_kernel_size=4), ["must be odd"]),
     # each landmark is the mean of segment_means_seq_len / num_landmarks queries
     ("nystromformer", dict(BERT, segment_means_seq_len=10, num_landmarks=4), ["must divide"]),
+    # six d/6-wide box embeddings must make d; 4·coordinate_size + 2·shape_size must too
+    ("lilt", dict(BERT), ["not a multiple of 6"]),
+    ("layoutlmv3", dict(BERT, coordinate_size=12, shape_size=12), ["is not hidden_size=64"]),
     # 64 / (4 // 1) = 16 is even, but 64 / 3 heads is not a whole head
     ("convbert", dict(BERT, num_attention_heads=6, head_ratio=2), ["must divide"]),
 ])
@@ -65,4 +68,5 @@ def test_encoder_decoder_moe_blocks_name_the_key(raw, words, tmp_path):
 
 def test_supported_types_include_the_new_imports():
     assert {"trocr", "xmod", "visual_bert", "deberta", "convbert", "mobilebert",
-            "switch_transformers", "nystromformer", "yoso"} <= set(hf.supported())
+            "switch_transformers", "nystromformer", "yoso", "lilt", "luke",
+            "layoutlmv3"} <= set(hf.supported())

@@ -135,3 +135,15 @@ CASES += [
          variants=(dict(use_entity_aware_attention=False, entity_emb_size=768, **UNTIED),
                    dict(type_vocab_size=1, hidden_act="relu"))),
 ]
+
+CASES += [
+    # LayoutLMv3 (AutoModel) over text: RoBERTa's embedding with four 2-D tables, BERT's
+    # layers; the relative biases gathered (no matmul), the image parts held, not run
+    Case("layoutlmv3", auto="base", lengths=ENC,
+         shrink={**ROBERTA, "coordinate_size": 12, "shape_size": 8,
+                 "max_2d_position_embeddings": 32, "rel_pos_bins": 8, "max_rel_pos": 16,
+                 "rel_2d_pos_bins": 8, "max_rel_2d_pos": 16,
+                 "input_size": 32, "patch_size": 8},
+         variants=(dict(has_spatial_attention_bias=False, num_channels=1),
+                   dict(visual_embed=False, has_relative_attention_bias=False))),
+]

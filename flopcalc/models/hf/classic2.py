@@ -1,7 +1,8 @@
 """More classic models (transformers 5.24), each counted as the class `AutoModelForCausalLM` or
 `AutoModelForMaskedLM` builds: TrOCR's text decoder, X-MOD, VisualBERT's text
 forward, DeBERTa (v1), ConvBERT,
-MobileBERT, Nyströmformer, YOSO, LiLT, LUKE. Each converter reads the keys its config
+MobileBERT, Nyströmformer, YOSO, LiLT, LUKE,
+LayoutLMv3's text forward. Each converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config classes' `attribute_map`.
 """
@@ -256,12 +257,12 @@ def _lilt(c: Config) -> Raw:
 def _luke(c: Config) -> Raw:
     """LukeForMaskedLM (Yamada et al. 2020, "LUKE", EMNLP; `luke/modeling_luke.py`) over
     words (no entity inputs): RoBERTa's embedding, layers and head (its decoder weight never
-    tied), and the pooler LukeModel builds and runs. Held but not run over words: each layer's entity-aware queries
-    (`kinds.entity_aware`, with `use_entity_aware_attention`), and as `input_extras` the
-    entity embedding (`entity_vocab_size` × `entity_emb_size` E, `entity_embedding_dense` E → d
-    without a bias when E ≠ d, its own position and token-type tables and LayerNorm (2·d)) and
-    the entity prediction head (dense d → E with a bias, LayerNorm (2·E), a decoder tied to the
-    entity table, an `entity_vocab_size` bias)."""
+    tied), and the pooler LukeModel builds and runs. Held but not run over words: each layer's
+    entity-aware queries (`kinds.entity_aware`, with `use_entity_aware_attention`), and as
+    `input_extras` the entity embedding (`entity_vocab_size` × `entity_emb_size` E,
+    `entity_embedding_dense` E → d without a bias when E ≠ d, its own position and token-type
+    tables and LayerNorm (2·d)) and the entity prediction head (dense d → E with a bias,
+    LayerNorm (2·E), a decoder tied to the entity table, an `entity_vocab_size` bias)."""
     d, e = c("hidden_size", expect=int), c("entity_emb_size", 256, int)
     ve = c("entity_vocab_size", 500000, int)
     tied = bool(c("tie_word_embeddings", True))
@@ -286,8 +287,51 @@ def _luke(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"mobilebert": _mobilebert, "luke": _luke, "lilt": _lilt, "yoso": _yoso, "nystromformer": _nystromformer, "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert, "deberta": _deberta,
-              "convbert": _convbert}
+def _layoutlmv3(c: Config) -> Raw:
+    """LayoutLMv3Model (Huang et al. 2022, "LayoutLMv3: Pre-training for Document AI with
+    Unified Text and Image Masking", ACM MM; `layoutlmv3/modeling_layoutlmv3.py`), the class
+    AutoModel builds, over text (no `pixel_values`; `bbox` zeros when not given): RoBERTa's
+    embedding (positions from pad + 1) plus four 2-D tables (x and y `coordinate_size` wide,
+    h and w `shape_size` wide, `max_2d_position_embeddings` rows: x and y read twice, their
+    concatenation must be d), BERT's layers, no pooler, no head. As `input_extras`: the
+    relative position biases (`rel_pos_bias` with `has_relative_attention_bias`, the x and y
+    ones with `has_spatial_attention_bias`: bins × heads each), which transformers 5.24
+    gathers by bucket (a lookup, no matmul), and with `visual_embed` the image parts a text
+    forward does not run: the patch convolution (channels·p² → d with a bias), `cls_token`,
+    `pos_embed` ((input_size/p)² + 1 rows), `LayerNorm` and `norm` (2·d each)."""
+    d, heads = c("hidden_size", expect=int), c("num_attention_heads", expect=int)
+    coord, shape = c("coordinate_size", 128, int), c("shape_size", 128, int)
+    if 4 * coord + 2 * shape != d:
+        raise FlopcalcError(f"{c.label}: layoutlmv3 4·coordinate_size + 2·shape_size = "
+                            f"{4 * coord + 2 * shape} is not hidden_size={d}: the 2-D "
+                            "embedding would not add to the token's, and transformers fails")
+    if not c("text_embed", True, bool):
+        raise FlopcalcError(f"{c.label}: layoutlmv3 with text_embed: false has no text "
+                            "embedding: flopcalc counts the text forward; set text_embed: true")
+    rows2d = c("max_2d_position_embeddings", 1024, int)
+    tables = [{"rows": rows2d, "width": coord, "count": 2},
+              {"rows": rows2d, "width": shape, "count": 2}]
+    projections = []
+    # each built on its own flag (the spatial one is read only with the 1-D one, but held)
+    if c("has_relative_attention_bias", True, bool):
+        tables.append({"rows": c("rel_pos_bins", 32, int), "width": heads})
+    if c("has_spatial_attention_bias", True, bool):
+        tables.append({"rows": c("rel_2d_pos_bins", 64, int), "width": heads, "count": 2})
+    if c("visual_embed", True, bool):
+        # LayoutLMv3Model divides input_size by patch_size: a whole number only
+        ph = pw = c("patch_size", 16, int)
+        side = c("input_size", 224, int) // ph
+        tables += [{"rows": side * side + 2, "width": d},  # pos_embed and cls_token
+                   {"rows": 4, "width": d}]  # LayerNorm and norm: gain and bias each
+        projections.append({"inputs": c("num_channels", 3, int) * ph * pw, "runs": False})
+    return {**_headless(_roberta(c)),
+            "input_extras": {"tables": tables, "projections": projections}}
+
+
+CONVERTERS = {"mobilebert": _mobilebert, "layoutlmv3": _layoutlmv3, "luke": _luke,
+              "lilt": _lilt, "yoso": _yoso, "nystromformer": _nystromformer,
+              "trocr": _trocr, "xmod": _xmod, "visual_bert": _visual_bert,
+              "deberta": _deberta, "convbert": _convbert}
 
 ALIASES = {
     "trocr": {"num_attention_heads": "decoder_attention_heads", "hidden_size": "d_model",
