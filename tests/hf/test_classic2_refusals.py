@@ -32,6 +32,11 @@ BERT = dict(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_h
     # six d/6-wide box embeddings must make d; 4·coordinate_size + 2·shape_size must too
     ("lilt", dict(BERT), ["not a multiple of 6"]),
     ("layoutlmv3", dict(BERT, coordinate_size=12, shape_size=12), ["is not hidden_size=64"]),
+    # one expert width for both stacks' mixtures
+    ("nllb-moe", dict(d_model=64, encoder_layers=2, decoder_layers=2, encoder_ffn_dim=96,
+                      decoder_ffn_dim=80, encoder_sparse_step=1, decoder_sparse_step=1,
+                      encoder_attention_heads=4, decoder_attention_heads=4, vocab_size=128,
+                      num_experts=4), ["encoder_ffn_dim=96 != decoder_ffn_dim=80"]),
     # 64 / (4 // 1) = 16 is even, but 64 / 3 heads is not a whole head
     ("convbert", dict(BERT, num_attention_heads=6, head_ratio=2), ["must divide"]),
 ])
@@ -69,4 +74,4 @@ def test_encoder_decoder_moe_blocks_name_the_key(raw, words, tmp_path):
 def test_supported_types_include_the_new_imports():
     assert {"trocr", "xmod", "visual_bert", "deberta", "convbert", "mobilebert",
             "switch_transformers", "nystromformer", "yoso", "lilt", "luke",
-            "layoutlmv3"} <= set(hf.supported())
+            "layoutlmv3", "nllb-moe"} <= set(hf.supported())

@@ -41,7 +41,6 @@ def test_countable_settings_import():
 
 
 @pytest.mark.parametrize("model_type, words", [
-    ("nllb-moe", "expert_capacity"),
     ("reformer", "LSH"), ("xlnet", "two-stream"), ("prophetnet", "n-gram"),
     ("led", "Longformer"), ("pegasus_x", "global tokens"), ("t5gemma2", "merged attention"),
     ("cpmant", "prompt_length"),

@@ -147,3 +147,37 @@ CASES += [
          variants=(dict(has_spatial_attention_bias=False, num_channels=1),
                    dict(visual_embed=False, has_relative_attention_bias=False))),
 ]
+
+
+def _nllb_all_rows(config, batch: int, seq: int) -> int:
+    """transformers 5.24's NllbMoeExperts one-hot encodes the router's 0/1 top-1 mask again,
+    so `expert_0` runs on every (token, unchosen expert) row and `expert_1` on every chosen
+    one: E expert passes per token where the model runs its top 2. Beyond flopcalc's count,
+    per sparse layer: (E − 2) passes of fc1 and fc2, 2·T·d·f each, T = batch·seq in each stack
+    (the sweep feeds the decoder as many tokens as the encoder)."""
+    d, e, t = config.d_model, config.num_experts, batch * seq
+    total = 0
+    for n, step, f in ((config.encoder_layers, config.encoder_sparse_step,
+                        config.encoder_ffn_dim),
+                       (config.decoder_layers, config.decoder_sparse_step,
+                        config.decoder_ffn_dim)):
+        sparse = sum(1 for i in range(n) if step > 0 and (i + 1) % step == 0)
+        total += sparse * (e - 2) * 2 * (2 * t * d * f)
+    return total
+
+
+# NLLB-MoE: M2M-100 with top-2 experts in every step-th layer of each stack; layerdrop off in
+# the FLOP run (it skips layers at random in training mode)
+NLLB = dict(vocab_size=128, d_model=64, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=96,
+            decoder_ffn_dim=96, max_position_embeddings=64, num_experts=4,
+            encoder_sparse_step=2, decoder_sparse_step=1, encoder_layerdrop=0.0,
+            decoder_layerdrop=0.0, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+            decoder_start_token_id=2)
+CASES += [
+    Case("nllb-moe", auto="seq2seq", shrink=NLLB, lengths=(1, 6), extra_flops=_nllb_all_rows,
+         note="transformers 5.24 runs E expert passes per token (its experts' mask is one-hot "
+              "encoded twice); flopcalc counts the top 2",
+         variants=(dict(router_bias=True, activation_function="gelu", **UNTIED),
+                   dict(encoder_sparse_step=1, decoder_sparse_step=0, num_experts=8))),
+]

@@ -171,11 +171,7 @@ ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS}, "longt5": _T5_ALIASES,
            "fsmt": {**_BART_ALIASES, "vocab_size": "tgt_vocab_size"}}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
-_CAPACITY = ("tokens routed past an expert's expert_capacity skip the experts, so how many "
-             "expert FLOPs a forward does depends on the routing (data-dependent), and "
-             "flopcalc's mixture-of-experts layers are decoder-only")
 REFUSED = {
-    "nllb-moe": "NLLB-MoE's capacity-limited top-2 experts: " + _CAPACITY + _YAML,
     "reformer": ("Reformer's LSH attention (which keys each query scores is set by hash "
                  "buckets of the hidden states: data-dependent), chunked local attention, "
                  "axial position embeddings and reversible layers are not layer kinds flopcalc "

@@ -1,13 +1,15 @@
 """Encoder-decoders with mixtures of experts (transformers 5.24), each counted as the class
-`AutoModelForSeq2SeqLM` builds: Switch Transformers. The converter reads the keys its config
+`AutoModelForSeq2SeqLM` builds: Switch Transformers, NLLB-MoE. The converter reads the keys its config
 and model classes read (`models/<type>/configuration_<type>.py`, `modeling_<type>.py`), with
 their defaults; `ALIASES` are the config class's `attribute_map`.
 """
 
 from __future__ import annotations
 
+from ...errors import FlopcalcError
 from .common import Config, Raw
 from .seq2seq import _t5
+from .seq2seq2 import _m2m_100
 
 
 def _sparse(n: int, sparse: int) -> list[int]:
@@ -52,7 +54,42 @@ def _switch_transformers(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"switch_transformers": _switch_transformers}
+def _nllb_moe(c: Config) -> Raw:
+    """NllbMoeForConditionalGeneration (NLLB Team 2022, "No Language Left Behind: Scaling
+    Human-Centered Machine Translation"; `nllb_moe/modeling_nllb_moe.py`): M2M-100's stacks
+    (pre-norm, final LayerNorms, sinusoid buffers), every `encoder_sparse_step`-th encoder
+    layer and `decoder_sparse_step`-th decoder layer ((i + 1) % step == 0) with `num_experts`
+    experts (fc1 and fc2 with biases, each stack's ffn width) behind a top-2 router
+    (`classifier` d → E, with `router_bias`). flopcalc counts the model: each token's two
+    experts. transformers 5.24's NllbMoeExperts does more: it one-hot encodes the router's 0/1
+    top-1 mask again, so it runs `expert_0` on every (token, unchosen expert) row and
+    `expert_1` on every chosen one: E expert passes per token, whatever the routing (the
+    sweep's case states that difference). Sparse layers in both stacks share one expert width:
+    encoder_ffn_dim and decoder_ffn_dim must then be equal."""
+    raw = _m2m_100(c)
+    n_enc, n_dec = c.layers("encoder_layers"), c.layers("decoder_layers")
 
-ALIASES = {"switch_transformers": {"hidden_size": "d_model", "num_attention_heads": "num_heads",
+    def sparse(n: int, key: str) -> list[int]:
+        step = c(key, 4, int)
+        return [i for i in range(n) if (i + 1) % step == 0] if step > 0 else []
+
+    enc, dec = sparse(n_enc, "encoder_sparse_step"), sparse(n_dec, "decoder_sparse_step")
+    enc_ff, dec_ff = c("encoder_ffn_dim", expect=int), c("decoder_ffn_dim", expect=int)
+    if enc and dec and enc_ff != dec_ff:
+        raise FlopcalcError(f"{c.label}: nllb-moe with sparse layers in both stacks and "
+                            f"encoder_ffn_dim={enc_ff} != decoder_ffn_dim={dec_ff}: flopcalc's "
+                            "mixture has one expert width; set them equal")
+    if enc or dec:
+        raw["moe"] = {"experts": c("num_experts", 128, int), "top_k": 2,
+                      "d_ff": enc_ff if enc else dec_ff,
+                      "router_bias": bool(c("router_bias", False)),
+                      "layers": dec, "encoder_layers": enc}
+    return raw
+
+
+CONVERTERS = {"switch_transformers": _switch_transformers, "nllb-moe": _nllb_moe}
+
+ALIASES = {"nllb-moe": {"num_attention_heads": "encoder_attention_heads",
+                        "hidden_size": "d_model", "num_hidden_layers": "encoder_layers"},
+           "switch_transformers": {"hidden_size": "d_model", "num_attention_heads": "num_heads",
                                    "num_hidden_layers": "num_layers"}}
