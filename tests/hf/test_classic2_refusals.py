@@ -36,7 +36,8 @@ BERT = dict(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_h
     ("nllb-moe", dict(d_model=64, encoder_layers=2, decoder_layers=2, encoder_ffn_dim=96,
                       decoder_ffn_dim=80, encoder_sparse_step=1, decoder_sparse_step=1,
                       encoder_attention_heads=4, decoder_attention_heads=4, vocab_size=128,
-                      num_experts=4), ["encoder_ffn_dim=96 != decoder_ffn_dim=80"]),
+                      num_experts=4, max_position_embeddings=64),
+     ["encoder_ffn_dim=96 != decoder_ffn_dim=80"]),
     # 64 / (4 // 1) = 16 is even, but 64 / 3 heads is not a whole head
     ("convbert", dict(BERT, num_attention_heads=6, head_ratio=2), ["must divide"]),
 ])
