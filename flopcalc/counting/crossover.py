@@ -71,9 +71,11 @@ def _polynomial(weights: int, terms: list, convention: Convention, s: int
 
 def _segment_end(terms: list, convention: Convention, s: int) -> Optional[int]:
     """The last length of the segment holding s: the next window or chunk breakpoint."""
-    if convention == "full":
-        return None
-    ends = [end for _, mask in terms if (end := mask.segment_end(s)) is not None]
+    # under `full` a mask's pairs are s² at every length; only a term that says its pieces
+    # end there too (DeBERTa v1's table slice, `splits_full`) cuts the segments
+    ends = [end for _, mask in terms
+            if (convention != "full" or getattr(mask, "splits_full", False))
+            and (end := mask.segment_end(s)) is not None]
     return min(ends) if ends else None
 
 

@@ -335,6 +335,11 @@ class MoeConfig:
     zero_experts: Annotated[int, Min(0)] = 0
     zero_expert_gate_up: bool = False  # transformers allocates them unused gate/up rows
     output_norm: bool = False  # A.X-K1: the model's norm over the mixture's output
+    # An encoder-decoder's mixtures (Switch Transformers): the routed layers of each stack by
+    # index, in place of first_dense/every/dense_layers (None: those pick the decoder's;
+    # the encoder's are all dense)
+    layers: Optional[list[Annotated[int, Min(0)]]] = None
+    encoder_layers: Optional[list[Annotated[int, Min(0)]]] = None
 
 
 def from_config(cfg: Any) -> Moe:
@@ -365,6 +370,8 @@ def routed_layers(m: MoeConfig, n_layers: int) -> list[bool]:
     """Which layers are mixtures of experts: not among the first `first_dense`, not in
     `dense_layers`, and on every `every`-th layer ((i + 1) % every == 0, as Qwen's
     decoder_sparse_step and Llama 4's interleave step count)."""
+    if m.layers is not None:  # listed by index (an encoder-decoder's, which may have none)
+        return _listed(m.layers, n_layers, "moe.layers")
     dense = set(m.dense_layers)
     bad = sorted(i for i in dense if not 0 <= i < n_layers)
     if bad:
@@ -376,6 +383,20 @@ def routed_layers(m: MoeConfig, n_layers: int) -> list[bool]:
         raise ValueError("moe: no layer is a mixture of experts (check first_dense, every and "
                          "dense_layers)")
     return flags
+
+
+def _listed(indices: list[int], n_layers: int, key: str) -> list[bool]:
+    bad = sorted(i for i in indices if not 0 <= i < n_layers)
+    if bad:
+        raise ValueError(f"{key} {bad} are not layers of this stack (0 to {n_layers - 1})")
+    chosen = set(indices)
+    return [i in chosen for i in range(n_layers)]
+
+
+def encoder_routed_layers(m: MoeConfig, n_layers: int) -> list[bool]:
+    """Which encoder layers of an encoder-decoder are mixtures: `encoder_layers` (none when
+    absent)."""
+    return _listed(m.encoder_layers or [], n_layers, "moe.encoder_layers")
 
 
 REGISTER = Entry(blocks=(("moe", MoeConfig),))

@@ -424,8 +424,14 @@ def build_spec(cfg: Any) -> ModelSpec:
         raise ValueError("encoder layers attend bidirectionally: sliding_window, "
                          "attention_chunk and global_every apply to decoders (an encoder's "
                          "layer_types name bidirectional mixers: bidirectional, local, ...)")
-    if getattr(cfg, "moe", None) is not None and arch != "decoder-only":
-        raise ValueError("moe layers are supported in decoder-only models")
+    moe_cfg = getattr(cfg, "moe", None)
+    if moe_cfg is not None and arch == "encoder-only":
+        raise ValueError("moe layers are supported in decoder-only and encoder-decoder models")
+    if moe_cfg is not None and arch == "encoder-decoder" and moe_cfg.layers is None:
+        raise ValueError("an encoder-decoder's moe block lists its routed layers by index: "
+                         "moe.layers (decoder) and moe.encoder_layers")
+    if moe_cfg is not None and arch != "encoder-decoder" and moe_cfg.encoder_layers:
+        raise ValueError("moe.encoder_layers is an encoder-decoder's; remove it")
     if cfg.parallel_norms is not None and not cfg.parallel_block:
         raise ValueError("parallel_norms applies to parallel_block: true only")
     layout = dict(placement=cfg.norm_placement, parallel=cfg.parallel_block,
@@ -435,6 +441,10 @@ def build_spec(cfg: Any) -> ModelSpec:
         from ..kinds.sub_norms import with_sub_norm
 
         dense = with_sub_norm(dense, attention.model_norm(cfg))
+    if dense is not None and getattr(cfg, "language_adapters", None) is not None:
+        from ..kinds.language_adapters import with_adapters  # X-MOD's, after every MLP
+
+        dense = with_adapters(dense, cfg, norm)
     layers: list[Layer] = []
     if arch != "decoder-only":
         # an encoder-only model's layer_types may name a mixer that holds its own MLP
@@ -507,7 +517,12 @@ def _encoder(cfg: Any, n: int, dense: Any, norm: Norm, layout: dict) -> list[Lay
                                      "mixer that holds its own, as squeezebert, goes without)")
                 made[name] = Layer("encoder", mixers, dense, norm, **layout)
         return [made[name] for name in names]
-    return [Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm, **layout)] * n
+    plain = Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm, **layout)
+    moe_cfg = getattr(cfg, "moe", None)
+    if moe_cfg is not None and moe_cfg.encoder_layers:  # Switch Transformers' sparse layers
+        routed = dataclasses.replace(plain, ffn=_moe().from_config(cfg))
+        return [routed if r else plain for r in _moe().encoder_routed_layers(moe_cfg, n)]
+    return [plain] * n
 
 
 def _weight_sets(cfg: Any, layers: list[Layer]) -> list[Layer]:

@@ -33,10 +33,8 @@ def test_refused(model_type, keys, words):
 
 
 @pytest.mark.parametrize("model_type, words", [
-    ("yoso", ["hashing", "depends on the data"]),
     ("mra", ["block_per_row", "depends on the data"]),
     ("longformer", ["sliding-chunk"]),
-    ("deberta", ["deberta-v2"]),
 ])
 def test_refused_types_name_what_is_missing(model_type, words):
     with pytest.raises(FlopcalcError) as err:

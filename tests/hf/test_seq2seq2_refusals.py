@@ -41,10 +41,9 @@ def test_countable_settings_import():
 
 
 @pytest.mark.parametrize("model_type, words", [
-    ("switch_transformers", "expert_capacity"), ("nllb-moe", "expert_capacity"),
     ("reformer", "LSH"), ("xlnet", "two-stream"), ("prophetnet", "n-gram"),
     ("led", "Longformer"), ("pegasus_x", "global tokens"), ("t5gemma2", "merged attention"),
-    ("cpmant", "prompt_length"), ("trocr", "cross-attention"),
+    ("cpmant", "prompt_length"),
 ])
 def test_uncountable_types_are_refused_naming_the_feature(model_type, words):
     with pytest.raises(FlopcalcError, match=words):

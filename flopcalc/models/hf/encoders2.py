@@ -481,46 +481,19 @@ CONVERTERS = {"data2vec-text": _roberta, "roberta-prelayernorm": _roberta_prelay
 # (transformers 5.24's modeling files), named with what is missing.
 _YAML = "; describe an approximation in a YAML file if one will do"
 REFUSED = {
-    "yoso": ("YOSO's attention samples keys by locality-sensitive hashing (random hash "
-             "functions drawn every forward, `num_hash`, `hash_code_len`): its work depends on "
-             "the data and the draw, not a layer kind flopcalc can count exactly" + _YAML),
     "mra": ("MRA's multi-resolution attention keeps `block_per_row` blocks per row of an "
             "approximate, block-averaged score matrix (`approx_mode`): which blocks run depends "
             "on the data, in CUDA kernels; not a layer kind flopcalc can count exactly"
             + _YAML),
-    "nystromformer": ("Nyströmformer's landmark attention (`num_landmarks` segment means, an "
-                      "iterative Moore-Penrose pseudo-inverse, a depthwise convolution of "
-                      "`conv_kernel_size` over the values) is not a layer kind flopcalc has"
-                      + _YAML),
     "longformer": ("Longformer's sliding-chunk attention (`attention_window`, overlapping "
                    "chunks padded to the window) with global tokens chosen by the input is not "
                    "a layer kind flopcalc has" + _YAML),
-    "luke": ("LUKE's entity embeddings and entity-aware attention (word-to-entity and "
-             "entity-to-word query projections, an entity vocabulary) are not layer kinds "
-             "flopcalc has" + _YAML),
     "canine": ("CANINE's hashed character embeddings (`num_hash_functions` tables), "
                "downsampling convolution, local initial and final character transformers and "
                "upsampling are not layer kinds flopcalc has" + _YAML),
     "funnel": ("Funnel Transformer's pooling between blocks (`block_sizes`, `pooling_type`), "
                "relative attention and upsampling decoder are not layer kinds flopcalc has"
                + _YAML),
-    "convbert": ("ConvBERT's span-based dynamic convolution (`conv_kernel_size`, `head_ratio`) "
-                 "and grouped feed-forward (`num_groups`) are not layer kinds flopcalc has"
-                 + _YAML),
-    "mobilebert": ("MobileBERT's bottlenecks (`intra_bottleneck_size`, shared or separate "
-                   "`key_query_shared_bottleneck`), stacked feed-forwards "
-                   "(`num_feedforward_networks`), NoNorm and 3-gram embedding convolution are "
-                   "not layer kinds flopcalc has" + _YAML),
-    "deberta": ("DeBERTa (v1)'s disentangled attention reads a relative table sliced to the "
-                "sequence's span (min(s, max_relative_positions), so its c2p/p2c work changes "
-                "with the length) through its own pos_proj and pos_q_proj; flopcalc's "
-                "DeBERTa kind is v2's fixed-span table (model_type deberta-v2)" + _YAML),
-    "xmod": ("X-MOD's per-language adapters after each layer's MLP (`languages`, "
-             "`adapter_reduction_factor`, `adapter_layer_norm`, `ln_before_adapter`) are not a "
-             "layer part flopcalc has" + _YAML),
-    "lilt": ("LiLT's second, layout stream (its own attention of hidden_size / "
-             "`channel_shrink_ratio`, box tables and MLP, coupled to the text attention) is "
-             "not a layer kind flopcalc has" + _YAML),
     "ultrabert": ("UltraBERT's prediction head (linear1 d → prediction_head_size, linear2 back "
                   "to d, then the decoder) is not a head flopcalc has" + _YAML),
 }

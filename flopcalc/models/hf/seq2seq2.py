@@ -171,13 +171,7 @@ ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS}, "longt5": _T5_ALIASES,
            "fsmt": {**_BART_ALIASES, "vocab_size": "tgt_vocab_size"}}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
-_CAPACITY = ("tokens routed past an expert's expert_capacity skip the experts, so how many "
-             "expert FLOPs a forward does depends on the routing (data-dependent), and "
-             "flopcalc's mixture-of-experts layers are decoder-only")
 REFUSED = {
-    "switch_transformers": "Switch Transformers' capacity-limited top-1 experts: " + _CAPACITY
-                           + _YAML,
-    "nllb-moe": "NLLB-MoE's capacity-limited top-2 experts: " + _CAPACITY + _YAML,
     "reformer": ("Reformer's LSH attention (which keys each query scores is set by hash "
                  "buckets of the hidden states: data-dependent), chunked local attention, "
                  "axial position embeddings and reversible layers are not layer kinds flopcalc "
@@ -197,10 +191,6 @@ REFUSED = {
                "over seq + prompt_length tokens, its head over seq) and adds segment "
                "embeddings and a segment-aware relative position bias, which flopcalc's "
                "models do not describe" + _YAML),
-    "trocr": ("TrOCRForCausalLM holds a cross-attention sublayer and its LayerNorm in every "
-              "layer that runs only on a VisionEncoderDecoderModel's encoder states (skipped "
-              "in a text-only forward); flopcalc's decoder-only models have no cross-attention "
-              "to hold" + _YAML),
     "pegasus_x": ("Pegasus-X's encoder attention (staggered local blocks of block_size with "
                   "num_global_tokens global tokens attending to every token) is not a layer "
                   "kind flopcalc has" + _YAML),
