@@ -132,7 +132,7 @@ def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, mo
 
 
 @pytest.mark.parametrize("model_type, feature", [
-    ("deepseek_v4", "compressed attention"), ("hy_v4", "hyper-connections"),
+    ("hy_v4", "hyper-connections"),
     ("hy_v4_vl", "hyper-connections"), ("hy_v4_vl_text", "hyper-connections"),
     ("qwen4_exp", "QSA attention"), ("qwen4_exp_text", "n-gram"),
 ])

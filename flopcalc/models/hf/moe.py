@@ -706,12 +706,6 @@ _HY_V4 = ("Hy4's hyper-connections (DeepSeek-V4's hc_mult residual streams mixed
 REFUSED = {
     "ergo": ("Ergo's RMSNorm after every routed expert (num_experts x hidden_size weights) and "
              "after its shared expert is not a layer kind flopcalc has" + _YAML),
-    "deepseek_v4": ("DeepSeek-V4's compressed attention (heavily compressed and compressed "
-                    "sparse attention, with their compressors and indexer: compress_rates), "
-                    "its grouped low-rank output projection (o_groups, o_lora_rank), "
-                    "hyper-connections (several residual streams mixed in every layer, and a "
-                    "hyper-head before the LM head: hc_mult) and hash-routed experts "
-                    "(mlp_layer_types 'hash_moe') are not layer kinds flopcalc has" + _YAML),
     "hy_v4": _HY_V4,
     # Hy4-VL: a HunYuan-VL vision tower around Hy4's language model (hy_v4_vl_text), which
     # needs the same missing kinds
