@@ -35,7 +35,7 @@ indexer's weighted sum are element-wise.
 
 Serving and training memory are not modelled: the compressed cache (d_h per m tokens, with
 the window's keys, the compressors' buffers and overlap states) has no form in flopcalc's
-cache records, so `infer`, `serve` and the training-memory paths refuse these layers.
+cache records, so `infer`, `serve`, `step`, `plan` and `memory` refuse these layers.
 """
 
 from __future__ import annotations
@@ -59,10 +59,13 @@ LAYER_TYPES = tuple(f"{PREFIX}{k}{h}" for k in KINDS for h in ("", HASH))
 SIGMOID = 4  # negate, exp, add, divide
 SOFTMAX = 5
 
-_NO_CACHE = ("DeepSeek-V4's compressed attention keeps a sliding window of keys plus one "
-             "compressed entry per {m} tokens and the compressors' partial windows, which "
-             "flopcalc's cache model does not describe; its {what} is not counted (params and "
-             "FLOPs are: flopcalc model)")
+# what `infer`, `serve`, `step`, `plan` and `memory` would need and flopcalc does not have for
+# these layers: one line, the same whichever of them asks first
+NOT_MODELLED = ("DeepSeek-V4's compressed attention and hyper-connections: flopcalc counts their "
+                "parameters and FLOPs (model, sweep, compare, train), not their cache (a window "
+                "of keys plus pooled entries and the compressors' partial windows) nor the "
+                "tensors training keeps for backward, which infer, serve, step, plan and "
+                "memory need")
 
 
 def floor_sum(n: int, m: int) -> int:
@@ -364,19 +367,16 @@ class CompressedAttention(Kind):
     # ------------------------------------------------------------ what is not modelled here
 
     def cache(self) -> Cache:
-        raise FlopcalcError(_NO_CACHE.format(m=self.rate or self.window, what="cache"))
+        raise FlopcalcError(NOT_MODELLED)
 
     def cache_reads(self, first: int, last: int) -> int:
-        raise FlopcalcError(_NO_CACHE.format(m=self.rate or self.window, what="cache"))
+        raise FlopcalcError(NOT_MODELLED)
 
     def engine_cache(self, tp: int = 1) -> tuple:
-        raise FlopcalcError(_NO_CACHE.format(m=self.rate or self.window,
-                                             what="serving engine's cache"))
+        raise FlopcalcError(NOT_MODELLED)
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
-        raise FlopcalcError("DeepSeek-V4's compressed attention and hyper-connections: the "
-                            "tensors training keeps for backward are not modelled (params and "
-                            "FLOPs are: flopcalc model)")
+        raise FlopcalcError(NOT_MODELLED)
 
     def pair_terms(self) -> list[tuple[int, object]]:
         """The window's s² term only (the compressed entries add s²/m, which the crossover's
@@ -442,8 +442,7 @@ class HashMoe(Kind):
         return self.hc.elementwise(d, x.tokens, "hc", self.sinkhorn) + self.moe.elementwise(d, x)
 
     def activations(self, d: int, k: Keeping) -> list[tuple[str, Fraction]]:
-        raise FlopcalcError("DeepSeek-V4's hyper-connections: the tensors training keeps for "
-                            "backward are not modelled (params and FLOPs are: flopcalc model)")
+        raise FlopcalcError(NOT_MODELLED)
 
     def reads(self, d: int, tokens: int) -> Optional[object]:
         return self.moe.reads(d, tokens)

@@ -4,8 +4,9 @@ other layer patterns (the legacy `compress_ratios` with sliding-only layers, as 
 checkpoint's), hash-routed layers, compression rates, hyper-connection streams, output groups,
 the indexer's sizes, a tied head and a biased shared expert.
 
-The shrink keeps every feature: six layers of each attention kind twice, the first three
-hash-routed, compression rates 4 (CSA) and 8 (HCA) so that both pool whole windows at the run
+The shrink keeps every feature: six layers (the default schedule's heavily compressed and
+compressed sparse layers; a variant lists each kind twice, sliding-only layers too), the first
+three hash-routed, compression rates 4 (CSA) and 8 (HCA) so that both pool whole windows at the run
 lengths (13 tokens: 3 CSA entries, 1 HCA entry; 21: 5 and 2), a window of 4, an indexer keeping
 the top 2, two output groups, four hyper-connection streams."""
 
@@ -20,15 +21,14 @@ SHRINK = dict(hidden_size=64, moe_intermediate_size=32, num_hidden_layers=6,
               num_experts_per_tok=2, vocab_size=256, sliding_window=4, o_groups=2,
               o_lora_rank=8, index_n_heads=2, index_head_dim=8, index_topk=2,
               compress_rates={"compressed_sparse_attention": 4,
-                              "heavily_compressed_attention": 8},
-              layer_types=LAYERS)
+                              "heavily_compressed_attention": 8})
 
 
 def _seeded(seed: int) -> dict:
     """A random layer schedule and sizes DeepseekV4Config accepts (seeded: the same every run)."""
     rng = random.Random(seed)
     kinds = ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"]
-    return dict(layer_types=[rng.choice(kinds) for _ in range(6)],
+    return dict(num_hidden_layers=6, layer_types=[rng.choice(kinds) for _ in range(6)],
                 mlp_layer_types=[rng.choice(["hash_moe", "moe"]) for _ in range(6)],
                 hc_mult=rng.choice([1, 2, 3]), o_groups=rng.choice([1, 2, 4]),
                 o_lora_rank=rng.choice([4, 8, 12]), sliding_window=rng.choice([2, 3, 7]),
@@ -38,15 +38,16 @@ def _seeded(seed: int) -> dict:
 
 CASES = [
     Case("deepseek_v4", shrink=SHRINK, lengths=(5, 13, 21), variants=(
+        dict(num_hidden_layers=6, layer_types=LAYERS),
         # the published DeepSeek-V4-Flash's schedule: two sliding-only layers, then compressed
         # sparse (rate 4) and heavily compressed (rate 128) alternating, as compress_ratios
-        dict(num_hidden_layers=6, compress_ratios=[0, 0, 4, 128, 4, 128, 0],
-             compress_rates=None),
+        dict(num_hidden_layers=6, compress_ratios=[0, 0, 4, 128, 4, 128, 0]),
         dict(num_hash_layers=0, tie_word_embeddings=True),
         dict(num_hash_layers=6, mlp_bias=True, n_shared_experts=2),
         dict(hc_mult=1, o_groups=4, o_lora_rank=16),
         dict(compress_rate_csa=2, compress_rate_hca=3, index_topk=1, index_n_heads=3),
-        dict(layer_types=["compressed_sparse_attention"] * 6, q_lora_rank=40),
+        dict(num_hidden_layers=6, layer_types=["compressed_sparse_attention"] * 6,
+             q_lora_rank=40),
         _seeded(1), _seeded(2), _seeded(3),
     )),
 ]
