@@ -46,7 +46,7 @@ from typing import Annotated, Any, Optional
 from ..records import dataclass
 from ..declare import Min
 from ..errors import FlopcalcError
-from .base import (ATTENTION, ELEMENTWISE, LAYERS, LAST, REPLICATED, ROW, WEIGHTS, Cache,
+from .base import (ATTENTION, ELEMENTWISE, LAYERS, LAST, REPLICATED, ROW, SCAN, WEIGHTS, Cache,
                    Keeping, Kind, Part, Published, Span, gemm, linear)
 from .masks import Mask
 from .norm import RMS
@@ -89,23 +89,29 @@ def capped_floor_sum(n: int, m: int, k: int) -> int:
 @dataclass(frozen=True)
 class HyperConnection:
     """One mHC module over `streams` (N) streams of d: `fn` ((2 + N)·N × N·d), `base`
-    ((2 + N)·N), `scale` (3); the hyper-head's (`head`) is N × N·d, N and 1 (no mixing
-    matrix)."""
+    ((2 + N)·N), `scale` (3); without `mix` (Hy4's independent hyper-connections, iHC: no
+    N×N mixing matrix, the old streams added as they are) 2·N × N·d, 2·N and 2; the
+    hyper-head's (`head`) is N × N·d, N and 1."""
 
     streams: int
     head: bool = False
+    mix: bool = True
 
     @property
     def outputs(self) -> int:
         n = self.streams
-        return n if self.head else (2 + n) * n
+        return n if self.head else (2 + n) * n if self.mix else 2 * n
+
+    @property
+    def scales(self) -> int:
+        return 1 if self.head else 3 if self.mix else 2
 
     def params(self, d: int, name: str, family: str = LAYERS, stage: str = "layers"
                ) -> list[Part]:
         n, out = self.streams, self.outputs
         words = ("hc_fn", "hc_base", "hc_scale") if self.head else ("fn", "base", "scale")
         at = f"{name}." if name else ""
-        scales = 1 if self.head else 3
+        scales = self.scales
         return [Part(f"{at}{words[0]}", out * n * d, family, (out, n * d), REPLICATED, stage,
                      matmul=True, module=name),
                 Part(f"{at}{words[1]}", out, family, (out,), REPLICATED, stage, module=name),
@@ -114,12 +120,13 @@ class HyperConnection:
 
     def flops(self, d: int, tokens: int, name: str) -> list[Part]:
         """The weights from the streams, (T×N·d)·(N·d×(2 + N)·N) (N·d×N for the head), and,
-        but for the head, the streams mixed, (N×N)ᵀ·(N×d) per token → 2·T·N²·d (a matmul of
-        activations: transformers' `torch.matmul(comb.T, hidden_states)`)."""
+        but for the head, the streams mixed, (N×N)ᵀ·(N×d) per token → 2·T·N²·d (transformers'
+        `torch.matmul(comb.T, hidden_states)`: a matmul of activations, linear in the sequence,
+        which is the `scan` family's kind of work, not a weight's)."""
         n = self.streams
         parts = [gemm(f"{name}.fn", tokens, n * d, self.outputs, REPLICATED)]
-        if not self.head:
-            parts.append(Part(f"{name}.mix", 2 * tokens * n * n * d, WEIGHTS))
+        if self.mix and not self.head:
+            parts.append(Part(f"{name}.mix", 2 * tokens * n * n * d, SCAN))
         return parts
 
     def elementwise(self, d: int, tokens: int, name: str, iterations: int) -> list[Part]:
@@ -130,6 +137,8 @@ class HyperConnection:
         n = self.streams
         if self.head:
             per = 3 * n * d + n * (2 + SIGMOID + 1) + 2 * n * d
+        elif not self.mix:  # the norm's factor times the weights, the gates, collapse, add
+            per = 3 * n * d + 2 * n * (3 + SIGMOID + 1) + 2 * n * d + 2 * n * d
         else:
             weights = (2 + n) * n * 2 + 2 * n * (SIGMOID + 1) + n * n * SOFTMAX
             sinkhorn = 2 * n * n * (2 * iterations - 1)
@@ -154,7 +163,7 @@ class HyperHead(Kind):
         return self.hc.params(d, "", LAYERS, LAST)
 
     def forward(self, d: int, x: Span) -> list[Part]:
-        return [Part("fn", 2 * x.tokens * self.streams * d * self.streams, WEIGHTS,
+        return [Part("hc_fn", 2 * x.tokens * self.streams * d * self.streams, WEIGHTS,
                      role=REPLICATED, weight_shape=(self.streams * d, self.streams))]
 
     def elementwise(self, d: int, x: Span) -> list[Part]:
@@ -168,11 +177,8 @@ class HyperHead(Kind):
 
     def notes(self) -> list[str]:
         n = self.streams
-        return [f"hyper-connections (DeepSeek-V4's mHC, {n} residual streams): before each "
-                f"sublayer (T×{n}·d)·({n}·d×{(2 + n) * n}) for its mixing weights and the "
-                f"streams mixed by a {n}×{n} matrix (2·{n}²·d per token); the hyper-head "
-                f"(T×{n}·d)·({n}·d×{n}) before the final norm; the Sinkhorn iterations, the "
-                "collapse and the expansion are element-wise"]
+        return [f"hyper-head: (T×{n}·d)·({n}·d×{n}) collapses the {n} residual streams before "
+                "the final norm (the gates' sigmoid and the weighted sum are element-wise)"]
 
 
 @dataclass(frozen=True)
@@ -399,7 +405,12 @@ class CompressedAttention(Kind):
         return f"DeepSeek-V4 attention, {what[self.compress]}"
 
     def notes(self) -> list[str]:
-        out = ["DeepSeek-V4 attention: q_a d → r_q, q_b r_q → h·d_h, one K = V head d → d_h, "
+        n = self.streams
+        out = [f"hyper-connections (DeepSeek-V4's mHC, {n} residual streams): before each "
+               f"sublayer (T×{n}·d)·({n}·d×{(2 + n) * n}) for its mixing weights and the "
+               f"streams mixed by a {n}×{n} matrix (2·{n}²·d per token); the Sinkhorn "
+               "iterations, the collapse and the expansion are element-wise",
+               "DeepSeek-V4 attention: q_a d → r_q, q_b r_q → h·d_h, one K = V head d → d_h, "
                "scores and AV 2·h·d_h per pair each over every window key and compressed entry "
                "(eager: masks do not shrink the matmuls), the grouped output 2·h·d_h·r_o + "
                "2·g·r_o·d per token"]

@@ -1,4 +1,4 @@
-"""DeepSeek-V4 (transformers `models/deepseek_v4/`, flopcalc `kinds/deepseek_v4.py`): the
+"""DeepSeek-V4 and Hy4 (see HY_SHRINK). DeepSeek-V4 (transformers `models/deepseek_v4/`, flopcalc `kinds/deepseek_v4.py`): the
 default config (DeepSeek-V4-Flash's sizes) and seeded variants of what DeepseekV4Config accepts:
 other layer patterns (the legacy `compress_ratios` with sliding-only layers, as the published
 checkpoint's), hash-routed layers, compression rates, hyper-connection streams, output groups,
@@ -36,7 +36,24 @@ def _seeded(seed: int) -> dict:
                 tie_word_embeddings=rng.choice([True, False]))
 
 
+# Hy4 (transformers `models/hy_v4/`, flopcalc `kinds/hy_v4.py`): six layers, the default
+# indexer schedule (layers 0, 1 and 5 with their own indexer, the others reusing its selection)
+# and the first layer dense; an indexer keeping the top 3 so that the selection binds at 5 tokens
+HY_SHRINK = dict(hidden_size=64, intermediate_size=64, moe_intermediate_size=32,
+                 num_hidden_layers=6, num_attention_heads=4, q_lora_rank=24, kv_lora_rank=16,
+                 qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8, n_routed_experts=8,
+                 num_experts_per_tok=2, vocab_size=256, index_n_heads=2, index_head_dim=8,
+                 index_topk=3, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
 CASES = [
+    Case("hy_v4", shrink=HY_SHRINK, lengths=(5, 13), variants=(
+        dict(num_hidden_layers=6, indexer_types=["full", "shared", "full", "full", "shared",
+                                                 "shared"], mlp_layer_types=["sparse"] * 6),
+        dict(num_hidden_layers=6, mlp_layer_types=["dense", "dense", "sparse"] * 2,
+             tie_word_embeddings=True, attention_bias=True),
+        dict(hc_mult=2, n_shared_experts=2),
+        dict(hc_mult=1, n_shared_experts=0),
+    )),
     Case("deepseek_v4", shrink=SHRINK, lengths=(5, 13, 21), variants=(
         dict(num_hidden_layers=6, layer_types=LAYERS),
         # the published DeepSeek-V4-Flash's schedule: two sliding-only layers, then compressed
