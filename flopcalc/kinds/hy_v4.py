@@ -8,7 +8,7 @@ the attention output times its sigmoid) and a learned sink per head.
 
 `Connected` puts any slot's kind inside a hyper-connection: its tensors and FLOPs are the
 kind's plus the connection's (`hc.*`); its cache is the kind's (the streams add none). The
-tensors training keeps for backward are not modelled (`memory`, `step`, `plan` refuse)."""
+activations it keeps are not modelled (`serve`, `memory`, `step`, `plan` refuse)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ PREFIX = "hy_dsa"
 DENSE = "_dense"  # the layer's feed-forward block is the dense MLP (mlp_layer_types "dense")
 LAYER_TYPES = tuple(f"{PREFIX}{shared}{dense}" for shared in ("", "_shared")
                     for dense in ("", DENSE))
-TRAINING = ("Hy4's hyper-connections: flopcalc counts their parameters and FLOPs, not the "
-            "tensors training keeps for backward, which step, plan and memory need")
+TRAINING = ("Hy4's hyper-connections: flopcalc counts their parameters, FLOPs and cache (model, "
+            "infer), not the activations they keep (for backward, or at serving's peak), "
+            "which serve, step, plan and memory need")
 
 
 @dataclass(frozen=True)
