@@ -8,16 +8,27 @@ from ...errors import FlopcalcError
 from .common import Config, Raw, bias, rotary_decoder, shortest_period
 
 
-def _listed(c: Config, key: str, n: int, allowed: tuple[str, ...]) -> list[str] | None:
-    """A per-layer list: one entry per layer, each one of `allowed` (named with its index)."""
-    value = c.per_layer(key, n, default=None)
+def _listed(c: Config, key: str, n: int, allowed: tuple[str, ...], longer: bool = False
+            ) -> list[str] | None:
+    """A per-layer list, each entry one of `allowed` (named with its index); fewer entries than
+    layers is an error naming the first layer without one, more an error naming the first
+    entry without a layer unless `longer` (HYV4Config refuses another length of layer_types
+    and mlp_layer_types; the model reads only the first num_hidden_layers indexer_types)."""
+    value = c(key, None, list)
     if value is None:
         return None
-    for i, v in enumerate(value):
-        if v not in allowed:
-            raise FlopcalcError(f"{c.label}: {key}[{i}] = {v!r} is not one of "
+    for i, v in enumerate(value[:n]):
+        if type(v) is not str or v not in allowed:
+            shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:40] + "..."
+            raise FlopcalcError(f"{c.label}: {key}[{i}] = {shown} is not one of "
                                 f"{', '.join(map(repr, allowed))} (Hy4's)")
-    return value
+    if len(value) < n:
+        raise FlopcalcError(f"{c.label}: {key} has {len(value):,} entries, num_hidden_layers is "
+                            f"{n:,}: layer {len(value)} has none (give one per layer)")
+    if len(value) > n and not longer:
+        raise FlopcalcError(f"{c.label}: {key} has {len(value):,} entries, num_hidden_layers is "
+                            f"{n:,}: {key}[{n}] names no layer (give one per layer)")
+    return value[:n]
 
 
 def _hy_v4(c: Config) -> Raw:
@@ -44,7 +55,7 @@ def _hy_v4(c: Config) -> Raw:
                                "index_head_dim": c("index_head_dim", expect=int),
                                "index_topk": c("index_topk", expect=int)}
     _listed(c, "layer_types", n, ("indexed_attention",))
-    indexers = _listed(c, "indexer_types", n, ("full", "shared")) or [
+    indexers = _listed(c, "indexer_types", n, ("full", "shared"), longer=True) or [
         "full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(n)]
     if indexers[0] != "full":
         raise FlopcalcError(f"{c.label}: indexer_types[0] is 'shared', but the first layer has "
