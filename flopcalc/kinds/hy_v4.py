@@ -38,6 +38,11 @@ class GatedSparseLatent(SparseLatentAttention):
     d × h·d_v (`gate`), with sinks: the gate's matmul (T×d)·(d×h·d_v) is added to the latent
     attention's FLOPs, in the forward and in every decode step."""
 
+    def params(self, d: int, active: bool = False) -> list[Part]:
+        """The sparse latent attention's; the gate has no bias whatever attention_bias says
+        (transformers' gate_proj is built with bias=False)."""
+        return [p for p in super().params(d, active) if p.name != "q_gate.bias"]
+
     def flops(self, d: int, t_q: int, t_k: int, pairs: int) -> list[Part]:
         return super().flops(d, t_q, t_k, pairs) + [gemm("q_gate", t_q, d, self.d_o)]
 

@@ -78,3 +78,14 @@ def test_training_memory_is_refused_in_one_line(cli, model):
     r = cli("memory", model)
     assert r.code == 2 and "hyper-connections" in r.err, r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+def test_attention_bias_leaves_the_gate_unbiased(cli, tmp_path):
+    """attention_bias biases q_a, kv_a and o (HYV4Attention), never gate_proj."""
+    path = tmp_path / "hy-bias.yaml"
+    path.write_text(HY + "bias: {qkv: true, attn_out: true}\n")
+    c = run(cli, "model", str(path))["params"]["components"]
+    assert "decoder.attn.q_gate.bias" not in c
+    # q_a's bias r_q = 4, kv_a's r_kv + d_rope = 6, o's d = 8, in each of 2 layers
+    assert (c["decoder.attn.q_a.bias"], c["decoder.attn.kv_a.bias"], c["decoder.attn.o.bias"]) \
+        == (8, 12, 16)
