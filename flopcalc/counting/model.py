@@ -16,6 +16,7 @@ projection and its bias). Forward FLOPs: every layer, then the head on every out
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ..kinds.base import (ATTENTION, COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD, LAST, LAYERS,
                           NORMS, REPLICATED, ROW, VOCAB, WEIGHTS, Convention, Part, Scan, merged,
@@ -111,7 +112,7 @@ def _stack_inputs(spec: ModelSpec, stack: str) -> list[Part]:
     bias (split by head), and an embedding norm."""
     d, parts = spec.d_model, []
     if stack == "encoder":
-        for kind in spec.frontend:  # Whisper's convolutions, before the positions are added
+        for kind in _inputs(spec):  # Whisper's convolutions, before the positions are added
             parts += prefixed(f"encoder.{kind.slot}", kind.params(d))
     if spec.positions == "learned":
         assert spec.max_seq_len is not None  # the spec's invariants guarantee it
@@ -200,7 +201,21 @@ def _params(spec: ModelSpec, active: bool, towers: bool) -> list[Part]:
         parts += stack_params(spec, stack, active)
         if spec.final_norm:
             parts += spec.final().params(spec.d_model, f"{stack}.final_norm", NORMS, LAST)
+    for kind in _outputs(spec):
+        parts += prefixed(kind.slot, kind.params(spec.d_model))
     return parts + (tower_params(spec) if towers else []) + _head_params(spec)
+
+
+def _inputs(spec: ModelSpec) -> list[Any]:
+    """The model-level kinds before the encoder's layers (`frontend`, but for `_outputs`)."""
+    return [k for k in spec.frontend if not getattr(k, "before_head", False)]
+
+
+def _outputs(spec: ModelSpec) -> list[Any]:
+    """The model-level kinds that run on the output stack's last hidden states before the
+    final norm and the head (`before_head`: DeepSeek-V4's hyper-head, which collapses its
+    residual streams into one)."""
+    return [k for k in spec.frontend if getattr(k, "before_head", False)]
 
 
 def tower_params(spec: ModelSpec) -> list[Part]:
@@ -291,7 +306,7 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
     for stack in spec.stacks:
         tokens = w.batch * w.length(stack)
         if stack == "encoder":
-            for kind in spec.frontend:
+            for kind in _inputs(spec):
                 span = w.span("encoder", kind.slot)
                 parts += prefixed(f"encoder.{kind.slot}", kind.forward(spec.d_model, span))
                 if elementwise:
@@ -304,6 +319,12 @@ def model_flops(spec: ModelSpec, w: Workload, elementwise: bool = False) -> list
             parts.append(Part("embed.elementwise.multiplier", tokens * spec.d_model,
                               ELEMENTWISE))
         parts += stack_flops(spec, stack, w, elementwise)
+        if stack == spec.output_stack:
+            span = w.span(stack, "hc_head")
+            for kind in _outputs(spec):
+                parts += prefixed(kind.slot, kind.forward(spec.d_model, span))
+                if elementwise:
+                    parts += prefixed(kind.slot, kind.elementwise(spec.d_model, span))
         if elementwise and spec.final_norm and per_norm:
             parts.append(Part(f"{stack}.final_norm.elementwise",
                               spec.final().per_element * tokens * spec.d_model, ELEMENTWISE))
@@ -378,6 +399,8 @@ def decode_flops(spec: ModelSpec, first: int, last: int, batch: int) -> list[Par
     for g in spec.groups("decoder"):
         parts += scaled(layer_decode(g.layer, spec.d_model, batch, first, last), g.count,
                         "decoder")
+    for kind in _outputs(spec):
+        parts += prefixed(kind.slot, kind.decode(spec.d_model, batch, first, last))
     t, d = batch * steps, spec.d_model
     e = spec.embed_dim or d
     if spec.embed_dim is not None:  # (B×e)·(e×d) in, (B×d)·(d×e) out, per step

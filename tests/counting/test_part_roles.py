@@ -182,7 +182,10 @@ def _matmul_marks_match_the_flops(spec):
 
     # the text model's tensors and a text forward (the towers name their FLOPs coarser,
     # vision.layers.attn.qkv for q, k and v)
-    marked = {p.name.removesuffix(".weight") for p in token_params(spec) if p.matmul}
+    # (a tensor of a name another shape already took is listed as `name [AxB]`: DeepSeek-V4's
+    # compressors, d → 2·d_h in CSA layers, d → d_h in HCA layers)
+    marked = {p.name.split(" [")[0].removesuffix(".weight") for p in token_params(spec)
+              if p.matmul}
     multiplied = {p.name for p in model_flops(spec, workload(spec, 8)) if p.family == WEIGHTS}
     if spec.tie_embeddings:  # a tied head multiplies the token table, a lookup table
         multiplied.discard("lm_head")

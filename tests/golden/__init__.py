@@ -78,13 +78,33 @@ def runs(name: str) -> dict[str, Any]:
         "conventions": flopcalc.conventions(name),
         "sweep_full": flopcalc.sweep(name, seqs="1k..64k"),
         "sweep_causal": flopcalc.sweep(name, seqs="100..70k", points=9, attention="causal"),
-        "memory_plain": flopcalc.memory(name, seq="2k", accelerator="h100"),
-        "memory_split": split_memory(name),
+        # a preset whose kinds these commands cannot count records the one line they print
+        "memory_plain": _attempt(lambda: flopcalc.memory(name, seq="2k", accelerator="h100")),
+        "memory_split": _attempt(lambda: split_memory(name)),
     }
     if spec.architecture == "decoder-only":
-        out["infer"] = flopcalc.infer(name, prompt="6k", gen="3k", batch=3,
-                                      accelerator="h100", count=8)
+        out["infer"] = _attempt(lambda: flopcalc.infer(name, prompt="6k", gen="3k", batch=3,
+                                                       accelerator="h100", count=8))
     return out
+
+
+class _Refusal:
+    """A command's one-line refusal, recorded as `reports` records one."""
+
+    def __init__(self, error: str):
+        self.error = error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.error}
+
+
+def _attempt(call: Callable[[], Any]) -> Any:
+    import flopcalc
+
+    try:
+        return call()
+    except flopcalc.FlopcalcError as exc:
+        return _Refusal(str(exc))
 
 
 def reports(calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:

@@ -132,8 +132,7 @@ def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, mo
 
 
 @pytest.mark.parametrize("model_type, feature", [
-    ("deepseek_v4", "compressed attention"), ("hy_v4", "hyper-connections"),
-    ("hy_v4_vl", "hyper-connections"), ("hy_v4_vl_text", "hyper-connections"),
+    ("hy_v4_vl", "vision tower"), ("hy_v4_vl_text", "vision tower"),
     ("qwen4_exp", "QSA attention"), ("qwen4_exp_text", "n-gram"),
 ])
 def test_families_flopcalc_cannot_count_are_refused_by_what_they_lack(cli, tmp_path,

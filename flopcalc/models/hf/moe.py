@@ -694,18 +694,9 @@ DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_D
 ALIASES: dict[str, dict[str, str]] = {**_OWN_SHAPE_ALIASES, **_NEW_ALIASES}
 
 _YAML = "; describe an approximation in a YAML file if one will do"
-_HY_V4 = ("Hy4's hyper-connections (DeepSeek-V4's hc_mult residual streams mixed in every layer "
-          "by learned fp32 weights, and a hyper-head before the LM head) and its gated latent "
-          "attention with sinks and an indexer are not layer kinds flopcalc has" + _YAML)
+_HY_V4 = ("Hy4-VL's HunYuan-VL vision tower and the text config nested in it are not converted "
+          "(Hy4's text model, model_type hy_v4, imports)" + _YAML)
 REFUSED = {
-    "deepseek_v4": ("DeepSeek-V4's compressed attention (heavily compressed and compressed "
-                    "sparse attention, with their compressors and indexer: compress_rates), "
-                    "its grouped low-rank output projection (o_groups, o_lora_rank), "
-                    "hyper-connections (several residual streams mixed in every layer, and a "
-                    "hyper-head before the LM head: hc_mult) and hash-routed experts "
-                    "(mlp_layer_types 'hash_moe') are not layer kinds flopcalc has" + _YAML),
-    "hy_v4": _HY_V4,
-    # Hy4-VL: a HunYuan-VL vision tower around Hy4's language model (hy_v4_vl_text), which
-    # needs the same missing kinds
+    # Hy4-VL: a HunYuan-VL vision tower around Hy4's language model (hy_v4_vl_text)
     "hy_v4_vl": _HY_V4, "hy_v4_vl_text": _HY_V4,
 }
