@@ -67,6 +67,20 @@ FLASHINFER = ("FlashInfer", "masked logits 4 + their softmax 4 (flashinfer_sampl
               "top_k_top_p_sampling_from_logits masks top-k, then samples top-p from the "
               "probabilities)")
 
+
+def _v1_pip_or_docker(line: str, release: str) -> ProfilingRun:
+    """A V1 release whose FlashInfer is an optional extra: the native sampler after
+    `pip install vllm`, FlashInfer's in vLLM's Docker image."""
+    return ProfilingRun(
+        line, f"{release} v1/worker/gpu_model_runner.py profile_run and _dummy_sampler_run, "
+        "v1/sample/sampler.py Sampler.forward, v1/sample/ops/topk_topp_sampler.py",
+        (SamplerPath(NATIVE_V1[0], SORT_BYTES, NATIVE_V1[1],
+                     "pip install vllm (FlashInfer is the optional extra vllm[flashinfer])"),
+         SamplerPath(FLASHINFER[0], 4 + 4, FLASHINFER[1],
+                     "FlashInfer installed (vLLM's Docker image), VLLM_USE_FLASHINFER_SAMPLER "
+                     "not 0")), 2)
+
+
 RUNS: dict[str, ProfilingRun] = {
     "0.6": ProfilingRun(
         "0.6", "vLLM 0.6.0 worker/model_runner.py profile_run (max_num_seqs sequences, "
@@ -89,24 +103,8 @@ RUNS: dict[str, ProfilingRun] = {
                      "then rejection sampling; a failed rejection renormalises into new "
                      "tensors, not counted)", "an install with FlashInfer older than 0.2.3")),
         1),
-    "0.10": ProfilingRun(
-        "0.10", "vLLM 0.10.1.1 v1/worker/gpu_model_runner.py profile_run and "
-        "_dummy_sampler_run, v1/sample/sampler.py Sampler.forward, "
-        "v1/sample/ops/topk_topp_sampler.py",
-        (SamplerPath(NATIVE_V1[0], SORT_BYTES, NATIVE_V1[1],
-                     "pip install vllm (FlashInfer is the optional extra vllm[flashinfer])"),
-         SamplerPath(FLASHINFER[0], 4 + 4, FLASHINFER[1],
-                     "FlashInfer installed (vLLM's Docker image), VLLM_USE_FLASHINFER_SAMPLER "
-                     "not 0")), 2),
-    "0.11": ProfilingRun(
-        "0.11", "vLLM 0.11.0 v1/worker/gpu_model_runner.py profile_run and "
-        "_dummy_sampler_run, v1/sample/sampler.py Sampler.forward, "
-        "v1/sample/ops/topk_topp_sampler.py",
-        (SamplerPath(NATIVE_V1[0], SORT_BYTES, NATIVE_V1[1],
-                     "pip install vllm (FlashInfer is the optional extra vllm[flashinfer])"),
-         SamplerPath(FLASHINFER[0], 4 + 4, FLASHINFER[1],
-                     "FlashInfer installed (vLLM's Docker image), VLLM_USE_FLASHINFER_SAMPLER "
-                     "not 0")), 2),
+    "0.10": _v1_pip_or_docker("0.10", "vLLM 0.10.1.1"),
+    "0.11": _v1_pip_or_docker("0.11", "vLLM 0.11.0"),
     "0.33": ProfilingRun(
         "0.33", "vLLM 0.33.0 v1/worker/gpu_model_runner.py profile_run and "
         "_dummy_sampler_run (the sampler twice: FlashInfer, then with a generator, which falls "

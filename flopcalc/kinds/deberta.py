@@ -49,10 +49,11 @@ CONV_ACTIVATION_FLOPS = {**ACTIVATION_FLOPS, "tanh": 1}
 
 
 @dataclass(frozen=True)
-class _Linear:
-    """A term of the crossover polynomial that is not a count of pairs: `a·x² + b·x + c` per
-    unit of its coefficient (DeBERTa's c2p/p2c grow as s; its table projections are a constant
-    that the weights, measured at s = 1, would otherwise take as linear)."""
+class AffineTerm:
+    """A term of the crossover polynomial that is not a count of pairs: `b·x + c` per unit of
+    its coefficient (DeBERTa's c2p/p2c grow as s; its table projections are a constant that the
+    weights, measured at s = 1, would otherwise take as linear; Nyströmformer's landmark
+    products grow as L against a fixed m)."""
 
     b: int
     c: int
@@ -197,10 +198,10 @@ class DisentangledAttention(Attention):
         table projections (a constant, taken out of the weights measured at s = 1)."""
         terms = super().pair_terms()
         if self.terms:
-            terms.append((2 * self.heads * self.qk_dim * self.rows * self.terms, _Linear(1, 0)))
+            terms.append((2 * self.heads * self.qk_dim * self.rows * self.terms, AffineTerm(1, 0)))
         if self.projections:  # 2·2S·d·h·d_h per projection
             terms.append((self.projections * 2 * self.rows * self.model_width * self.d_q,
-                          _Linear(1, -1)))
+                          AffineTerm(1, -1)))
         return terms
 
     def published(self, d: int) -> Published:

@@ -32,35 +32,17 @@ each; and `conv_window`'s depthwise convolution of the values as Nyströmformer'
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 from ..records import dataclass
 from ..declare import Min
 from .attention import SOFTMAX_PER_SCORE, Attention
-from .base import ATTENTION, ELEMENTWISE, LAYERS, REPLICATED, Convention, Keeping, Part, Span
+from .base import ATTENTION, ELEMENTWISE, LAYERS, REPLICATED, Keeping, Part, Span
+from .deberta import AffineTerm
 from .registry import Entry
 
 INVERSE_ITERATIONS = 6  # NystromformerSelfAttention.iterative_inv's n_iter
 INVERSE_PRODUCTS = 4  # (m×m)·(m×m) products per iteration
-
-
-@dataclass(frozen=True)
-class _Affine:
-    """A crossover term that is not a count of pairs: `b·x + c` per unit of its coefficient
-    (the landmark products grow as L against a fixed m)."""
-
-    b: int
-    c: int
-    keys_bounded = False
-    size = None
-    period = None
-
-    def pair_polynomial(self, convention: Convention, s: int
-                        ) -> tuple[Fraction, Fraction, Fraction]:
-        return Fraction(0), Fraction(self.b), Fraction(self.c)
-
-    def segment_end(self, s: int) -> Optional[int]:
-        return None
 
 
 @dataclass(frozen=True)
@@ -129,10 +111,10 @@ class NystromAttention(Attention):
         2·h·d_h·k per token."""
         h, m, dh = self.heads, self.landmarks, self.qk_dim
         terms = super().pair_terms() if self.exact else [
-            (1, _Affine(8 * h * dh * m + 2 * h * m * m, 2 * h * m * m * dh
+            (1, AffineTerm(8 * h * dh * m + 2 * h * m * m, 2 * h * m * m * dh
                         + INVERSE_ITERATIONS * INVERSE_PRODUCTS * 2 * h * m ** 3))]
         if self.conv_kernel:
-            terms.append((2 * h * dh * self.conv_kernel, _Affine(1, 0)))
+            terms.append((2 * h * dh * self.conv_kernel, AffineTerm(1, 0)))
         return terms
 
     def describe(self) -> str:
