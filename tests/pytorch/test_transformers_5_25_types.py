@@ -55,23 +55,28 @@ CASES = [
 ]
 
 
+
 def _configs(case):
-    return [("default", {})] + [(f"variant{i}", v) for i, v in enumerate(case.variants)]
+    return [("default", dict(case.fix))] + [(f"variant{i}", {**case.fix, **v})
+                                            for i, v in enumerate(case.variants)]
 
 
-PARAMS = [(c, label, keys) for c in CASES for label, keys in _configs(c)]
+# the later types' cases (Ergo, Kolibri 1.1) are kept with their seeded settings in
+# test_transformers_5_25_more.py and run here
+from tests.pytorch.test_transformers_5_25_more import CASES as LATER  # noqa: E402
+
+PARAMS = [(c, label, keys) for c in CASES + LATER for label, keys in _configs(c)]
+IDS = [f"{c.model_type}-{'seeded-' if c.fix else ''}{label}" for c, label, _ in PARAMS]
 
 
-@pytest.mark.parametrize("case, label, keys", PARAMS,
-                         ids=[f"{c.model_type}-{label}" for c, label, _ in PARAMS])
+@pytest.mark.parametrize("case, label, keys", PARAMS, ids=IDS)
 def test_params(case, label, keys):
     config = sweep.config_of(case.model_type, keys, case.text_config)
     report = sweep.flopcalc_report(sweep.saved(config), seq=8)
     assert report.params.total == sweep.hf_params(case, config)
 
 
-@pytest.mark.parametrize("case, label, keys", PARAMS,
-                         ids=[f"{c.model_type}-{label}" for c, label, _ in PARAMS])
+@pytest.mark.parametrize("case, label, keys", PARAMS, ids=IDS)
 def test_forward_flops(case, label, keys):
     top = {**keys.get("top", {}), **case.shrink.get("top", {})}
     shrunk = {**keys, **case.shrink, **({"top": top} if top else {})}
@@ -81,7 +86,6 @@ def test_forward_flops(case, label, keys):
         for batch in (1, 2):
             ours = sweep.flopcalc_report(data, seq=seq, batch=batch).flops.forward
             assert ours == sweep.hf_flops(case, config, batch, seq), (seq, batch)
-
 
 def test_param2moe_default_is_transformers_count():
     # Param2MoeConfig() built by Glm4MoeForCausalLM on the meta device: 17,151,124,096
