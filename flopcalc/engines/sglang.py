@@ -64,21 +64,42 @@ def gpu_defaults(gpu_mem_mib: Optional[int], tp: int) -> tuple[int, int]:
     return 16384, 512  # B200, MI300
 
 
+@dataclass(frozen=True)
+class Reserve:
+    """A release's default mem_fraction_static and the memory (MiB) it keeps out of the
+    static pool for activations and CUDA graphs, term by term (None: device memory unknown)."""
+
+    fraction: Fraction
+    reserved_mib: Optional[float]
+    terms: tuple = ()  # ("name", MiB) in the order the code adds them
+    floor: bool = False  # the 10 GiB floor over 60 GiB decided it
+
+
+def _rounded(gpu_mem_mib: int, reserved: float) -> Fraction:
+    # round((gpu_mem − reserved_mem) / gpu_mem, 3): SGLang's float division and rounding
+    return Fraction(str(round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)))
+
+
 def default_mem_fraction_static(gpu_mem_mib: Optional[int], tp: int, pp: int,
                                 chunked_prefill_size: int, cuda_graph_max_bs: int,
-                                eagle: bool = False) -> Fraction:
-    """mem_fraction_static when not given (0.5.5): round((gpu_mem − reserved_mem) / gpu_mem,
-    3), with SGLang's float division and rounding (the result is a three-decimal setting)."""
+                                eagle: bool = False, **_: Any) -> Reserve:
+    """mem_fraction_static when not given (0.5.5 server_args.py:787-800, in
+    `_handle_gpu_memory_settings`, server_args.py:665): round((gpu_mem − reserved_mem) /
+    gpu_mem, 3), the result a three-decimal setting."""
     if gpu_mem_mib is None:
-        return Fraction(88, 100)
-    reserved = 512 + max(chunked_prefill_size, 2048) * 1.5  # activations of one prefill chunk
-    reserved += cuda_graph_max_bs * 2  # CUDA graphs
-    reserved += tp * pp / 8 * 1024  # larger parallel sizes
+        return Reserve(Fraction(88, 100), None)
+    terms = [("constant", 512),
+             ("prefill activations 1.5·max(chunk, 2048)", max(chunked_prefill_size, 2048) * 1.5),
+             ("decode CUDA graphs 2·max_bs", cuda_graph_max_bs * 2),
+             ("parallel tp·pp/8 GiB", tp * pp / 8 * 1024)]
+    reserved = sum(v for _, v in terms)
+    floor = gpu_mem_mib > 60 * 1024 and reserved < 10 * 1024
     if gpu_mem_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     if eagle:
         reserved += 2 * 1024
-    return Fraction(str(round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)))
+        terms.append(("EAGLE drafter", 2048))
+    return Reserve(_rounded(gpu_mem_mib, reserved), reserved, tuple(terms), floor)
 
 
 def gpu_defaults_0_4_9(gpu_mem_mib: Optional[int], tp: int) -> tuple[int, Optional[int]]:
@@ -94,11 +115,12 @@ def gpu_defaults_0_4_9(gpu_mem_mib: Optional[int], tp: int) -> tuple[int, Option
 
 def default_mem_fraction_0_4_9(gpu_mem_mib: Optional[int], tp: int, pp: int,
                                chunked_prefill_size: int, cuda_graph_max_bs: Optional[int],
-                               eagle: bool = False) -> Fraction:
-    """0.4.9 `ServerArgs.__post_init__`: reserved_mem by bands of the device's memory, in GiB
-    plus a share of tp·pp, not by the chunk; round((gpu_mem − reserved) / gpu_mem, 3)."""
+                               eagle: bool = False, **_: Any) -> Reserve:
+    """0.4.9 `ServerArgs.__post_init__` (server_args.py:280-321): reserved_mem by bands of the
+    device's memory, in GiB plus a share of tp·pp, not by the chunk; round((gpu_mem −
+    reserved) / gpu_mem, 3)."""
     if gpu_mem_mib is None:
-        return Fraction(88, 100)
+        return Reserve(Fraction(88, 100), None)
     parallel = tp * pp
     if gpu_mem_mib < 35 * 1024:  # T4, 4080 (< 20 GiB), A10, L40, 4090, 5090: the same
         reserved = (2.8 + parallel / 10) * 1024
@@ -108,9 +130,78 @@ def default_mem_fraction_0_4_9(gpu_mem_mib: Optional[int], tp: int, pp: int,
         reserved = (12 + parallel / 2) * 1024
     else:  # B200, MI300
         reserved = 32 * 1024
+    terms = [("device band" + (f" + tp·pp = {parallel}" if gpu_mem_mib < 160 * 1024 else ""),
+              reserved)]
     if eagle:
         reserved += 2 * 1024
-    return Fraction(str(round((gpu_mem_mib - reserved) / gpu_mem_mib, 3)))
+        terms.append(("EAGLE drafter", 2048))
+    return Reserve(_rounded(gpu_mem_mib, reserved), reserved, tuple(terms))
+
+
+def gpu_defaults_0_5_23(gpu_mem_mib: Optional[int], tp: int,
+                        max_running_requests: Optional[int] = None) -> tuple[int, int]:
+    """(chunked_prefill_size, decode CUDA-graph max_bs) by the device's memory (0.5.23
+    arg_groups/memory_hook.py:89-188): as 0.5.5 but 4096 and 48 (160 from tp 4) under 35 GiB;
+    a given --max-running-requests lowers the default max_bs to it."""
+    if gpu_mem_mib is None:
+        chunk, bs = 4096, 160
+    elif gpu_mem_mib < 20 * 1024:  # T4, 4080
+        chunk, bs = 2048, 8
+    elif gpu_mem_mib < 35 * 1024:  # A10, 4090, 5090
+        chunk, bs = 4096, 48 if tp < 4 else 160
+    elif gpu_mem_mib < 60 * 1024:  # A100 40GB, L40
+        chunk, bs = 4096, 32 if tp < 4 else 160
+    elif gpu_mem_mib < 160 * 1024:  # H100, A100 80GB; H20, H200 (two bands, the same values)
+        chunk, bs = 8192, 256 if tp < 4 else 512
+    else:  # B200, MI300
+        chunk, bs = 16384, 512
+    if max_running_requests is not None and bs > max_running_requests:
+        bs = max_running_requests  # memory_hook.py:182-188
+    return chunk, bs
+
+
+def prefill_graph_sizes(max_bs: int) -> list[int]:
+    """The prefill CUDA graphs' token counts (0.5.23 arg_groups/cuda_graph_hook.py:480-497)."""
+    sizes = (list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
+             + list(range(576, 1025, 64)) + list(range(1280, 4097, 256))
+             + list(range(4608, max_bs + 1, 512)))
+    return [s for s in sizes if s <= max_bs]
+
+
+def default_mem_fraction_0_5_23(gpu_mem_mib: Optional[int], tp: int, pp: int,
+                                chunked_prefill_size: int, cuda_graph_max_bs: int,
+                                latent: bool = False, llama2: bool = False, max_total_tokens: Optional[int] = None,
+                                **_: Any) -> Reserve:
+    """0.5.23 `handle_gpu_memory_settings` (arg_groups/memory_hook.py:281-328, with
+    `reserve_for_graph_mb`, :357-399): 0.5.5's reserve plus the prefill CUDA graphs, which
+    0.5.23 captures by default on CUDA (breakable backend): 8 MiB for each captured size up to
+    the chunk (MLA: 1.5 GiB flat; the chunk capped at 8192 for MLA, at --max-total-tokens, and
+    at 4096 when the model path names llama-2); 0.95 when the memory is unknown. Post-capture
+    KV sizing is off by default (SGLANG_ENABLE_POST_CAPTURE_KV_SIZING, environ.py:640), so
+    the pre-capture heuristic is the one in force."""
+    if gpu_mem_mib is None:
+        return Reserve(Fraction(95, 100), None)
+    if latent:
+        prefill_bs = min(8192, chunked_prefill_size)
+    else:
+        prefill_bs = chunked_prefill_size
+    if max_total_tokens is not None:
+        prefill_bs = min(prefill_bs, max_total_tokens)
+    if llama2:
+        prefill_bs = min(prefill_bs, 4096)
+    graphs = 1.5 * 1024 if latent else len(prefill_graph_sizes(prefill_bs)) * 8
+    terms = [("constant", 512),
+             ("prefill activations 1.5·max(chunk, 2048)", max(chunked_prefill_size, 2048) * 1.5),
+             ("parallel tp·pp/8 GiB", tp * pp / 8 * 1024),
+             ("decode CUDA graphs 2·max_bs", cuda_graph_max_bs * 2),
+             ("prefill CUDA graphs " + ("1.5 GiB (MLA)" if latent else
+                                        f"8·{len(prefill_graph_sizes(prefill_bs))} sizes"),
+              graphs)]
+    reserved = sum(v for _, v in terms)
+    floor = gpu_mem_mib > 60 * 1024 and reserved < 10 * 1024
+    if gpu_mem_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return Reserve(_rounded(gpu_mem_mib, reserved), reserved, tuple(terms), floor)
 
 
 @dataclass(frozen=True)
@@ -121,12 +212,19 @@ class SglangRelease:
 
     version: str
     source: str
-    defaults: Any  # (gpu_mem_mib, tp) -> (chunked_prefill_size, cuda_graph_max_bs or None)
-    mem_fraction: Any  # (gpu_mem_mib, tp, pp, chunk, graph_bs) -> Fraction
+    defaults: Any  # (gpu_mem_mib, tp[, max_running_requests]) -> (chunk, graph_bs or None)
+    mem_fraction: Any  # (gpu_mem_mib, tp, pp, chunk, graph_bs, **model) -> Reserve
     recurrent: bool  # has handle_max_mamba_cache (Qwen3-Next, Nemotron-H, ...)
     # model_runner.py MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO: max_num_reqs is capped at
     # max_mamba_cache_size // this with the radix cache on
     state_slots_per_request: int = 3
+    # the request pool is also capped at half the token pool (0.5.23 resolve_max_num_reqs)
+    requests_at_most_half_the_tokens: bool = False
+    # keys and values of different widths sized as n·(head_dim + v_head_dim) (0.5.23)
+    mixed_kv_dims: bool = False
+    # why the recurrent-state pool is refused where `recurrent` is False
+    no_recurrent: str = "has no pool for recurrent (Mamba / linear attention) states and " \
+        "does not serve this model"
 
 
 # Read from each release's wheel on the Python package index (paths inside sglang/srt/) and
@@ -134,16 +232,28 @@ class SglangRelease:
 # test_sglang_reference.py).
 SGLANG_RELEASES: dict[str, SglangRelease] = {
     "0.4.9": SglangRelease(
-        "0.4.9", "SGLang 0.4.9 server_args.py (ServerArgs.__post_init__: mem_fraction_static "
-        "by device bands, chunked_prefill_size, page_size 1) and model_executor/model_runner.py "
-        "(profile_max_num_token, init_memory_pool); no Mamba / linear-attention pool",
+        "0.4.9", "SGLang 0.4.9 server_args.py (ServerArgs.__post_init__ :280-351: "
+        "mem_fraction_static by device bands, chunked_prefill_size, page_size 1) and "
+        "model_executor/model_runner.py (profile_max_num_token :928-997, init_memory_pool "
+        ":999-1035); no Mamba / linear-attention pool",
         gpu_defaults_0_4_9, default_mem_fraction_0_4_9, recurrent=False),
     "0.5.5": SglangRelease(
-        "0.5.5", "SGLang 0.5.5 server_args.py (_handle_gpu_memory_settings, "
-        "_handle_page_size: 1, mamba_full_memory_ratio 0.9) and model_executor/model_runner.py "
-        "(profile_max_num_token, handle_max_mamba_cache, init_memory_pool, "
+        "0.5.5", "SGLang 0.5.5 server_args.py (_handle_gpu_memory_settings :665-830, "
+        "reserved_mem :787-809; _handle_page_size: 1, mamba_full_memory_ratio 0.9) and "
+        "model_executor/model_runner.py (profile_max_num_token :1260-1323, "
+        "handle_max_mamba_cache :1325, init_memory_pool :1502-1575, "
         "MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3)",
         gpu_defaults, default_mem_fraction_static, recurrent=True),
+    "0.5.23": SglangRelease(
+        "0.5.23", "SGLang 0.5.23 arg_groups/memory_hook.py (handle_gpu_memory_settings "
+        ":47-343, reserve_for_graph_mb :357-399), arg_groups/cuda_graph_hook.py (prefill "
+        "graph sizes :480-497), mem_cache/kv_cache_configurator.py (_profile_available_bytes "
+        ":2990-3060, resolve_max_num_reqs :3119-3132) and model_executor/pool_configurator.py "
+        "(DefaultPoolConfigurator: cell size :520-531, calculate_pool_sizes :637-647)",
+        gpu_defaults_0_5_23, default_mem_fraction_0_5_23, recurrent=False,
+        requests_at_most_half_the_tokens=True, mixed_kv_dims=True,
+        no_recurrent="sizes its recurrent (Mamba / linear attention) state pool with padding "
+        "slots and extra buffers that flopcalc does not model"),
 }
 
 
@@ -183,13 +293,17 @@ def split_for_states(rest: Fraction, per_req: int,
     return size, rest - size * per_req
 
 
-def cell_size(caches: Iterable[Any], kv_cache_dtype: str) -> int:
+def cell_size(caches: Iterable[Any], kv_cache_dtype: str, mixed_kv_dims: bool = False) -> int:
     """Bytes of one token across every layer on one rank (`get_cell_size_per_token`), from the
-    layers' engine caches (`EngineCache`, already per rank)."""
+    layers' engine caches (`EngineCache`, already per rank). `mixed_kv_dims`: the release sizes
+    keys and values apart, n·(head_dim + v_head_dim) (0.5.23 pool_configurator.py:520-531)."""
     size = KV_BYTES[kv_cache_dtype]
     total = 0
     for c in caches:
         if c.layout == "full":
+            if mixed_kv_dims:
+                total += c.heads * (c.k_dim + c.v_dim) * size
+                continue
             if c.k_dim != c.v_dim:
                 raise FlopcalcError("SGLang's token pool is sized with one head_dim for keys "
                                     "and values; this model's differ: not modelled for "
@@ -227,8 +341,11 @@ class TokenPool:
 
 def token_pool(rest: Fraction, cell: int, page_size: int, context_len: int,
                max_running_requests: Optional[int] = None,
-               max_total_tokens: Optional[int] = None, latent: bool = False) -> TokenPool:
-    """`profile_max_num_token` and `init_memory_pool`: the pool from `rest` bytes."""
+               max_total_tokens: Optional[int] = None, latent: bool = False,
+               half_cap: bool = False) -> TokenPool:
+    """`profile_max_num_token` and `init_memory_pool`: the pool from `rest` bytes. `half_cap`:
+    the request pool is at most half the token pool, given or not (0.5.23
+    kv_cache_configurator.py:3123-3132)."""
     if page_size < 1:
         raise FlopcalcError(f"--page-size {page_size}: tokens per page must be at least 1")
     rest_bytes = int(rest)  # int(rest_memory * (1 << 30)): truncated towards zero
@@ -242,6 +359,8 @@ def token_pool(rest: Fraction, cell: int, page_size: int, context_len: int,
                             f"pool of {cell:,} bytes per token)")
     reqs = max_running_requests if max_running_requests is not None else \
         min(max(int(tokens / context_len * 512), 2048), 4096)
+    if half_cap:
+        reqs = min(reqs, tokens // 2)
     # memory_pool.py: each layer's buffer holds size + page_size slots (slot 0 pads), and the
     # log prints the buffers' bytes / 2³⁰ with two decimals: MLA one "KV size", MHA K and V
     buffers = (tokens + page_size) * cell

@@ -37,6 +37,11 @@ class SglangCapacity:
     how: list[str]
     mamba_cache_per_req: int = 0  # recurrent states of one request on one rank
     max_mamba_cache_size: Optional[int] = None  # requests' states the state pool holds
+    # what the default fraction keeps out of the static pool (MiB, SGLang's float), term by
+    # term; None where the fraction was given or the device's memory is unknown
+    reserved_mib: Optional[float] = None
+    reserve_terms: Optional[list[str]] = None
+    source: str = ""  # the release's files and lines the figures follow
 
 
 def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
@@ -44,8 +49,10 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
                     page_size: Optional[int], chunked_prefill_size: Optional[int],
                     max_running_requests: Optional[int], context_length: Optional[int],
                     kv_cache_dtype: Optional[str], max_total_tokens: Optional[int] = None,
-                    release: Optional[S.SglangRelease] = None) -> SglangCapacity:
-    """SGLang's token pool on one device as `release` (default 0.5.5) sizes it."""
+                    release: Optional[S.SglangRelease] = None,
+                    model_path: str = "") -> SglangCapacity:
+    """SGLang's token pool on one device as `release` (default 0.5.5) sizes it. `model_path`:
+    what SGLang would be given (0.5.23 caps its prefill CUDA graphs when it names llama-2)."""
     rel = release or S.release(None)
     if pp != 1:
         raise FlopcalcError("--engine sglang models one pipeline stage: give --pp 1")
@@ -55,21 +62,32 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
     dtype = kv_cache_dtype or "auto"
     caches = [c for _, cs in E.model_caches(spec, tp) for c in cs]
     latent = any(c.layout == "mla" for c in caches)
-    cell = S.cell_size(caches, dtype)
+    cell = S.cell_size(caches, dtype, rel.mixed_kv_dims)
     gpu_mem = None
     if hw is not None:
         usable = getattr(hw, "usable_memory_bytes", None) or hw.memory_bytes
         gpu_mem = usable // S.MiB if usable else None
-    chunk_default, graph_bs = rel.defaults(gpu_mem, tp)
+    chunk_default, graph_bs = rel.defaults(gpu_mem, tp, max_running_requests) \
+        if rel.requests_at_most_half_the_tokens else rel.defaults(gpu_mem, tp)
     chunk = chunked_prefill_size if chunked_prefill_size is not None else chunk_default
+    reserve = None
     if mem_fraction_static is not None:
         fraction = Fraction(str(mem_fraction_static)) if isinstance(mem_fraction_static, float) \
             else Fraction(mem_fraction_static)
         f_source = "--mem-fraction-static"
     else:
-        fraction = rel.mem_fraction(gpu_mem, tp, pp, chunk, graph_bs)
+        reserve = rel.mem_fraction(gpu_mem, tp, pp, chunk, graph_bs, latent=latent,
+                                   llama2="llama-2" in model_path.lower(),
+                                   max_total_tokens=max_total_tokens)
+        fraction = reserve.fraction
         if not gpu_mem:
             f_source = f"SGLang {rel.version}'s default when the device memory is unknown"
+        elif rel.version == "0.5.23":
+            f_source = (f"SGLang 0.5.23's default on {gpu_mem:,} MiB: round((gpu_mem − "
+                        f"reserved) / gpu_mem, 3), reserved = "
+                        + " + ".join(f"{v:g}" for _, v in reserve.terms)
+                        + f" MiB, at least 10 GiB over 60 GiB = {reserve.reserved_mib:g} MiB "
+                        "(memory_hook.py:281-328)")
         elif rel.version == "0.4.9":
             f_source = (f"SGLang 0.4.9's default on {gpu_mem:,} MiB: round((gpu_mem − "
                         "reserved) / gpu_mem, 3), reserved by the device's band (H100/A100: "
@@ -102,8 +120,7 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
     per_req = S.mamba_cache_per_req(caches)
     states = None
     if per_req and not rel.recurrent:
-        raise FlopcalcError(f"SGLang {rel.version} has no pool for recurrent (Mamba / linear "
-                            "attention) states and does not serve this model: give --engine "
+        raise FlopcalcError(f"SGLang {rel.version} {rel.no_recurrent}: give --engine "
                             f"sglang=={S.SGLANG_VERSION}")
     if per_req:
         states, rest = S.split_for_states(rest, per_req)
@@ -111,7 +128,8 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
                    f"fp32); mamba_full_memory_ratio 0.9 gives max_mamba_cache_size "
                    f"{states:,} ({states * per_req:,} bytes); the rest is the token pool")
     pool = S.token_pool(rest, cell, page_size or 1, context, max_running_requests,
-                        max_total_tokens, latent=latent)
+                        max_total_tokens, latent=latent,
+                        half_cap=rel.requests_at_most_half_the_tokens)
     return SglangCapacity(
         engine="sglang", version=rel.version, gpu_mem_mib=gpu_mem,
         mem_fraction_static=float(fraction), mem_fraction_static_source=f_source,
@@ -125,7 +143,12 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         max_running_requests=min(pool.max_num_reqs, states // rel.state_slots_per_request)
         if states is not None else pool.max_num_reqs,
         max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how,
-        mamba_cache_per_req=per_req, max_mamba_cache_size=states)
+        mamba_cache_per_req=per_req, max_mamba_cache_size=states,
+        reserved_mib=reserve.reserved_mib if reserve is not None else None,
+        reserve_terms=[f"{name}: {v:g} MiB" for name, v in reserve.terms]
+        + (["at least 10 GiB over 60 GiB of device memory: 10,240 MiB"] if reserve.floor
+           else []) if reserve is not None and reserve.reserved_mib is not None else None,
+        source=rel.source)
 
 
 # --kv-cache-dtype as SGLang names it (server_args.py: auto, fp8_e5m2, fp8_e4m3, bf16; fp8 is
@@ -148,7 +171,8 @@ def add_sglang(report: Any, loaded: Any, hw: Any, values: dict[str, Any]) -> Non
         chunked_prefill_size=values["chunked_prefill_size"],
         max_running_requests=values["max_running_requests"],
         context_length=values["context_length"], kv_cache_dtype=SGLANG_KV[kv],
-        max_total_tokens=values.get("max_total_tokens"), release=values.get("release"))
+        max_total_tokens=values.get("max_total_tokens"), release=values.get("release"),
+        model_path=str(getattr(loaded, "origin", "") or ""))
     if values.get("release") is not None:  # --engine sglang==X named one
         report.settings.engine += f" (SGLang {report.sglang.version})"
     report.conventions.append(

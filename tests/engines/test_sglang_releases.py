@@ -51,8 +51,8 @@ def test_max_total_tokens_matches_a_published_log(cli) -> None:
 
 
 @pytest.mark.parametrize("args, words", [
-    ((LLAMA, "--engine", "sglang==0.5.23"), "flopcalc knows the arithmetic of SGLang 0.4.9, "
-     "0.5.5"),
+    ((LLAMA, "--engine", "sglang==0.5.99"), "flopcalc knows the arithmetic of SGLang 0.4.9, "
+     "0.5.5, 0.5.23"),
     ((LLAMA, "--engine", "sglang==0.4"), "SGLang 0.4.9, 0.5.5"),
     (("nemotron-h-8b", "--engine", "sglang==0.4.9", "--kv-memory", "10GiB"),
      "SGLang 0.4.9 has no pool for recurrent"),
