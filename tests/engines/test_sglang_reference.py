@@ -37,7 +37,8 @@ def capacity(version: str, case: dict):
         max_running_requests=case.get("max_running_requests"),
         context_length=case.get("context_length"),
         kv_cache_dtype=case.get("kv_cache_dtype", "auto"),
-        max_total_tokens=case.get("max_total_tokens"), release=S.release(version))
+        max_total_tokens=case.get("max_total_tokens"), release=S.release(version),
+        model_path=case["model"])  # the path SGLang is given (0.5.23 reads llama-2 in it)
 
 
 def test_every_kind_of_model_is_recorded() -> None:

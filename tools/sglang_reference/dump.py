@@ -16,7 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir, "tests", "data", "serve",
                                     "sglang_reference.json"))
-RELEASES = ("0.4.9", "0.5.5")
+RELEASES = ("0.4.9", "0.5.5", "0.5.23")
 
 results = {}
 for version in RELEASES:

@@ -216,6 +216,11 @@ def server_defaults(version: str, gpu_mem_mib, tp: int) -> dict:
 def run_case(version: str, case: dict) -> dict:
     import torch
 
+    if os.path.exists(os.path.join(root(version), "srt", "arg_groups", "memory_hook.py")):
+        import configurators  # 0.5.23 on: settings hooks and pool configurators
+
+        return configurators.run_case(version, case)
+
     tp = case["tp"]
     install_packages(version, tp)
     with open(os.path.join(CONFIGS, case["model"] + ".json")) as f:
