@@ -306,8 +306,8 @@ def cell_size(caches: Iterable[Any], kv_cache_dtype: str, mixed_kv_dims: bool = 
                 continue
             if c.k_dim != c.v_dim:
                 raise FlopcalcError("SGLang's token pool is sized with one head_dim for keys "
-                                    "and values; this model's differ: not modelled for "
-                                    "--engine sglang")
+                                    "and values before 0.5.23; this model's differ: give "
+                                    "--engine sglang==0.5.23")
             total += c.heads * c.k_dim * 2 * size  # K and V: kv_heads(tp)·head_dim·2·dtype
         elif c.layout == "mla":
             total += c.k_dim * size  # (kv_lora_rank + qk_rope_head_dim)·dtype, one copy

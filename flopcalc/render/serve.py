@@ -94,7 +94,8 @@ def serve_brief(report: "ServeReport") -> str:
         lines.append(f"refused       {c.error}")
     if report.sglang is not None:
         lines.append(f"sglang        max_total_num_tokens {report.sglang.max_total_num_tokens:,} "
-                     f"(mem_fraction_static {report.sglang.mem_fraction_static:g}, "
+                     f"(SGLang {report.sglang.version}'s code; mem_fraction_static "
+                     f"{report.sglang.mem_fraction_static:g}, "
                      f"{report.sglang.cell_size:,} bytes per token)")
     if report.prefix is not None:
         lines.append(f"prefix        {report.prefix.tokens:,} shared tokens: "

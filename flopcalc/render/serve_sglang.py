@@ -17,6 +17,8 @@ def sglang_tables(g: "SglangCapacity", nums: Numbers) -> list[Any]:
     table.add_row("mem_fraction_static", f"{g.mem_fraction_static:g}" + (
         " (unused: --kv-memory)" if g.memory_source == "given" else " (given)"
         if g.mem_fraction_static_source.startswith("--") else " (SGLang's rule)"))
+    if g.reserved_mib is not None:
+        table.add_row("reserved by the default fraction", f"{g.reserved_mib:,g} MiB")
     table.add_row("chunked_prefill_size / cuda_graph_max_bs",
                   f"{g.chunked_prefill_size:,} / " + (f"{g.cuda_graph_max_bs:,}" if
                                                        g.cuda_graph_max_bs is not None
@@ -36,4 +38,6 @@ def sglang_tables(g: "SglangCapacity", nums: Numbers) -> list[Any]:
     table.add_row("request pool (max_running_requests)", f"{g.max_running_requests:,}")
     return [table, block("SGLang log:", [g.log_line, f"- mem_fraction_static: "
                                          f"{g.mem_fraction_static_source}"]
-                         + [f"- {x}" for x in g.how])]
+                         + [f"- reserved: {x}" for x in g.reserve_terms or ()]
+                         + [f"- {x}" for x in g.how]
+                         + ([f"- follows {g.source}"] if g.source else []))]

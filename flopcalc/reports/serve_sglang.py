@@ -86,7 +86,7 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
             f_source = (f"SGLang 0.5.23's default on {gpu_mem:,} MiB: round((gpu_mem − "
                         f"reserved) / gpu_mem, 3), reserved = "
                         + " + ".join(f"{v:g}" for _, v in reserve.terms)
-                        + f" MiB, at least 10 GiB over 60 GiB = {reserve.reserved_mib:g} MiB "
+                        + f" MiB (at least 10 GiB over 60 GiB) = {reserve.reserved_mib:g} MiB "
                         "(memory_hook.py:281-328)")
         elif rel.version == "0.4.9":
             f_source = (f"SGLang 0.4.9's default on {gpu_mem:,} MiB: round((gpu_mem − "
@@ -177,7 +177,7 @@ def add_sglang(report: Any, loaded: Any, hw: Any, values: dict[str, Any]) -> Non
         report.settings.engine += f" (SGLang {report.sglang.version})"
     report.conventions.append(
         f"sglang: SGLang's token pool as its {report.sglang.version} code sizes it "
-        "(server_args.py's memory defaults; the model runner's profile_max_num_token and "
-        "init_memory_pool): max_total_num_tokens = int(free after weights − free before × "
+        "(its memory defaults and pool sizing; files and lines in sglang.source): "
+        "max_total_num_tokens = int(free after weights − free before × "
         "(1 − mem_fraction_static)) // bytes per token, in whole pages; recurrent states "
         "first (handle_max_mamba_cache); the rest of the report is vLLM's")
