@@ -167,3 +167,22 @@ def test_0_5_23_refuses_recurrent_models_in_one_line(cli) -> None:
     assert r.code == 2
     assert "SGLang 0.5.23" in r.err and "--engine sglang==0.5.5" in r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+def test_the_published_qwen3_log_at_its_own_setting(cli) -> None:
+    """vllm-project/vllm#21348 (July 2025, SGLang's 0.4.9 line): Qwen3-235B-A22B-FP8 on 4 H100
+    launched with `--tp 4 --mem-fraction-static 0.93` logs "KV Cache is allocated. #tokens:
+    367404, K size: 8.23 GB, V size: 8.23 GB". The fraction was given, so no release's default
+    enters. Estimated from the device's memory: 0.93·85,520,809,984 = 79,534,353,285.12 −
+    59,186,485,760 = 20,347,867,525 bytes // 48,128 = 422,786 tokens, 15.1% over the log: the
+    2.48 GiB a rank between them is memory SGLang measures (CUDA context, NCCL and all-reduce
+    buffers before the weights, allocations while loading), which no release's code states.
+    Given the pool's bytes, 367,404·48,128 = 17,682,419,712, the log line is reproduced: the
+    buffers (367,404 + 1)·48,128 / 2 bytes = 8.2345 GiB for K and for V."""
+    base = ("serve", QWEN3_235B, "--tp", "4", "--engine", "sglang==0.4.9")
+    est = run(cli, *base, "--accelerator", "h100", "--mem-fraction-static", "0.93")["sglang"]
+    assert est["rest_bytes"] == 20_347_867_525
+    assert est["max_total_num_tokens"] == 422_786
+    given = run(cli, *base, "--kv-memory", "17682419712")["sglang"]
+    assert given["log_line"] == ("KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, "
+                                 "V size: 8.23 GB")
