@@ -186,3 +186,16 @@ def test_the_published_qwen3_log_at_its_own_setting(cli) -> None:
     given = run(cli, *base, "--kv-memory", "17682419712")["sglang"]
     assert given["log_line"] == ("KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, "
                                  "V size: 8.23 GB")
+
+
+def test_the_python_api_takes_0_5_23() -> None:
+    """flopcalc.serve: the same figures as the CLI (0.819, 14,800 MiB, 225,545 tokens above);
+    the model path reaches 0.5.23's llama-2 rule (0.903 on an H200 at tp 2, above)."""
+    import flopcalc
+
+    r = flopcalc.serve(str(QWEN3_235B), engine="sglang==0.5.23", accelerator="h100", tp=4)
+    assert (r.sglang.reserved_mib, r.sglang.max_total_num_tokens) == (14_800, 225_545)
+    assert r.sglang.reserve_terms[-1] == "prefill CUDA graphs 8·58 sizes: 464 MiB"
+    r = flopcalc.serve(str(CONFIGS / "llama-2-7b.json"), engine="sglang==0.5.23",
+                       accelerator="h200", tp=2)
+    assert r.sglang.mem_fraction_static == 0.903
