@@ -4,6 +4,8 @@ cases.py; print the results as JSON (dump.py records them for flopcalc's tests).
     $SGLANG_VENV/venv/bin/python tools/sglang_reference/reference.py 0.5.5 [--summary]
 
 One SGLang release per process (its files are `$SGLANG_VENV/sglang-<version>`, install.sh).
+Releases that resolve their settings in hooks (`srt/arg_groups/`, 0.5.23 on) run through
+configurators.py instead; what follows is 0.4.9's and 0.5.5's path.
 SGLang cannot be imported whole without a GPU stack, so the functions that size the pools are
 taken from its source files by name (ast) and executed as they are written:
 
