@@ -21,7 +21,7 @@ from tests.conftest import run
 pytestmark = [pytest.mark.hand, pytest.mark.engine]
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "serve" / "configs"
-QWEN3_235B = CONFIGS / "qwen3-235b-a22b-fp8.json"  # Qwen/Qwen3-235B-A22B-FP8's config.json
+QWEN3_235B = CONFIGS.parent.parent / "hf" / "quant" / "qwen3-235b-a22b-fp8.json"  # its config.json
 LLAMA = CONFIGS / "llama-3.1-8b.json"  # 8 KV heads of 128, 32 layers: 131,072 bytes a token
 H100_BYTES = 81_559 * 2**20  # 85,520,809,984: what SGLang reads on an H100 80GB
 
