@@ -55,7 +55,7 @@ Compute, per micro-batch and device (`StageCost`):
 - **Host launches**: outside a CUDA graph (`cuda_graph`) a micro-batch's forward and
   backward each take at least the time the host needs to issue their operators (`host_time`:
   engine_step's per-slot operator counts, one GEMM per local expert and linear as Transformer
-  Engine's GroupedLinear issues them, each at engine_step's EAGER_OP_S): the device idles the
+  Engine's GroupedLinear issues them, each at host.py's EAGER_OP_S): the device idles the
   difference (`exposed["host"]`). Small routed layers at micro-batch 1 are host-bound.
 
 Communication: `predict.communication` (bytes per axis) and `predict.collectives` (time).
@@ -104,6 +104,7 @@ ADAPTED = (COLUMN, ROW, EXPERT)  # the projections LoRA adapts (PEFT's all-linea
 from ..models.spec import ModelSpec
 from .collectives import Net, collective, dispatch, p2p
 from .communication import adapter_params, per_microbatch, stage_layers, stage_params
+from .host import EAGER_OP_S, LAYER_OPS
 from ..counting.layers import layer_activations, layer_flops, layer_params
 from ..counting.model import model_params
 from ..counting.workload import Workload
@@ -173,7 +174,7 @@ SINK_EAGER_SHARE = {"low": 0.0, "estimate": 0.5, "high": 1.0}
 # token dispatch copies its split sizes to the host (Megatron-Core's MoEAlltoAllTokenDispatcher
 # and DeepEP's dispatch size their buffers from them), so the host cannot run more than a layer
 # ahead: the max holds layer by layer, which for identical layers is the micro-batch's.
-# - Per operator: `EAGER_OP_S` of flopcalc/predict/engine_step.py (5 / 15 / 30 µs at the low
+# - Per operator: `EAGER_OP_S` of flopcalc/predict/host.py (5 / 15 / 30 µs at the low
 #   end, estimate and high end: Python, the PyTorch dispatcher and the launch);
 # - per layer forward: that file's `LAYER_OPS` (by slot kind, from the engines' model code),
 #   the two grouped GEMMs of a routed layer counted per expert instead (below); backward
@@ -418,13 +419,12 @@ def profile(spec: ModelSpec, seq: int, packed: tuple[int, ...] = ()) -> Profile:
 
 def _host_ops(layer: object) -> int:
     """Operators one forward of `layer` issues outside its routed experts' GEMMs: the serving
-    model's count per slot kind (engine_step.LAYER_OPS), a routed feed-forward without its two
+    model's count per slot kind (host.LAYER_OPS), a routed feed-forward without its two
     grouped GEMMs (counted per local expert by `host_time`)."""
     from ..kinds.attention import Attention
     from ..kinds.latent import LatentAttention
     from ..kinds.mlp import Mlp
     from ..kinds.moe import Moe
-    from .engine_step import LAYER_OPS
 
     ops = 0
     for _, kind in layer.slots():  # type: ignore[attr-defined]
@@ -444,8 +444,6 @@ def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float,
     and EXPERT_LINEARS × EXPERT_BACKWARD_OPS operators backward, each at EAGER_OP_S."""
     if lay.cuda_graph:
         return 0.0, 0.0
-    from .engine_step import EAGER_OP_S
-
     fwd = bwd = 0.0
     for lp in prof.layers:
         share = lp.count * layers / prof.n_layers
