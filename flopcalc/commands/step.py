@@ -47,7 +47,8 @@ def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recom
 def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, recompute_modules,
         sequence_parallel,
         micro_batch, global_batch, dropout, flash, schedule, fp8_recipe, lora_rank, qlora,
-        dispatcher, moe_overlap, cuda_graph, precision, optimizer, accelerator, count, network, efficiency,
+        dispatcher, moe_overlap, cuda_graph, precision, optimizer, accelerator, count, network,
+        efficiency,
         dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens, price, attention,
         set):  # noqa: A002
     from ..counting.memory import check_setup
