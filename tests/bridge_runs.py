@@ -157,6 +157,11 @@ def options(r: dict[str, Any]) -> dict[str, Any]:
             opts["recompute"] = "none"
     if (r["release"][:5], r["model"], r["system"], r["precision"]) in MOE_A2A_OVERLAP:
         opts["moe_overlap"] = True
+        # from 26.06 the rows that overlap do so inside a full-iteration CUDA graph (v0.5.0's
+        # workload configs; at 067f987df the `_enable_*_full_iteration_mxfp8` helpers set
+        # cuda_graph_impl = "full_iteration"): no host launches
+        if r["release"][:5] >= "26.06":
+            opts["cuda_graph"] = True
     for key in ("recompute", "recompute_modules", "moe_overlap", "dispatcher"):
         if key in r:
             opts[key] = r[key]

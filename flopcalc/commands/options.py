@@ -166,6 +166,10 @@ _ALL = (
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's compute "
            "(Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
            "Megatron-Bridge's MoE recipes).", False),
+    Option("cuda_graph", "flag", "The whole step replayed as one CUDA graph (Megatron-Core's "
+           "--cuda-graph-impl full_iteration): no host time to issue its kernels. Without it "
+           "the device waits where the host issues them slower than they run (small layers, "
+           "many local experts).", False),
     Option("capacity_factor", "amount", "MoE capacity factor: the all-to-all's padding (1, the "
            "default: dropless).", metavar="F"),
     # ----------------------------------------------------------------------- training runs

@@ -11,6 +11,7 @@ Modules:
 - `roofline`: lower bounds on time, max(FLOPs / peak, bytes / bandwidth).
 - `latency`: what one serving step costs a device and how long it takes (TTFT, TPOT).
 - `engine_step`: one engine step under continuous batching with chunked prefill.
+- `host`: the host's time to issue operators outside a CUDA graph (serving and training).
 - `scheduler`: the scheduler that turns steps into what users see, simulated or in closed form.
 - `energy`: joules per output token from the boards' power under load.
 """

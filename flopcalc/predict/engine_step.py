@@ -44,26 +44,12 @@ from ..counting.model import decode_flops
 from ..engines.registry import ENGINES, ServingEngine
 from ..kinds.base import EXPERT, ROW
 from ..models.spec import ModelSpec
+from .host import EAGER_OP_S, LAYER_OPS
 from .latency import ACTIVATION_BYTES, Collective, DeviceCosts, Network, Step
 
 
-# Host time to issue one operator outside a CUDA graph: Python, the PyTorch dispatcher, the
-# kernel's launch, ~5-25 µs (J. Lin, "From PyTorch op to kernel launch" (2025), the
-# dispatch chain's costs per layer); 30 µs at the high end for the engines' Python glue
-# around a custom operator (attention metadata, quantisation scales).
-EAGER_OP_S = (5e-6, 15e-6, 30e-6)
-# Operators one layer's forward issues, per slot kind, counted from the engines' model code
-# (vLLM's model_executor/models/llama.py and deepseek_v2.py; SGLang's and TensorRT-LLM's
-# modules follow the same steps): attention: input norm, QKV projection, activation
-# quantisation before each low-precision GEMM, rotary embedding, cache write, attention,
-# output projection, all-reduce with the residual add; latent attention (MLA) adds the
-# down- and up-projections of queries and keys/values, their norms and the rope split;
-# an MLP: norm, gate/up, activation, down, all-reduce; a mixture of experts: norm, router
-# GEMM, top-k and its weights, the tokens' permutation, two grouped GEMMs with their
-# quantisation, the activation, the un-permutation and the shared expert's MLP. "A typical
-# transformer block with ~50 elementary operations" in eager mode (Neutron Labs, "ML Hero"
-# ch. 21, PyTorch eager vs compiled) brackets the dense layer's 24.
-LAYER_OPS = {"latent": 35, "attention": 16, "moe": 40, "mlp": 8, "other": 16}
+# EAGER_OP_S (host time per operator) and LAYER_OPS (operators per layer forward): host.py,
+# shared with the training step's launch floor
 # A step that runs eagerly overlaps the host's issuing with the kernels only in part: a
 # kernel shorter than its launch leaves the device waiting. Low end: full overlap
 # (max(host, device)); high end: none (host + device); the estimate halfway.

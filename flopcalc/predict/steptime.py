@@ -52,6 +52,12 @@ Compute, per micro-batch and device (`StageCost`):
   master, m, v, gradient; write them and the 16-bit copy) and 8 per local gradient (norm and
   zeroing), memory-bound.
 
+- **Host launches**: outside a CUDA graph (`cuda_graph`) a micro-batch's forward and
+  backward each take at least the time the host needs to issue their operators (`host_time`:
+  engine_step's per-slot operator counts, one GEMM per local expert and linear as Transformer
+  Engine's GroupedLinear issues them, each at host.py's EAGER_OP_S): the device idles the
+  difference (`exposed["host"]`). Small routed layers at micro-batch 1 are host-bound.
+
 Communication: `predict.communication` (bytes per axis) and `predict.collectives` (time).
 
 Schedule: step = (m + (p−1)/v) · (t_f + t_b) + exposed communication + optimizer, with m
@@ -98,6 +104,7 @@ ADAPTED = (COLUMN, ROW, EXPERT)  # the projections LoRA adapts (PEFT's all-linea
 from ..models.spec import ModelSpec
 from .collectives import Net, collective, dispatch, p2p
 from .communication import adapter_params, per_microbatch, stage_layers, stage_params
+from .host import EAGER_OP_S, LAYER_OPS
 from ..counting.layers import layer_activations, layer_flops, layer_params
 from ..counting.model import model_params
 from ..counting.workload import Workload
@@ -161,6 +168,32 @@ SINK_EAGER_SHARE = {"low": 0.0, "estimate": 0.5, "high": 1.0}
 # probabilities' gradient) and writes the copies' gradient, 2·(2k + 1)·d. The permutation
 # before the experts writes the copies the layer keeps (`expert_inputs`): the memory-bound
 # term of the kept bytes already moves them.
+# Host launches. Outside a CUDA graph every kernel is issued by the host, and a device whose
+# kernels are shorter than their issuing waits for it: a micro-batch's forward (backward) takes
+# at least the host time of its operators, max(host, device) at each end. A routed layer's
+# token dispatch copies its split sizes to the host (Megatron-Core's MoEAlltoAllTokenDispatcher
+# and DeepEP's dispatch size their buffers from them), so the host cannot run more than a layer
+# ahead: the max holds layer by layer, which for identical layers is the micro-batch's.
+# - Per operator: `EAGER_OP_S` of flopcalc/predict/host.py (5 / 15 / 30 µs at the low
+#   end, estimate and high end: Python, the PyTorch dispatcher and the launch);
+# - per layer forward: that file's `LAYER_OPS` (by slot kind, from the engines' model code),
+#   the two grouped GEMMs of a routed layer counted per expert instead (below); backward
+#   `BACKWARD_OPS` × the forward's (each operator's backward issues its input gradient and,
+#   for a weight, its weight gradient: the 2 × FLOPs convention);
+# - per local expert (E/e on each device): Megatron-Core's TEGroupedMLP runs two grouped
+#   linears (fc1, gate and up fused; fc2), and Transformer Engine's GroupedLinear issues one
+#   cuBLAS GEMM per expert (nvte_multi_stream_cublas_gemm loops over the GEMMs on 4 streams,
+#   each call building its cuBLASLt descriptors and querying its heuristic:
+#   common/gemm/cublaslt_gemm.cu): 1 forward; backward its input-gradient and weight-gradient
+#   GEMMs, the per-weight placeholder gradient TE allocates for Megatron-Core's fused
+#   accumulation (grouped_linear.py `handle_custom_ddp_from_mcore`) and Megatron-Core DDP's
+#   hook on each parameter (each expert's weight is one): 4 (`EXPERT_BACKWARD_OPS`).
+# Full recomputation issues the forward's operators again in backward. A full-iteration CUDA
+# graph (`cuda_graph`, Megatron-Core's --cuda-graph-impl full_iteration) replays the step
+# without them.
+EXPERT_LINEARS = 2
+BACKWARD_OPS = 2
+EXPERT_BACKWARD_OPS = 4
 FP8_RECIPES = ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8")
 # NVFP4 (fp4 matmuls, Transformer Engine's NVFP4BlockScaling as Megatron-Bridge's
 # bf16_with_nvfp4_mixed selects it): E2M1 values with an E4M3 scale per 16, 4.5 bits an element
@@ -203,6 +236,7 @@ class Layout:
     schedule: str = "1f1b"  # 1f1b (interleaved with vp > 1), zero-bubble, dualpipe, dualpipev
     fp8_recipe: str = ""  # with fp8 matmuls: how they are scaled (FP8_RECIPES)
     lora_rank: int = 0  # LoRA adapters of this rank on every projection; the base frozen
+    cuda_graph: bool = False  # the whole step replayed as one CUDA graph: no host launches
 
     @property
     def expert_dp(self) -> int:
@@ -283,6 +317,7 @@ class LayerProfile:
     params_expert: int  # parameters of one layer's routed experts (split by tp and ep)
     layer: object = field(compare=False, default=None)
     sinks: bool = False  # a learnable softmax (attention sinks): no FlashAttention path
+    host_ops: int = 0  # operators one forward issues, the routed experts' GEMMs apart
 
 
 @dataclass(frozen=True)
@@ -362,13 +397,14 @@ def profile(spec: ModelSpec, seq: int, packed: tuple[int, ...] = ()) -> Profile:
             pub = ffn.published(d)
             moe = (pub.experts, pub.top_k)
         split, whole, expert = _split(params)
+        host = _host_ops(g.layer)
         layers.append(LayerProfile(
             g.count, tuple(gemms), loose,
             sum(p.value for p in fwd if p.family == ATTENTION),
             sum(p.value for p in cau if p.family == ATTENTION),
             tuple(heads), sum(p.value for p in fwd if p.family == SCAN), tp_sub, kv, moe,
             split, whole, expert, g.layer,
-            any(getattr(k, "sinks", False) for k in g.layer.mixers)))
+            any(getattr(k, "sinks", False) for k in g.layer.mixers), host))
     from ..counting.model import head_flops, model_flops
 
     head = sum(p.value for p in head_flops(spec, full))
@@ -379,6 +415,45 @@ def profile(spec: ModelSpec, seq: int, packed: tuple[int, ...] = ()) -> Profile:
                    first, last, spec.tie_embeddings and spec.head != "none",
                    sum(p.value for p in model_flops(spec, full)),
                    sum(p.value for p in model_flops(spec, causal)))
+
+
+def _host_ops(layer: object) -> int:
+    """Operators one forward of `layer` issues outside its routed experts' GEMMs: the serving
+    model's count per slot kind (host.LAYER_OPS), a routed feed-forward without its two
+    grouped GEMMs (counted per local expert by `host_time`)."""
+    from ..kinds.attention import Attention
+    from ..kinds.latent import LatentAttention
+    from ..kinds.mlp import Mlp
+    from ..kinds.moe import Moe
+
+    ops = 0
+    for _, kind in layer.slots():  # type: ignore[attr-defined]
+        name = ("latent" if isinstance(kind, LatentAttention) else
+                "attention" if isinstance(kind, Attention) else
+                "moe" if isinstance(kind, Moe) else "mlp" if isinstance(kind, Mlp)
+                else "other")
+        ops += LAYER_OPS[name] - (EXPERT_LINEARS if name == "moe" else 0)
+    return ops
+
+
+def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float, float]:
+    """(forward, backward) seconds the host takes to issue one micro-batch of a stage of
+    `layers` layers (each kind in proportion), 0 under a full-iteration CUDA graph: the
+    operators of `_host_ops`, backward BACKWARD_OPS × theirs (and the forward's again under
+    full recomputation), and per local expert of a routed layer EXPERT_LINEARS GEMMs forward
+    and EXPERT_LINEARS × EXPERT_BACKWARD_OPS operators backward, each at EAGER_OP_S."""
+    if lay.cuda_graph:
+        return 0.0, 0.0
+    fwd = bwd = 0.0
+    for lp in prof.layers:
+        share = lp.count * layers / prof.n_layers
+        local = max(1, lp.moe[0] // lay.ep) if lp.moe[0] else 0
+        f = lp.host_ops + EXPERT_LINEARS * local
+        fwd += share * f
+        bwd += share * (BACKWARD_OPS * lp.host_ops + EXPERT_LINEARS * EXPERT_BACKWARD_OPS * local
+                        + (f if lay.recompute == "full" else 0))
+    each = EAGER_OP_S[ENDS.index(end)]
+    return fwd * each, bwd * each
 
 
 # ------------------------------------------------------------------------- matmul timing
@@ -675,7 +750,8 @@ _LAYERS: dict[tuple, tuple] = {}
 # The Layout fields one layer's compute does not read (the stage's share of layers, the
 # schedule, the communication): any other field, a new one included, keys `_LAYERS`.
 _NOT_PER_LAYER = frozenset(("pp", "vp", "dp", "zero", "global_batch", "grad_fp32",
-                            "tp_overlap", "capacity", "dispatcher", "moe_overlap", "schedule"))
+                            "tp_overlap", "capacity", "dispatcher", "moe_overlap", "schedule",
+                            "cuda_graph"))
 _per_layer = attrgetter(*(k for k in Layout.__dataclass_fields__ if k not in _NOT_PER_LAYER))
 
 
@@ -916,6 +992,11 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     dp_exposed = dp_all = 0.0
     t_f0 = comp.forward + tp_f + cp_f + ep_f
     t_b0 = comp.backward + tp_b + cp_b + ep_b
+    # --- the host: the device waits where issuing its kernels takes longer than they run
+    host_f, host_b = _remembered(prof, ("host", end, lay.ep, lay.recompute, lay.cuda_graph,
+                                        layers), lambda: host_time(prof, lay, end, layers))
+    wait = max(0.0, host_f - t_f0) + max(0.0, host_b - t_b0)
+    t_f0, t_b0 = max(t_f0, host_f), max(t_b0, host_b)
     if frozen:  # ZeRO-3 gathers every weight, frozen or not; only adapters are reduced
         dp_groups[0] = (dense, n_dp, where["dp"], frozen)
     for params, n, per, *gathered in dp_groups:  # one rank or no bytes: 0
@@ -994,6 +1075,8 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
                "recompute": m * comp.recompute}
     exposed = {"tp": m * (tp_f + tp_b), "cp": m * (cp_f + cp_b), "ep": m * (ep_f + ep_b),
                "pp": pp_exposed, "dp": dp_exposed + m * (fsdp_f + fsdp_b), "embedding": emb}
+    if wait:  # the device idle while the host issues its kernels
+        exposed["host"] = m * wait
     comm_all = {"tp": m * (tp_f_all + tp_b_all), "cp": m * cp_all, "ep": m * ep_all,
                 "pp": pp_all, "dp": dp_all}
     return StepTime(total, compute, bubble, exposed, optimizer, comm_all, which)

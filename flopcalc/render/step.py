@@ -92,6 +92,9 @@ def step_tables(report: "StepReport", nums: Numbers) -> list[Any]:
         values = [br[e].exposed.get(axis, 0.0) for e in ("low", "estimate", "high")]
         if any(values):
             table.add_row(f"exposed {axis} communication", *(f"{v:.4g}" for v in values))
+    values = [br[e].exposed.get("host", 0.0) for e in ("low", "estimate", "high")]
+    if any(values):
+        table.add_row("device waiting on host launches", *(f"{v:.4g}" for v in values))
     table.add_row("step", *(f"{br[e].total:.4g}" for e in ("low", "estimate", "high")),
                   style="bold")
     out.append(table)

@@ -304,6 +304,15 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
         attention_line(attention),
         kernel_line(lay.flash),
     ]
+    if lay.cuda_graph:
+        lines.append("host launches: none (--cuda-graph: the step replayed as one CUDA graph)")
+    elif any("host" in t.exposed for t in (outcome.low, outcome.estimate, outcome.high)):
+        lines.append(
+            "host launches: each micro-batch's forward and backward take at least the host's "
+            "time to issue their operators (per layer e.g. attention 16, a routed feed-forward 38 "
+            "and its experts' GEMMs one per local expert, backward twice; 5/15/30 us each at "
+            "low/estimate/high), the device waiting the difference (exposed host; "
+            "--cuda-graph: none)")
     if lay.fp8_recipe:
         lines.append(
             f"fp8 matmuls scaled {lay.fp8_recipe}"
