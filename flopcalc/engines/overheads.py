@@ -23,8 +23,9 @@ Which non-torch memory counts is decided by where each release takes its first s
   that snapshot to the end of the profiling run.
 
 The device total and the non-torch parts are not in vLLM's source: they are the driver's and
-NCCL's. They come from published measurements (the sources below), for the H100 only; other
-devices keep their preset's memory and the H100's non-torch figures, and the output says so.
+NCCL's. They come from published measurements (the sources below): device totals for the H100
+and H200, non-torch memory for the H100 only; other devices keep their preset's memory and take
+the H100's non-torch figures, and the output says so.
 """
 
 from __future__ import annotations
@@ -70,9 +71,16 @@ DEVICE_TOTALS: dict[str, DeviceTotal] = {
         "(78.57/79.18 GiB)', llm-d/llm-d-benchmark config_explorer/"
         "empirical-vllm-memory-results.md), 477 MiB below the 81,559 MiB nvidia-smi shows: "
         "the driver's reservation"),
+    # H200: nvidia-smi 143,771 MiB; torch's get_device_properties "total_memory=143156MB", a
+    # vLLM V0 log "total_gpu_memory (139.81GiB)" (143,160-143,170 MiB with another driver)
+    "h200": DeviceTotal(
+        143_156 * MiB, "CUDA's total for an H200: 143,156 MiB (torch's get_device_properties "
+        "total_memory=143156MB; a vLLM V0 log's 'total_gpu_memory (139.81GiB)' is within "
+        "15 MiB), 615 MiB below the 143,771 MiB nvidia-smi shows: the driver's reservation"),
 }
 
 # Measured outside torch on an H100 (llm-d benchmark, vLLM 0.11.0, the rows above):
+MEASURED_ON = "h100-sxm"
 CONTEXT = 61 * CENTI  # before any snapshot at tp 1: 79.18 − 78.57 = 0.61 GiB free gone
 DISTRIBUTED = 93 * CENTI  # distributed start-up at tp 2: 78.57 − 77.64 = 0.93 GiB
 GROWTH_TP1 = 13 * CENTI  # from the snapshot to the end of the profiling run, tp 1
@@ -156,7 +164,7 @@ def non_torch(version: Optional[str], tp: int, device: Optional[str]) -> NonTorc
            + (", free on start-up 78.57 → 77.64 GiB from tp 1 to tp 2" if c.distributed and multi
               else "") + (", 0.61 GiB in use before vLLM's snapshot" if c.context else "") + ")"
            + ("; tp > 2 taken as tp 2" if tp > 2 else "")
-           + ("" if device in DEVICE_TOTALS else "; on other devices unverified")]
+           + ("" if device == MEASURED_ON else f"; measured on the H100, unverified on {device}")]
     return NonTorch(total, parts, how)
 
 

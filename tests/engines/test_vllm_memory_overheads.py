@@ -50,7 +50,8 @@ def test_non_torch_by_release() -> None:
     # 0.8 counts all device memory torch has not allocated: + the context, 0.13 + 0.61 = 0.74
     assert non_torch("0.8", 1, "h100-sxm").bytes == 794_568_932
     assert non_torch("0.8", 2, "h100-sxm").bytes == (55 + 93 + 61) * CENTI
-    assert "unverified" in non_torch("0.11", 1, "b200").how[0]
+    assert "unverified on b200" in non_torch("0.11", 1, "b200").how[0]
+    assert "unverified" not in non_torch("0.11", 1, "h100-sxm").how[0]
 
 
 @pytest.mark.hand
@@ -59,7 +60,9 @@ def test_device_total() -> None:
     assert device_total("h100-sxm", 85_520_809_984, 85_520_809_984)[0] == 85_020_639_232
     # narrowed by --reserve or --memory-fraction, or another device: the memory given
     assert device_total("h100-sxm", 80_000_000_000, 85_520_809_984) == (80_000_000_000, None)
-    assert device_total("h200", 150_000_000_000, 150_000_000_000)[1] is None
+    assert device_total("b200", 150_000_000_000, 150_000_000_000)[1] is None
+    # H200: 143,156 MiB × 1,048,576 = 150,109,945,856 bytes (nvidia-smi: 143,771 MiB)
+    assert device_total("h200", 150_754_820_096, 150_754_820_096)[0] == 150_109_945_856
 
 
 @pytest.mark.hand
