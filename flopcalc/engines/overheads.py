@@ -22,6 +22,9 @@ Which non-torch memory counts is decided by where each release takes its first s
   snapshot … NCCL buffers are allocated before we measure"): only what grows outside torch from
   that snapshot to the end of the profiling run.
 
+Releases up to 0.10 set NCCL_CUMEM_ENABLE=0; from 0.11 NCCL keeps its cuMem allocations (and
+with them NVLink SHARP buffers on NVSwitch systems), which takes more at tp > 1.
+
 The device total and the non-torch parts are not in vLLM's source: they are the driver's and
 NCCL's. They come from published measurements (the sources below): device totals for the H100
 and H200, non-torch memory for the H100 only; other devices keep their preset's memory and take
@@ -79,12 +82,21 @@ DEVICE_TOTALS: dict[str, DeviceTotal] = {
         "15 MiB), 615 MiB below the 143,771 MiB nvidia-smi shows: the driver's reservation"),
 }
 
-# Measured outside torch on an H100 (llm-d benchmark, vLLM 0.11.0, the rows above):
+# Measured outside torch, per device (each a published log's figure, hundredths of a GiB):
 MEASURED_ON = "h100-sxm"
-CONTEXT = 61 * CENTI  # before any snapshot at tp 1: 79.18 − 78.57 = 0.61 GiB free gone
-DISTRIBUTED = 93 * CENTI  # distributed start-up at tp 2: 78.57 − 77.64 = 0.93 GiB
-GROWTH_TP1 = 13 * CENTI  # from the snapshot to the end of the profiling run, tp 1
-GROWTH_TP2 = 55 * CENTI  # the same at tp 2 (NCCL connects lazily, on its first collectives)
+GROWTH_TP1 = 13 * CENTI  # V1 at tp 1, from the snapshot through the profiling run (llm-d, 0.11.0)
+V0_TP1 = 16 * CENTI  # V0 at tp 1 on an H100: "non_torch_memory takes 0.16GiB" (vllm#12126)
+# tp > 1 with NCCL's cuMem allocations on (vLLM ≥ 0.11 no longer sets NCCL_CUMEM_ENABLE=0; with
+# cuMem, NCCL may use NVLink SHARP on NVSwitch systems): the growth after the snapshot (llm-d,
+# 0.11.0, tp 2, "non-torch forward increase memory" 0.55); the start-up before it, 0.93 GiB
+# (free on start-up 78.57 → 77.64 GiB from tp 1 to tp 2), is not counted by these releases
+GROWTH_CUMEM = 55 * CENTI
+STARTUP_CUMEM = 93 * CENTI  # shown, never subtracted
+# tp > 1 with NCCL_CUMEM_ENABLE=0 (vLLM 0.6.0 worker_base.py init_worker, 0.8.0 __init__.py,
+# 0.10.1.1 env_override.py) and the snapshot before distributed start-up: everything, start-up
+# included: "non_torch_memory takes 0.20GiB" per RTX 3090 worker (vllm#14447, V0, 2025-04)
+NO_CUMEM = 20 * CENTI
+CONTEXT = 61 * CENTI  # in use before vLLM's first reading at tp 1: 79.18 − 78.57 GiB (llm-d)
 
 
 @dataclass(frozen=True)
@@ -93,29 +105,29 @@ class Counted:
 
     version: str
     source: str
-    context: bool  # the CUDA context and everything before vLLM's first reading
-    distributed: bool  # NCCL communicators and the custom all-reduce, made at start-up
-    cudagraphs: bool  # subtracts profile_cudagraph_memory's estimate (0.21+)
+    context: bool  # the CUDA context and everything before vLLM's first reading (0.8)
+    cumem: bool  # NCCL's cuMem allocations left on (vLLM does not set NCCL_CUMEM_ENABLE=0)
+    v0: bool  # the V0 engine (its own tp 1 figure)
 
 
 RELEASES: dict[str, Counted] = {
     "0.6": Counted("0.6", "vLLM 0.6.0 worker/worker.py init_device (init_gpu_memory before "
                    "init_worker_distributed_environment) and determine_num_available_blocks "
-                   "(peak = init free − free after profile_run)", False, True, False),
+                   "(peak = init free − free after profile_run); worker_base.py "
+                   "NCCL_CUMEM_ENABLE=0", False, False, True),
     "0.8": Counted("0.8", "vLLM 0.8.0 v1/worker/gpu_worker.py determine_available_memory "
-                   "(allocated peak + device used − torch allocated: the context included)",
-                   True, True, False),
+                   "(allocated peak + device used − torch allocated: the context included); "
+                   "__init__.py NCCL_CUMEM_ENABLE=0", True, False, False),
     "0.10": Counted("0.10", "vLLM 0.10.1.1 v1/worker/gpu_worker.py init_device "
-                    "(MemorySnapshot before init_worker_distributed_environment) and "
-                    "utils/__init__.py memory_profiling (non_torch_increase from it)",
-                    False, True, False),
+                    "(MemorySnapshot before init_worker_distributed_environment), "
+                    "utils/__init__.py memory_profiling (non_torch_increase from it), "
+                    "env_override.py NCCL_CUMEM_ENABLE=0", False, False, False),
     "0.11": Counted("0.11", "vLLM 0.11.0 v1/worker/gpu_worker.py init_device (the snapshot "
-                    "after init_worker_distributed_environment) and utils/__init__.py "
-                    "memory_profiling", False, False, False),
+                    "after init_worker_distributed_environment), utils/__init__.py "
+                    "memory_profiling; NCCL_CUMEM_ENABLE no longer set", False, True, False),
     "0.33": Counted("0.33", "vLLM 0.33.0 v1/worker/gpu_worker.py init_device (the snapshot "
-                    "after init_worker_distributed_environment), determine_available_memory "
-                    "(− profile_cudagraph_memory when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, "
-                    "default 1 since 0.21)", False, False, True),
+                    "after init_worker_distributed_environment) and "
+                    "determine_available_memory; NCCL_CUMEM_ENABLE not set", False, True, False),
 }
 
 
@@ -140,31 +152,42 @@ class NonTorch:
 
 
 def non_torch(version: Optional[str], tp: int, device: Optional[str]) -> NonTorch:
-    """The non-torch memory vLLM `version` counts on one device of a tp-way replica: the growth
-    from its snapshot through the profiling run, the distributed start-up where the snapshot
-    precedes it (tp > 1), the CUDA context where the release reads all device memory (0.8).
-    Published for tp 1 and 2 on an H100; tp > 2 takes tp 2's (each rank's NCCL ring and the
-    custom all-reduce's own buffers do not grow with the ring; more peers would add to it)."""
+    """The non-torch memory vLLM `version` counts on one device of a tp-way replica, from
+    published measurements: at tp 1 what loads outside torch through the profiling run; at
+    tp > 1 with NCCL's cuMem on (0.11+) the growth after the snapshot, its start-up taken
+    before it; with cuMem off (0.6-0.10, whose snapshot precedes distributed start-up)
+    everything, start-up included; the CUDA context where the release reads all device memory
+    (0.8). Published for tp 1 and 2 (0.11+) or per worker (cuMem off); tp > 2 takes them (each
+    rank's ring neighbours and the custom all-reduce's own buffers do not grow with tp)."""
     c = counted(version)
-    multi = tp > 1
-    parts = [("growth through the profiling run (kernels loaded on first use, cuBLAS handles"
-              + (", NCCL's connections)" if multi else ")"), GROWTH_TP2 if multi else GROWTH_TP1)]
-    if c.distributed and multi:
-        parts.append(("distributed start-up (NCCL communicators, custom all-reduce buffers)",
-                      DISTRIBUTED))
+    if tp == 1:
+        parts = [("kernels and handles loaded through the profiling run",
+                  V0_TP1 if c.v0 else GROWTH_TP1)]
+        cite = ("vllm-project/vllm#12126, V0 on an H100: 0.16 GiB" if c.v0 else
+                "llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md, "
+                "vLLM 0.11.0 on an H100: 'non-torch forward increase memory' 0.13 GiB")
+    elif c.cumem:
+        parts = [("NCCL's connections, kernels and handles through the profiling run",
+                  GROWTH_CUMEM)]
+        cite = ("llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md, vLLM "
+                "0.11.0 on 2 H100: 0.55 GiB; the distributed start-up before the snapshot, "
+                f"{STARTUP_CUMEM:,} bytes (free on start-up 78.57 → 77.64 GiB), is not counted")
+    else:
+        parts = [("NCCL's communicators and buffers (cuMem off), the custom all-reduce, "
+                  "kernels and handles", NO_CUMEM)]
+        cite = ("vllm-project/vllm#14447, a V0 log per RTX 3090 worker, the snapshot before "
+                "distributed start-up, NCCL_CUMEM_ENABLE=0: 0.20 GiB")
     if c.context:
-        parts.append(("CUDA context and torch's start, before the first reading", CONTEXT))
+        parts.append(("the CUDA context and torch's start, before any reading", CONTEXT))
+        cite += "; context: 79.18 − 78.57 GiB free on start-up (llm-d, H100)"
     total = sum(b for _, b in parts)
+    on = "an RTX 3090" if tp > 1 and not c.cumem else "an H100"
     how = [f"non-torch memory as vLLM {c.version} counts it ({c.source}): "
            + " + ".join(f"{name} {b:,}" for name, b in parts) + f" = {total:,} bytes "
-           f"({total / GiB:.2f} GiB); measured on an H100 with vLLM 0.11.0 at tp "
-           f"{'2' if multi else '1'} (llm-d/llm-d-benchmark config_explorer/"
-           "empirical-vllm-memory-results.md: 'non-torch forward increase memory' "
-           f"{'0.55' if multi else '0.13'} GiB"
-           + (", free on start-up 78.57 → 77.64 GiB from tp 1 to tp 2" if c.distributed and multi
-              else "") + (", 0.61 GiB in use before vLLM's snapshot" if c.context else "") + ")"
-           + ("; tp > 2 taken as tp 2" if tp > 2 else "")
-           + ("" if device == MEASURED_ON else f"; measured on the H100, unverified on {device}")]
+           f"({total / GiB:.2f} GiB), measured ({cite})"
+           + (f"; tp {tp} taken as the published tp" if tp > 2 else "")
+           + (f"; measured on {on}, unverified on {device}"
+              if device != MEASURED_ON or on != "an H100" else "")]
     return NonTorch(total, parts, how)
 
 

@@ -37,19 +37,21 @@ def test_cublas_workspace_by_hand() -> None:
 
 @pytest.mark.hand
 def test_non_torch_by_release() -> None:
-    # growth through the profiling run: tp 1 0.13 GiB = 13 × 10,737,418 = 139,586,434;
-    # tp ≥ 2 0.55 GiB = 590,557,990; distributed start-up 0.93 GiB = 998,579,874; the CUDA
-    # context 0.61 GiB = 654,982,498
+    # tp 1: V1 0.13 GiB = 13 × 10,737,418 = 139,586,434; V0 0.16 GiB = 171,798,688
     assert non_torch("0.11", 1, "h100-sxm").bytes == 139_586_434
-    assert non_torch("0.33", 2, "h100-sxm").bytes == 590_557_990  # after distributed start-up
+    assert non_torch("0.10", 1, "h100-sxm").bytes == 139_586_434
+    assert non_torch("0.6", 1, "h100-sxm").bytes == 171_798_688
+    # tp > 1, NCCL's cuMem on (0.11+): the growth after the snapshot, 0.55 GiB = 590,557,990
+    assert non_torch("0.33", 2, "h100-sxm").bytes == 590_557_990
     assert non_torch(None, 8, "h100-sxm").bytes == 590_557_990  # tp > 2 as tp 2
-    # 0.10 and V0 0.6 snapshot before distributed start-up: 0.55 + 0.93 = 1.48 GiB at tp > 1
-    assert non_torch("0.10", 4, "h100-sxm").bytes == 1_589_137_864
-    assert non_torch("0.6", 2, "h100-sxm").bytes == 1_589_137_864
-    assert non_torch("0.10", 1, "h100-sxm").bytes == 139_586_434  # no communicator at tp 1
-    # 0.8 counts all device memory torch has not allocated: + the context, 0.13 + 0.61 = 0.74
-    assert non_torch("0.8", 1, "h100-sxm").bytes == 794_568_932
-    assert non_torch("0.8", 2, "h100-sxm").bytes == (55 + 93 + 61) * CENTI
+    # tp > 1, NCCL_CUMEM_ENABLE=0 and the snapshot before start-up (0.6-0.10): 0.20 GiB =
+    # 214,748,360, measured per RTX 3090 worker
+    assert non_torch("0.10", 4, "h100-sxm").bytes == 214_748_360
+    assert non_torch("0.6", 2, "h100-sxm").bytes == 214_748_360
+    assert "unverified on h100-sxm" in non_torch("0.10", 4, "h100-sxm").how[0]
+    # 0.8 counts all device memory torch has not allocated: + the context, 0.61 GiB
+    assert non_torch("0.8", 1, "h100-sxm").bytes == (13 + 61) * CENTI == 794_568_932
+    assert non_torch("0.8", 2, "h100-sxm").bytes == (20 + 61) * CENTI == 869_730_858
     assert "unverified on b200" in non_torch("0.11", 1, "b200").how[0]
     assert "unverified" not in non_torch("0.11", 1, "h100-sxm").how[0]
 
@@ -145,10 +147,11 @@ def test_gpt_oss_120b_as_logged() -> None:
 
 @pytest.mark.published
 def test_qwen3_235b_fp8_tp4_left_over() -> None:
-    # vllm-project/vllm#21348 (0.10's time, LMCache connector): 8.11 GiB on 4 H100. Before 10.98
-    # (+35%); after 9.05 (+0.94 GiB, +11.5%): non-torch at tp 4 taken as tp 2's published 1.48
-    # GiB, and LMCache's buffers are not modelled
+    # vllm-project/vllm#21348 (0.9.2-0.10, NCCL_CUMEM_ENABLE=0, LMCache connector): 8.11 GiB on
+    # 4 H100. Before 10.98 (+35%); after 10.33 (+2.22 GiB, +27%): the device total −0.42, the
+    # cuBLAS workspace −0.03 and 0.20 GiB of non-torch memory explain 0.65 of the 2.87 GiB; the
+    # rest is not accounted for (the LMCache connector is the setting not modelled)
     st = stage(str(DATA / "quant" / "qwen3-235b-a22b-fp8.json"), accelerator="h100", tp=4,
                engine="vllm==0.10")
-    assert st["non_torch_bytes"] == 1_589_137_864
-    assert 0 < st["available_bytes"] / GiB - 8.11 < 1.0
+    assert st["non_torch_bytes"] == 214_748_360
+    assert 2.0 < st["available_bytes"] / GiB - 8.11 < 2.5

@@ -122,8 +122,8 @@ def test_qwen3_235b_fp8_on_four_h100() -> None:
     # defaults): Qwen3-235B-A22B-FP8, --tensor-parallel-size 4 on 4 H100, "Available KV cache
     # memory: 8.11 GiB". Its config.json with the published quantization_config (fp8, 128×128
     # blocks). Before: 14.41 GiB (+6.30, +78%); with the sampler 10.98 (+2.87, +35%); with
-    # engines.overheads 9.05 (+0.94): tp 4's non-torch memory is taken as tp 2's, and the
-    # LMCacheConnectorV1 the launch names (--kv-transfer-config) is not counted.
+    # engines.overheads 10.33 (+2.22, +27%): 0.20 GiB of non-torch memory (NCCL's cuMem off)
+    # and the LMCacheConnectorV1 the launch names (--kv-transfer-config) not counted.
     d = serve(str(DATA / "quant" / "qwen3-235b-a22b-fp8.json"), accelerator="h100", tp=4,
               engine="vllm==0.10")
     st = stage(d)
