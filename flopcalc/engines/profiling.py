@@ -187,4 +187,7 @@ NOT_COUNTED = ("not counted: the CUDA-graph estimate vLLM ≥ 0.21 subtracts (v1
                "gpu_model_runner.py profile_cudagraph_memory: two captures measured at "
                "start-up; 0.13 GiB estimated in a published 2×RTX 5090 log, "
                "noonghunna/club-3090#1087), an extension's buffers (a KV connector such as "
-               "LMCache); the engine measures these: give --kv-memory for its own figure")
+               "LMCache); vLLM 0.33's mem_get_info total also takes the model runner's "
+               "persistent buffers (vllm/utils/mem_utils.py memory_profiling total_consumed: "
+               "inputs_embeds max_num_batched_tokens × d, the block table); the engine "
+               "measures these: give --kv-memory for its own figure")
