@@ -1,10 +1,11 @@
 """What vLLM subtracts for the cache beyond the weights and the profiling run's tensors, per
 release line (`--engine vllm==X`): the device total it multiplies by gpu_memory_utilization,
 PyTorch's cuBLAS workspace inside the torch peak, the memory outside torch's allocator its
-snapshot counts, and (0.21+) its CUDA-graph estimate.
+snapshot counts. (0.21+ also subtracts a CUDA-graph estimate it measures by capturing two
+graphs at start-up; not modelled: `profiling.NOT_COUNTED`.)
 
     available = total × gpu_memory_utilization − weights − (activation peak + cuBLAS workspace)
-                − non-torch memory the release counts − CUDA-graph estimate (0.21+)
+                − non-torch memory the release counts
 
 Which non-torch memory counts is decided by where each release takes its first snapshot:
 
@@ -27,8 +28,9 @@ with them NVLink SHARP buffers on NVSwitch systems), which takes more at tp > 1.
 
 The device total and the non-torch parts are not in vLLM's source: they are the driver's and
 NCCL's. They come from published measurements (the sources below): device totals for the H100
-and H200, non-torch memory for the H100 only; other devices keep their preset's memory and take
-the H100's non-torch figures, and the output says so.
+and H200; non-torch memory from H100 runs (an RTX 3090 worker's for tp > 1 with cuMem off).
+Other devices keep their preset's memory and take these figures, and the output says where
+they were measured.
 """
 
 from __future__ import annotations
