@@ -13,4 +13,6 @@ Modules:
 - `lora`: the LoRA adapter slots vLLM reserves on each device.
 - `profiling`: the peak of vLLM's profiling run per release (its forward, its sampler
   warm-up), which the memory for the cache is estimated without.
+- `overheads`: what else each vLLM release subtracts for the cache: CUDA's device total,
+  PyTorch's cuBLAS workspace, the non-torch memory its snapshot counts.
 """

@@ -15,9 +15,9 @@ path). Bytes per element of R × V below count every tensor live at the sampler'
 path runs depends on the install (FlashInfer present or not), so a release line with two paths
 gives an interval, the first path its point.
 
-Not modelled (the engine measures it, flopcalc cannot know it): non-torch memory (the CUDA
-context's lazily loaded kernels, cuBLAS workspaces, NCCL and custom all-reduce buffers with
-tensor parallelism) and, from vLLM 0.21, the CUDA-graph estimate it also subtracts.
+The memory outside torch's allocator each release counts, the device total it multiplies and
+PyTorch's cuBLAS workspace are `engines.overheads`. Not modelled: the CUDA-graph estimate vLLM
+0.21+ subtracts (a capture measured at start-up) and an extension's buffers (a KV connector).
 """
 
 from __future__ import annotations
@@ -68,17 +68,29 @@ FLASHINFER = ("FlashInfer", "masked logits 4 + their softmax 4 (flashinfer_sampl
               "probabilities)")
 
 
-def _v1_pip_or_docker(line: str, release: str) -> ProfilingRun:
+def _v1_pip_or_docker(line: str, release: str, measured: str = "") -> ProfilingRun:
     """A V1 release whose FlashInfer is an optional extra: the native sampler after
-    `pip install vllm`, FlashInfer's in vLLM's Docker image."""
+    `pip install vllm`; FlashInfer's where its sampler is taken (`measured`: what published
+    runs of that release show)."""
     return ProfilingRun(
         line, f"{release} v1/worker/gpu_model_runner.py profile_run and _dummy_sampler_run, "
         "v1/sample/sampler.py Sampler.forward, v1/sample/ops/topk_topp_sampler.py",
         (SamplerPath(NATIVE_V1[0], SORT_BYTES, NATIVE_V1[1],
-                     "pip install vllm (FlashInfer is the optional extra vllm[flashinfer])"),
+                     "pip install vllm (FlashInfer is the optional extra vllm[flashinfer])"
+                     + measured),
          SamplerPath(FLASHINFER[0], 4 + 4, FLASHINFER[1],
-                     "FlashInfer installed (vLLM's Docker image), VLLM_USE_FLASHINFER_SAMPLER "
-                     "not 0")), 2)
+                     "FlashInfer importable and VLLM_USE_FLASHINFER_SAMPLER not 0 "
+                     "(TopKTopPSampler.forward_cuda)")), 2)
+
+
+# llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md (vllm/vllm-openai:v0.11.0
+# on an H100, 8,192 tokens, 1,024 sequences): torch peak increases 5.56 (Qwen3-0.6B), 4.76
+# (Llama-3.1-8B), 5.64 (Qwen3-32B), 7.38 GiB (gpt-oss-20b/120b) are the native path's
+# R·V·38 + hidden states + the 32 MiB cuBLAS workspace within 0.01 GiB; FlashInfer's 14 bytes
+# per logit would be 2.9-4.6 GiB lower.
+MEASURED_0_11 = ("; vLLM 0.11.0's Docker image measured so: five models' torch peak increases "
+                 "on an H100 within 0.01 GiB of this path (llm-d/llm-d-benchmark "
+                 "config_explorer/empirical-vllm-memory-results.md)")
 
 
 RUNS: dict[str, ProfilingRun] = {
@@ -104,7 +116,7 @@ RUNS: dict[str, ProfilingRun] = {
                      "tensors, not counted)", "an install with FlashInfer older than 0.2.3")),
         1),
     "0.10": _v1_pip_or_docker("0.10", "vLLM 0.10.1.1"),
-    "0.11": _v1_pip_or_docker("0.11", "vLLM 0.11.0"),
+    "0.11": _v1_pip_or_docker("0.11", "vLLM 0.11.0", MEASURED_0_11),
     "0.33": ProfilingRun(
         "0.33", "vLLM 0.33.0 v1/worker/gpu_model_runner.py profile_run and "
         "_dummy_sampler_run (the sampler twice: FlashInfer, then with a generator, which falls "
@@ -168,13 +180,14 @@ def profile_peak(version: Optional[str], forward: int, tokens: int, max_num_seqs
     return ProfilePeak(peaks[0], min(peaks), max(peaks), rows, forward, hidden, sampler, how)
 
 
-# Published V0 logs of the memory vLLM measures outside torch's allocator after its profiling
-# overhaul: 0.16 GiB on one H100 (vllm-project/vllm#12126, 2025-01) and 0.20 GiB per RTX 3090
-# worker at tp > 1 (vllm-project/vllm#14447, 2025-04); CUDA graphs 0.09 GiB on RTX 5090s at
-# tp 2 (noonghunna/club-3090#1087, the log's "0.09 GiB for CUDAGraph memory").
-NOT_COUNTED = ("not counted: non-torch memory (lazily loaded kernels, cuBLAS workspaces, NCCL "
-               "and custom all-reduce buffers at tp > 1: 0.16-0.20 GiB in published logs "
-               "(vllm-project/vllm#12126, #14447), more with tensor parallelism and large "
-               "kernel libraries), the CUDA-graph estimate vLLM ≥ 0.21 subtracts (0.09 GiB in "
-               "a published 2×RTX 5090 log), an extension's buffers (a KV connector); the "
-               "engine measures these: give --kv-memory for its own figure")
+# vLLM ≥ 0.21 captures its two largest graphs of each mode at start-up and subtracts the first
+# capture + (graphs − 1) × the second's (at least 1 MiB): 0.13 GiB estimated (0.09 actual) in a
+# published 2×RTX 5090 log (noonghunna/club-3090#1087); flopcalc has no model of a capture pool.
+NOT_COUNTED = ("not counted: the CUDA-graph estimate vLLM ≥ 0.21 subtracts (v1/worker/"
+               "gpu_model_runner.py profile_cudagraph_memory: two captures measured at "
+               "start-up; 0.13 GiB estimated in a published 2×RTX 5090 log, "
+               "noonghunna/club-3090#1087), an extension's buffers (a KV connector such as "
+               "LMCache); vLLM 0.33's mem_get_info total also takes the model runner's "
+               "persistent buffers (vllm/utils/mem_utils.py memory_profiling total_consumed: "
+               "inputs_embeds max_num_batched_tokens × d, the block table); the engine "
+               "measures these: give --kv-memory for its own figure")

@@ -42,4 +42,7 @@ def weights_table(w: "Weights", memory: "MemoryBudget", nums: Numbers,
                 st.activation_low_bytes != st.activation_high_bytes:
             table.add_row("  low-high (the sampler's path)",
                           f"{st.activation_low_bytes:,}-{st.activation_high_bytes:,}")
+        if st.non_torch_bytes is not None:
+            table.add_row("non-torch memory (as the release counts it)",
+                          nums.bytes(st.non_torch_bytes))
     return table

@@ -128,6 +128,7 @@ class StageMemory:
     activation_high_bytes: Optional[int] = None
     available_low_bytes: Optional[int] = None  # with the high activation peak
     available_high_bytes: Optional[int] = None
+    non_torch_bytes: Optional[int] = None  # estimated: outside torch, as the release counts it
 
 
 @dataclass
@@ -323,6 +324,7 @@ class Available:
     stages: list[tuple[Optional[int], Optional[int], Optional[int], Optional[int]]]
     # estimated: each stage's (activation low, activation high) over the sampler's paths
     bounds: Optional[list[tuple[int, int]]] = None
+    non_torch: Optional[list[int]] = None  # estimated: each stage's non-torch memory
 
 
 def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
@@ -331,6 +333,7 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
     """Given (--kv-memory), counted from --kv-blocks, or estimated on the accelerator: its
     memory x gpu_memory_utilization less each stage's weights and the profiling run's peak
     (the last stage samples; `engines.profiling`), with the ends of its interval."""
+    from ..engines.overheads import cublas_workspace, device_total, non_torch
     from ..engines.profiling import NOT_COUNTED, profile_peak, run
 
     pp, n_layers = setup.engine.pp, spec.n_layers("decoder")
@@ -353,33 +356,45 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
         raise FlopcalcError("serve needs the memory left for the cache: give --accelerator "
                             "NAME (estimated), --kv-memory BYTES or --kv-blocks N")
     utilization = opts.gpu_memory_utilization
-    requested = math.ceil(hw.memory_bytes * utilization)
+    total, total_source = device_total(hw.name, hw.memory_bytes, hw.usable_memory_bytes)
+    requested = math.ceil(total * utilization)
     forward = forward_peak(spec, tokens, setup.engine.tp)
     peak = profile_peak(opts.vllm_release, forward, tokens, opts.max_num_seqs,
                         spec.vocab_size, spec.d_model,
                         E.VALUE_BYTES.get(setup.engine.model_dtype, 2))
+    # every stage runs matmuls: PyTorch's cuBLAS workspace is in each one's torch peak
+    workspace = cublas_workspace(hw.architecture)
+    outside = non_torch(opts.vllm_release, setup.engine.tp, hw.name)
     available, stages, bounds = [], [], []
     for s, w in enumerate(stage_w):
         wb = p.ceil_fraction(w)
         # only the last pipeline stage samples (profile_run: get_pp_group().is_last_rank)
         act, low, high = (peak.point, peak.low, peak.high) if s == len(stage_w) - 1 else \
             (max(forward, peak.hidden),) * 3
-        available.append(requested - wb - act)
-        stages.append((hw.memory_bytes, requested, wb, act))
+        act, low, high = act + workspace, low + workspace, high + workspace
+        available.append(requested - wb - act - outside.bytes)
+        stages.append((total, requested, wb, act))
         bounds.append((low, high))
     release = run(opts.vllm_release).version
-    how = [f"estimated: ceil({hw.memory_bytes:,} x {float(utilization):g}) = "
+    how = [f"estimated: ceil({total:,} x {float(utilization):g}) = "
            f"{requested:,} bytes (the device's memory x gpu_memory_utilization), less the "
-           f"weights one device holds and the peak of vLLM {release}'s profiling run"
+           f"weights one device holds, the peak of vLLM {release}'s profiling run and the "
+           "memory outside torch it counts"
            + ("" if release != "0.33" or opts.vllm_release else
               " (the current release; --engine vllm==X for another)"),
+           *([f"device total {total:,} bytes: {total_source} (the preset's "
+              f"{hw.memory_bytes:,} is nvidia-smi's)"] if total_source else []),
            f"forward {forward:,} bytes: the largest layer's tensors for {tokens:,} tokens "
            "(max_num_batched_tokens; training's FlashAttention tensors, more than inference "
-           "keeps at once)", *peak.how]
+           "keeps at once)", *peak.how,
+           f"+ PyTorch's cuBLAS workspace {workspace:,} bytes in the torch peak "
+           "(aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize: 32 MiB on "
+           "Hopper, 4096 KiB x 2 + 16 KiB x 8 elsewhere; taken on the profiling run's first "
+           "matmul)", *outside.how]
     if peak.low != peak.high:
-        how.append(f"the point takes the first sampler path ({peak.point:,} bytes); the "
-                   f"install decides: activation peak {peak.low:,}-{peak.high:,} bytes, "
-                   "available low/high beside the point")
+        how.append(f"the point takes the first sampler path ({peak.point + workspace:,} "
+                   f"bytes); the install decides: activation peak {peak.low + workspace:,}-"
+                   f"{peak.high + workspace:,} bytes, available low/high beside the point")
     how.append(NOT_COUNTED)
     if any(a <= 0 for a in available):
         raise FlopcalcError(
@@ -388,7 +403,8 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
             f"{float(utilization):g}: add devices (--tp, --pp), quantise "
             "(--weights-dtype) or raise --gpu-memory-utilization; weights: "
             f"{weights_source}")
-    return Available(available, "estimated", how, stages, bounds)
+    return Available(available, "estimated", how, stages, bounds,
+                     [outside.bytes] * len(stage_w))
 
 
 def build_capacity(spec: ModelSpec, plan: E.Plan, setup: EngineSetup, available: Available,
@@ -414,12 +430,13 @@ def build_capacity(spec: ModelSpec, plan: E.Plan, setup: EngineSetup, available:
     for s, st in enumerate(plan.stages):
         dev, req, wb, ab = available.stages[s]
         ends: tuple = (None,) * 4
+        nt = available.non_torch[s] if available.non_torch is not None else None
         if available.bounds is not None and req is not None and wb is not None:
             low, high = available.bounds[s]
-            ends = (low, high, req - wb - high, req - wb - low)
+            ends = (low, high, req - wb - high - (nt or 0), req - wb - low - (nt or 0))
         stages.append(StageMemory(s, list(bounds[s]), dev, req, wb, ab, st.available_bytes,
                                   E.format_gib(st.available_bytes), st.bytes_per_block,
-                                  st.num_blocks, st.fits, *ends))
+                                  st.num_blocks, st.fits, *ends, nt))
     capacity = Capacity(
         engine=f"vLLM {E.VLLM_VERSION}", groups=groups, hybrid=hybrid,
         bytes_per_block=plan.bytes_per_block, num_blocks=plan.num_blocks,
