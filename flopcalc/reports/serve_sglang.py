@@ -44,15 +44,46 @@ class SglangCapacity:
     source: str = ""  # the release's files and lines the figures follow
 
 
+def _free_before_weights(hw: Any, gpu_mem: int, tp: int) -> tuple[int, str]:
+    """What SGLang's `init_torch_distributed` reads as free (`get_available_gpu_memory`, i.e.
+    `torch.cuda.mem_get_info`) once the CUDA context and, at tp > 1, NCCL's communicators and
+    the custom all-reduce are up: CUDA's device total where it is published (the driver's
+    reservation below nvidia-smi's figure), less the context, less NCCL's start-up with cuMem
+    off (every release here sets NCCL_CUMEM_ENABLE=0 on one node: 0.4.9 and 0.5.5
+    entrypoints/engine.py `_set_envs_and_config`, 0.5.23 unless symmetric memory or KV
+    sharding ask for it). The context and NCCL figures are published measurements
+    (engines.overheads), not SGLang's code: the estimate says so."""
+    from ..engines.overheads import CONTEXT, NO_CUMEM, device_total
+
+    usable = getattr(hw, "usable_memory_bytes", None)
+    total, total_source = device_total(hw.name, hw.memory_bytes, usable)
+    if total_source is None:
+        total = gpu_mem * S.MiB
+    parts = [f"{'CUDA' if total_source else 'the device'}'s {total:,} bytes"
+             + (" (its published mem_get_info total)" if total_source else ""),
+             f"the CUDA context {CONTEXT:,} (79.18 − 78.57 GiB free on an H100's start-up, "
+             "llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md)"]
+    free = total - CONTEXT
+    if tp > 1:
+        free -= NO_CUMEM
+        parts.append(f"NCCL's communicators and the custom all-reduce with cuMem off "
+                     f"{NO_CUMEM:,} (0.20 GiB a worker, vllm-project/vllm#14447, measured on "
+                     "an RTX 3090)")
+    return free, " − ".join(parts) + (f"; measured on an H100, unverified on {hw.name}"
+                                      if hw.name != "h100-sxm" else "")
+
+
 def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
                     kv_memory: Optional[list[int]], mem_fraction_static: Optional[Fraction],
                     page_size: Optional[int], chunked_prefill_size: Optional[int],
                     max_running_requests: Optional[int], context_length: Optional[int],
                     kv_cache_dtype: Optional[str], max_total_tokens: Optional[int] = None,
                     release: Optional[S.SglangRelease] = None,
-                    model_path: str = "") -> SglangCapacity:
+                    model_path: str = "", free_before: Optional[int] = None) -> SglangCapacity:
     """SGLang's token pool on one device as `release` (default 0.5.5) sizes it. `model_path`:
-    what SGLang would be given (0.5.23 caps its prefill CUDA graphs when it names llama-2)."""
+    what SGLang would be given (0.5.23 caps its prefill CUDA graphs when it names llama-2).
+    `free_before`: the free memory SGLang reads before loading the weights, where it is known
+    (its own code run on a stand-in device); otherwise estimated from the device."""
     rel = release or S.release(None)
     if pp != 1:
         raise FlopcalcError("--engine sglang models one pipeline stage: give --pp 1")
@@ -111,11 +142,12 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         if hw is None or gpu_mem is None:
             raise FlopcalcError("--engine sglang needs the device's memory: give "
                                 "--accelerator NAME (estimated) or --kv-memory BYTES")
-        total = gpu_mem * S.MiB
+        total, started = (free_before, "given") if free_before is not None \
+            else _free_before_weights(hw, gpu_mem, tp)
         rest, source = S.rest_memory(total, total - weights_bytes, fraction), "estimated"
-        how.append(f"estimated: free before the weights = the device's {total:,} bytes (the "
-                   f"CUDA context and NCCL buffers, which SGLang measures, not counted); free "
-                   f"after = that − {weights_bytes:,} bytes of weights; rest = after − before·"
+        how.append(f"estimated: free before the weights = {total:,} bytes ({started}); free "
+                   f"after = that − {weights_bytes:,} bytes of weights (what loading allocates "
+                   f"beyond them, measured by SGLang, not counted); rest = after − before·"
                    f"(1 − {float(fraction):g})")
     per_req = S.mamba_cache_per_req(caches)
     states = None

@@ -38,16 +38,18 @@ def test_default_fraction_on_an_h100(cli) -> None:
     and CUDA graphs to batch 256: reserved = 512 + 8,192·1.5 + 256·2 + 1·1/8·1,024 = 512 +
     12,288 + 512 + 128 = 13,440 MiB (over the 10 GiB floor); mem_fraction_static =
     round((81,559 − 13,440) / 81,559, 3) = round(0.83521, 3) = 0.835.
-    Free before the weights 81,559 MiB = 85,520,809,984 bytes; the weights, Llama 3.1 8B's
-    8,030,261,248 parameters in bf16, 16,060,522,496 bytes; rest = (85,520,809,984 −
-    16,060,522,496) − 85,520,809,984·(1 − 0.835) = 85,520,809,984·0.835 − 16,060,522,496 =
-    55,349,353,840.64 → 55,349,353,840 bytes; // 131,072 = 422,282 tokens."""
+    Free before the weights, estimated: CUDA's total 81,082 MiB = 85,020,639,232 bytes (the
+    driver keeps 477 MiB of nvidia-smi's) − the CUDA context's measured 0.61 GiB
+    (61·10,737,418 = 654,982,498) = 84,365,656,734 bytes; the weights, Llama 3.1 8B's
+    8,030,261,248 parameters in bf16, 16,060,522,496 bytes; rest = (84,365,656,734 −
+    16,060,522,496) − 84,365,656,734·(1 − 0.835) = 84,365,656,734·0.835 − 16,060,522,496 =
+    54,384,800,876.89 → 54,384,800,876 bytes; // 131,072 = 414,923 tokens."""
     d = run(cli, "serve", LLAMA, "--engine", "sglang", "--accelerator", "h100")["sglang"]
     assert (d["chunked_prefill_size"], d["cuda_graph_max_bs"]) == (8192, 256)
     assert d["mem_fraction_static"] == 0.835
     assert d["weights_bytes"] == 16_060_522_496
-    assert d["rest_bytes"] == 55_349_353_840
-    assert d["max_total_num_tokens"] == 422_282
+    assert d["rest_bytes"] == 54_384_800_876
+    assert d["max_total_num_tokens"] == 414_923
 
 
 def test_latent_pool_matches_a_published_log(cli) -> None:
@@ -67,14 +69,15 @@ def test_qwen3_235b_fp8_on_four_h100(cli) -> None:
     """Qwen3-235B-A22B-FP8 on 4 H100 at --mem-fraction-static 0.9 (the published SGLang log of
     this machine, vllm-project/vllm#21348, was launched at 0.93: see
     tests/engines/test_sglang_defaults.py). 94 layers, 4 KV heads of 128: one per rank at tp 4,
-    1·128·94·2·2 = 48,128 bytes per token. 0.9·85,520,809,984 = 76,968,728,985.6 − the
-    59,186,485,760 bytes of fp8 weights a rank holds = 17,782,243,225 bytes // 48,128 =
-    369,478 tokens."""
+    1·128·94·2·2 = 48,128 bytes per token. Free before the weights at tp 4: CUDA's
+    85,020,639,232 − the context's 654,982,498 − NCCL's 214,748,360 (0.20 GiB, cuMem off) =
+    84,150,908,374; 0.9·that = 75,735,817,536.6 − the 59,186,485,760 bytes of fp8 weights a
+    rank holds = 16,549,331,776 bytes // 48,128 = 343,860 tokens."""
     d = run(cli, "serve", "qwen3-235b-a22b", "--accelerator", "h100", "--tp", "4",
             "--weights-dtype", "fp8-block", "--engine", "sglang", "--mem-fraction-static",
             "0.9")["sglang"]
     assert d["cell_size"] == 48_128
-    assert d["max_total_num_tokens"] == 369_478
+    assert d["max_total_num_tokens"] == 343_860
 
 
 @pytest.mark.parametrize("args, words", [

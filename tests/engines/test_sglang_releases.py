@@ -23,21 +23,23 @@ def test_0_4_9_defaults_on_an_h100(cli, engine: str) -> None:
     81,559 MiB is under 90 GiB, so reserved = (9.5 + tp·pp/2)·1,024 = 10,240 MiB at tp 1;
     mem_fraction_static = round((81,559 − 10,240) / 81,559, 3) = round(0.87445, 3) = 0.874
     (0.5.5: 0.835). chunked_prefill_size 8,192 (under 160 GiB); cuda_graph_max_bs is not set
-    over 35 GiB. rest = 0.874·85,520,809,984 − 16,060,522,496 bytes of weights =
-    58,684,665,430.016 → 58,684,665,430 // 131,072 = 447,728 tokens."""
+    over 35 GiB. Free before the weights at tp 1: CUDA's 81,082 MiB (85,020,639,232) − the
+    context's 0.61 GiB (61·10,737,418 = 654,982,498) = 84,365,656,734; rest = 0.874·that −
+    16,060,522,496 bytes of weights = 57,675,061,489.5 → 57,675,061,489 // 131,072 = 440,025
+    tokens."""
     d = run(cli, "serve", LLAMA, "--engine", engine, "--accelerator", "h100")
     g = d["sglang"]
     assert g["version"] == "0.4.9"
     assert g["mem_fraction_static"] == 0.874
     assert (g["chunked_prefill_size"], g["cuda_graph_max_bs"]) == (8192, None)
-    assert g["rest_bytes"] == 58_684_665_430
-    assert g["max_total_num_tokens"] == 447_728
+    assert g["rest_bytes"] == 57_675_061_489
+    assert g["max_total_num_tokens"] == 440_025
     assert "SGLang 0.4.9" in d["settings"]["engine"]
 
 
 def test_the_python_api_takes_the_release() -> None:
     r = flopcalc.serve(str(LLAMA), engine="sglang==0.4.9", accelerator="h100")
-    assert r.sglang.max_total_num_tokens == 447_728
+    assert r.sglang.max_total_num_tokens == 440_025
 
 
 def test_max_total_tokens_matches_a_published_log(cli) -> None:
