@@ -531,6 +531,16 @@ class Compute:
     head_b: float = 0.0
     recompute: float = 0.0
     gemm_w: float = 0.0  # the weight-gradient matmuls of the backward (inside gemm_b, head_b)
+    # Routed (MoE) layers only, for the all-to-all overlap (`_paired_a2a`): how many, and
+    # their compute split where Megatron-Core's 1F1B overlap splits it: the routed experts
+    # ("mlp": their grouped GEMMs, casts and the unpermutation; mlp_w its weight gradients)
+    # and everything before the dispatch ("pre": norms, attention, shared experts, router).
+    moe_layers: float = 0.0
+    pre_f: float = 0.0
+    pre_b: float = 0.0
+    mlp_f: float = 0.0
+    mlp_b: float = 0.0
+    mlp_w: float = 0.0
 
     @property
     def forward(self) -> float:
@@ -648,8 +658,13 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
             c.gemm_w += adapter / rate
             continue
         weight_grad = gemm_time(k, n, m, mc, end, batch, gs)
-        c.gemm_b += gemm_time(m, k, n, mc, end, batch, gs) + weight_grad
+        data_grad = gemm_time(m, k, n, mc, end, batch, gs)
+        c.gemm_b += data_grad + weight_grad
         c.gemm_w += weight_grad
+        if g.role == EXPERT:
+            c.mlp_f += forward + (cast[0] * m * k * batch / bw if cast else 0.0)
+            c.mlp_b += data_grad + weight_grad + (cast[1] * m * n * batch / bw if cast else 0.0)
+            c.mlp_w += weight_grad
     loose = lp.loose * scale / t
     c.gemm_f += loose / rate
     c.gemm_b += 2 * loose / rate
@@ -691,6 +706,8 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
         unpermute = (top_k + 1) * routed / ew
         c.mem_f += unpermute
         c.mem_b += (2 * top_k + 1) * routed / ew
+        c.mlp_f += unpermute
+        c.mlp_b += (2 * top_k + 1) * routed / ew
     if lay.recompute == "full":
         c.recompute = c.gemm_f + c.attn_f + c.mem_f
     elif lay.recompute == "selective":
@@ -706,6 +723,11 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
                                              lay.sequence_parallel, lay.dropout, lay.flash,
                                              module))
                 c.recompute += moved * freed / ew
+    if experts:  # the rest of a routed layer runs before its dispatch (recomputation too)
+        c.moe_layers = 1.0
+        c.pre_f, c.pre_b = c.forward - c.mlp_f, c.backward - c.mlp_b
+    else:
+        c.mlp_f = c.mlp_b = c.mlp_w = 0.0
     return c
 
 
@@ -924,6 +946,60 @@ def exposed_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
     return floor
 
 
+def unpaired_chunks(lay: Layout) -> int:
+    """Forward chunks (and as many backward) of a step that Megatron-Core's combined 1F1B
+    schedule runs alone, with nothing of another micro-batch to overlap: without a pipeline
+    the first forward and the last backward (combined_1f1b_schedule_for_no_pipelining); with
+    one, the warm-up of the pipeline's first rank, where most are
+    (schedules.py `get_pp_rank_microbatches` at Megatron-LM d98e8a64: 2(p − 1) +
+    (v − 1)·p with interleaving, its microbatch_group_size_per_vp_stage p, plus the one extra
+    forward the overlap schedules; p − 1 without, taken with the same extra one). At most
+    every chunk of the step (m·v)."""
+    p, v, m = lay.pp, lay.vp, lay.micro_batches
+    if p == 1:
+        w = 1
+    elif v > 1:
+        w = 2 * (p - 1) + (v - 1) * p + 1
+    else:
+        w = p
+    return min(w, m * v)
+
+
+def _paired_a2a(comp: Compute, lay: Layout, ep_f: float, ep_b: float,
+                sm_share: float) -> tuple[float, float]:
+    """The exposed (forward, backward) all-to-all of one micro-batch under Megatron-Core's 1F1B
+    expert overlap (overlap_moe_expert_parallel_comm). Each routed layer's forward is paired
+    with another micro-batch's backward of a layer, in three phases on a compute and a
+    communication stream, each phase ending when both streams have
+    (models/common/model_chunk_schedule_plan.py `TransformerLayerSchedulePlan.run` at
+    Megatron-LM d98e8a64):
+
+        comm: combine_bwd    | dispatch_fwd -> dispatch_bwd     | combine_fwd
+        comp: pre_dispatch_f | mlp_bwd -> mlp_bwd_dw -> mlp_fwd | pre_dispatch_b
+
+    so an all-to-all hides only under the one block beside it, not under the pair's whole
+    compute: phase 1 takes max(a, F_pre), phase 3 max(a, B_pre); in phase 2 the forward's
+    experts wait for its dispatch and the backward's dispatch for the experts' input
+    gradient B_x: max(max(a, B_x) + a, max(B_x + B_w, a) + F_mlp). The chunks of
+    `unpaired_chunks` expose all of theirs. The hidden part still holds COMM_SMS of the SMs
+    (`sm_share` of them): the compute beside it loses that share for as long."""
+    n = comp.moe_layers
+    f_pre, b_pre = comp.pre_f / n, comp.pre_b / n
+    f_mlp, b_mlp, b_w = comp.mlp_f / n, comp.mlp_b / n, comp.mlp_w / n
+    b_x = b_mlp - b_w
+    a_f, a_b = ep_f / n / 2, ep_b / n / 2  # one dispatch (combine) forward; backward
+    pair = (max(a_b, f_pre)
+            + max(max(a_f, b_x) + a_b, max(b_mlp, a_f) + f_mlp)
+            + max(a_f, b_pre))
+    exposed = pair - (f_pre + f_mlp + b_pre + b_mlp)
+    comm = 2 * (a_f + a_b)
+    paired = exposed + (comm - exposed) * sm_share
+    u = unpaired_chunks(lay) / (lay.micro_batches * lay.vp)
+    per_layer = u * comm + (1 - u) * paired
+    share_f = ep_f / (ep_f + ep_b)
+    return n * per_layer * share_f, n * per_layer * (1 - share_f)
+
+
 def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, which: str,
               where: dict[str, int]) -> StepTime:
     net = mc.net
@@ -966,17 +1042,9 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         if not hidden_all:
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
             overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
-            if overlapped and not none_hidden and lay.micro_batches > 1:
-                # Megatron-Core's 1F1B all-to-all overlap: one micro-batch's dispatch and
-                # combine run under another's forward and backward compute
-                hide = comp.forward + comp.backward
-                full_f, full_b = ep_f, ep_b
-                ep_f, ep_b = (max(0.0, ep_f - hide * ep_f / (ep_f + ep_b)),
-                              max(0.0, ep_b - hide * ep_b / (ep_f + ep_b)))
-                # the hidden dispatch still holds COMM_SMS of the SMs: the compute it runs
-                # under loses that share for as long
-                ep_f += (full_f - ep_f) * min(1.0, COMM_SMS / mc.sms)
-                ep_b += (full_b - ep_b) * min(1.0, COMM_SMS / mc.sms)
+            if (overlapped and not none_hidden and lay.micro_batches > 1
+                    and comp.moe_layers and ep_f + ep_b > 0):
+                ep_f, ep_b = _paired_a2a(comp, lay, ep_f, ep_b, min(1.0, COMM_SMS / mc.sms))
     # --- data parallelism ------------------------------------------------------------------
     dense, expert = _remembered(prof, ("params", lay.pp, lay.tp, lay.ep, lay.etp, which),
                                 lambda: tuple(map(float, stage_params(prof, lay, which))))

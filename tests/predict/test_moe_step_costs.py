@@ -121,7 +121,10 @@ def test_a_hidden_dispatch_costs_its_sms_share_of_the_time_it_hides_behind():
     # Qwen3-30B-A3B on 8 devices of one fast domain at 10¹³ B/s: the expert all-to-all of a
     # micro-batch takes milliseconds, its compute a tenth of a second, so the 1F1B overlap
     # hides all of it, yet its kernels hold 20 of the 100 SMs meanwhile (DeepSeek-V3 Technical
-    # Report §3.2.2): exposed 20/100 of the dispatch time instead of all of it
+    # Report §3.2.2): exposed 20/100 of the dispatch time instead of all of it, in the 7 of
+    # 8 micro-batches whose forward Megatron-Core's combined 1F1B pairs with a backward; the
+    # first forward and the last backward run alone and expose theirs whole:
+    # 1/8 + 7/8 · 0.2 = 0.3
     fast = replace(MC, net=Net(domain=64, up=1e13, out=1e12, base=1e-5, lat_up=1e-6,
                                lat_out=5e-6))
     prof = S.profile(load("qwen3-30b-a3b").spec, 4096)
@@ -129,4 +132,4 @@ def test_a_hidden_dispatch_costs_its_sms_share_of_the_time_it_hides_behind():
     exposed = S.step_time(prof, lay, fast, "estimate").exposed["ep"]
     hidden = S.step_time(prof, replace(lay, moe_overlap=True), fast, "estimate").exposed["ep"]
     assert exposed > 0
-    assert hidden == pytest.approx(0.2 * exposed)
+    assert hidden == pytest.approx(0.3 * exposed)
