@@ -392,6 +392,13 @@ class QsaAttention(Attention):
         base = super().cache()
         return dataclasses.replace(base, per_token=base.per_token + self.index_dim)
 
+    def pair_terms(self) -> list[tuple[int, object]]:
+        """The attention's causal s² term only: the crossover's masks express neither the
+        indexer's block scores (n_I·c·s²/m) nor the kept keys' cap past (k + 1)·m, so under
+        `--attention causal` its s* is that of every causal pair (`sweep` counts directly
+        and checks its pieces, so its figures stay exact)."""
+        return super().pair_terms()
+
     def breakpoints(self, lo: int, hi: int) -> Iterator[int]:
         edge = (self.blocks + 1) * self.ratio
         points = set(super().breakpoints(lo, hi)) | ({edge} if lo <= edge <= hi else set())
