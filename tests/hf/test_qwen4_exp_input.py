@@ -53,3 +53,8 @@ def test_attention_layers_without_the_indexer_keys_name_them(cli, tmp_path):
     r = cli("model", str(path))
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1
     assert "indexer_n_heads" in r.err and "indexer_compress_ratio" in r.err
+
+
+def test_ple_without_an_eos_token_names_it(cli, tmp_path):
+    err = _refused(cli, tmp_path, ple_layer_ids=[1])
+    assert "eos_token_id" in err

@@ -119,6 +119,10 @@ def _text(c: Config) -> Raw:
     if "qsa" in mixers:
         block.update(_indexer(c))
     if ple:
+        eos = c("eos_token_id", None)
+        if eos is None or eos == []:
+            raise FlopcalcError(f"{c.label}: ple_layer_ids needs eos_token_id (the n-gram "
+                                "embeddings pad their context with it; transformers raises)")
         for key in ("ple_conv_kernel_size", "ngram_size", "heads_per_ngram",
                     "ngram_vocab_size_base", "make_ngram_vocab_size_divisible_by"):
             block[key] = c(key, expect=int)
