@@ -67,7 +67,9 @@ VARIANTS = (
 )
 
 CASES = [
-    Case("qwen4_exp_text", fix=FIX, shrink=SHRINK, variants=VARIANTS, lengths=LENGTHS),
+    # cache: K, V and the indexer's key per token, the gated DeltaNet's states (no PLE layer)
+    Case("qwen4_exp_text", fix=FIX, shrink=SHRINK, variants=VARIANTS, lengths=LENGTHS,
+         cache=True),
     Case("qwen4_exp", fix=FIX, shrink=SHRINK, text_config="text_config", count="text",
          lengths=(1, 13), variants=(
              dict(ple_layer_ids=[1, 3], eos_token_id=1, hc_count=3),
