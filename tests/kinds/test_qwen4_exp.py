@@ -69,3 +69,12 @@ def test_qsa_forward_counts_the_kept_keys_under_causal_and_every_key_under_full(
     assert causal["scores"] == 296 and full["scores"] == 800
     # the indexer scores its 25 visible blocks either way: 2·1·2·25 = 100
     assert causal["indexer.scores"] == full["indexer.scores"] == 100
+
+
+def test_mixer_and_ngram_flops():
+    # the mixer at T = 5, N = 3, d = 32, r = 8: 2·5·96·8 + 2·5·8·96 = 15,360 (no injection map)
+    assert total(HyperMixer(3, 8).forward(32, Span(1, 5, 5))) == 15360
+    # PLE at T = 5, N = 2 streams of d = 16, E = 8, K = 3: key 2·5·8·32 = 2,560, value
+    # 2·5·8·16 = 1,280, the depthwise conv 2·5·32·3 = 960 → 4,800 (the tables are lookups)
+    ple = NgramEmbedding(2, 8, 3, 3, 2, 50, 8, 0)
+    assert total(ple.flops(16, 5)) == 4800
