@@ -133,7 +133,6 @@ def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, mo
 
 @pytest.mark.parametrize("model_type, feature", [
     ("hy_v4_vl", "vision tower"), ("hy_v4_vl_text", "vision tower"),
-    ("qwen4_exp", "QSA attention"), ("qwen4_exp_text", "n-gram"),
 ])
 def test_families_flopcalc_cannot_count_are_refused_by_what_they_lack(cli, tmp_path,
                                                                       model_type, feature):

@@ -230,13 +230,3 @@ _OLMO_HYBRID_DEFAULTS: Raw = {
 CONVERTERS = {"qwen3_next": _qwen3_next, "qwen3_5_text": _qwen3_5,
               "qwen3_5_moe_text": _qwen3_5_moe, "olmo_hybrid": _olmo_hybrid}
 DEFAULTS = {"olmo_hybrid": _OLMO_HYBRID_DEFAULTS}
-
-_QWEN4_EXP = ("Qwen4-Exp's gated hyper-connections (hc_count residual streams; each sublayer "
-              "reads a low-rank gated mix of their RMS-normed concatenation, which replaces the "
-              "layer norms, and a mixer replaces the final norm), the QSA attention of every "
-              "attention layer (an indexer whose queries score mean-pooled blocks of "
-              "indexer_compress_ratio keys, indexer_budget tokens kept) and the hashed n-gram "
-              "per-layer embeddings (ple_layer_ids: prime-sized tables, key and value "
-              "projections, a dilated depthwise convolution) are not layer kinds flopcalc has; "
-              "describe an approximation in a YAML file if one will do")
-REFUSED = {"qwen4_exp": _QWEN4_EXP, "qwen4_exp_text": _QWEN4_EXP}
