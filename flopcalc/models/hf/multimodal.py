@@ -568,9 +568,3 @@ CONVERTERS = {**{name: unwrap for name in WRAPPERS}, **{t: text_alone for t in T
 
 # Llama 4's importer is models/hf/sparse.py (its text model); it takes the tower from here.
 LLAMA4 = Wrapper("llama4_text", tie="text", tower=llama4_vision, vision_type="llama4_vision_model")
-
-_YAML = "; describe an approximation in a YAML file if one will do"
-REFUSED = {
-    "pi05": ("π0.5 is a vision-language-action model (PaliGemma with bidirectional attention "
-             "and a flow-matching action expert), not a text generator flopcalc counts" + _YAML),
-}
