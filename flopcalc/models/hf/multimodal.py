@@ -60,7 +60,7 @@ SUBTYPES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text
             "hunyuan_vl_text": "hunyuan_v1_dense", "paddleocr_vl_text": "ernie4_5",
             "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
             "granite4_vision_text": "granite", "emu3_text_model": "llama",
-            "cosmos3_edge_text": "arcee"}
+            "cosmos3_edge_text": "arcee", "hy_v4_vl_text": "hy_v4"}
 
 
 def _glm4v_text(data: Raw) -> Raw:
@@ -97,11 +97,20 @@ def _cosmos3_edge_text(data: Raw) -> Raw:
     return {"head_dim": 128, **data}
 
 
+def _hy_v4_vl_text(data: Raw) -> Raw:
+    # HYV4VLTextConfig: HYV4Config's model with its own defaults (78 layers of 6,144); its
+    # three-axis rotary positions add no parameter
+    return {"hidden_size": 6144, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+            "num_hidden_layers": 78, "num_attention_heads": 64, "q_lora_rank": 2048,
+            "index_n_heads": 32, **data}
+
+
 # Keys a nested text class fixes or defaults apart from the type it counts as (SUBTYPES).
 FIXES: dict[str, Callable[[Raw], Raw]] = {"glm4v_text": _glm4v_text,
                                           "glm4v_moe_text": _glm4v_moe_text,
                                           "qwen3_omni_moe_text": _qwen3_omni_moe_text,
-                                          "cosmos3_edge_text": _cosmos3_edge_text}
+                                          "cosmos3_edge_text": _cosmos3_edge_text,
+                                          "hy_v4_vl_text": _hy_v4_vl_text}
 
 
 def as_subtype(data: Raw) -> Raw:
@@ -439,6 +448,9 @@ WRAPPERS: dict[str, Wrapper] = {
     "modernvbert": Wrapper("modernbert"),
     # DeepSeek-OCR 2: SAM and Qwen2 encoders, and models/hf/wrapped_text.py's text model
     "deepseek_ocr2": Wrapper("deepseek_ocr2_text"),
+    # Hy4-VL: HunYuan-VL's tower (its patch merger of two convolutions and a newline vector)
+    # around Hy4's language model (models/hf/hy_v4.py), the head untied by default
+    "hy_v4_vl": Wrapper("hy_v4_vl_text"),
 }
 
 

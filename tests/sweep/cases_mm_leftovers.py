@@ -1,0 +1,43 @@
+"""Multimodal wrappers and nested text types that were refused or unknown: Hy4-VL (`hy_v4_vl`,
+`hy_v4_vl_text`), ... Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
+wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
+the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
+
+from . import Case
+from .cases_hf_dsv4 import HY_SHRINK
+
+TIED, UNTIED = {"tie_word_embeddings": True}, {"tie_word_embeddings": False}
+TOP_TIED, TOP_UNTIED = {"top": TIED}, {"top": UNTIED}
+
+# Hy4's shrunk layers with the three-axis rotary sections HYV4VLTextConfig checks (they sum to
+# qk_rope_head_dim / 2 = 2); a tiny HunYuan-VL tower whose output is the text width
+HY_VL_TEXT = {**HY_SHRINK, "rope_parameters": dict(rope_type="default", rope_theta=10000.0,
+                                                   mrope_section=[1, 1, 0])}
+HY_VL_TOP = {"vision_config": dict(hidden_size=32, intermediate_size=64, num_attention_heads=4,
+                                   num_hidden_layers=2, out_hidden_size=64, patch_size=4,
+                                   max_image_size=64)}
+
+
+def text_only(model_type: str, shrink: dict, variants: tuple, **kw) -> Case:
+    return Case(model_type, shrink=shrink, variants=variants, text_config="text_config",
+                count="text", lengths=(5,), **kw)
+
+
+def nested(model_type: str, wrapper: str, shrink: dict, top: dict, variants: tuple,
+           **kw) -> Case:
+    """A nested text type saved on its own, checked inside `wrapper` (its `top` keys: a tiny
+    tower for the FLOP run)."""
+    return Case(model_type, shrink=shrink, variants=variants, lengths=(5,), count="text",
+                wrapper=wrapper, wrapper_keys=lambda text: dict(top), **kw)
+
+
+CASES = [
+    text_only("hy_v4_vl", {**HY_VL_TEXT, "top": HY_VL_TOP},
+              (TOP_TIED, {**TIED, "num_hidden_layers": 6,
+                          "mlp_layer_types": ["dense", "dense", "sparse"] * 2,
+                          "attention_bias": True},
+               {"hc_mult": 2, "n_shared_experts": 2, "num_hidden_layers": 6,
+                "indexer_types": ["full", "shared", "full", "full", "shared", "shared"]})),
+    nested("hy_v4_vl_text", "hy_v4_vl", HY_VL_TEXT, HY_VL_TOP,
+           (TIED, UNTIED, {"hc_mult": 1, "n_shared_experts": 0})),
+]
