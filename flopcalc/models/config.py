@@ -162,6 +162,7 @@ class BaseConfig:
     # block_local); None: bidirectional attention
     encoder_layer_types: Optional[list[str]] = None
     unused_token_tables: Count = 0  # V x d tables held but never read (untied BART's `shared`)
+    extra_token_rows: Count = 0  # token-table rows past vocab_size the head does not predict
     relative_bias_per_layer: bool = False  # T5's bias in every self-attention (UMT5)
 
     training_tokens: Optional[Positive] = None

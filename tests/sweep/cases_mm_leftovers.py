@@ -1,5 +1,5 @@
 """Multimodal wrappers and nested text types that were refused or unknown: Hy4-VL (`hy_v4_vl`,
-`hy_v4_vl_text`), ... Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
+`hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), ... Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
 wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
 the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
 
@@ -16,6 +16,27 @@ HY_VL_TEXT = {**HY_SHRINK, "rope_parameters": dict(rope_type="default", rope_the
 HY_VL_TOP = {"vision_config": dict(hidden_size=32, intermediate_size=64, num_attention_heads=4,
                                    num_hidden_layers=2, out_hidden_size=64, patch_size=4,
                                    max_image_size=64)}
+
+# Molmo 2's shrunk text model (16 extra token rows); a tiny ViT and adapter whose output is the
+# text width
+MOLMO2_TEXT = dict(vocab_size=100, additional_vocab_size=16, hidden_size=64,
+                   intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                   num_key_value_heads=2, head_dim=16)
+MOLMO2_TOP = {"vision_config": dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=4, head_dim=8,
+                                    image_size=[16, 16], patch_size=4),
+              "adapter_config": dict(hidden_size=32, num_attention_heads=4,
+                                     num_key_value_heads=4, head_dim=8, intermediate_size=48,
+                                     text_hidden_size=64, vision_feature_layer=[-1])}
+
+
+def _molmo2_inputs(config, batch: int, seq: int) -> dict:
+    """Text tokens, and the `mm_token_type_ids` Molmo 2 requires in training (all text)."""
+    import torch
+
+    torch.manual_seed(1)
+    ids = torch.randint(0, config.vocab_size, (batch, seq))
+    return {"input_ids": ids, "mm_token_type_ids": torch.zeros_like(ids)}
 
 
 def text_only(model_type: str, shrink: dict, variants: tuple, **kw) -> Case:
@@ -40,4 +61,13 @@ CASES = [
                 "indexer_types": ["full", "shared", "full", "full", "shared", "shared"]})),
     nested("hy_v4_vl_text", "hy_v4_vl", HY_VL_TEXT, HY_VL_TOP,
            (TIED, UNTIED, {"hc_mult": 1, "n_shared_experts": 0})),
+    # never tied; OLMo 2's q/k norms over all heads and norms after the sublayers; no extra
+    # rows; q, k, v biased
+    text_only("molmo2", {**MOLMO2_TEXT, "top": MOLMO2_TOP},
+              (TOP_TIED, {"qk_norm_type": "olmo", "norm_after": True},
+               {"additional_vocab_size": 0, "attention_bias": True, "num_key_value_heads": 4}),
+              inputs=_molmo2_inputs),
+    nested("molmo2_text", "molmo2", MOLMO2_TEXT, MOLMO2_TOP,
+           (TIED, {"qk_norm_type": "olmo", "additional_vocab_size": 300}),
+           inputs=_molmo2_inputs),
 ]

@@ -451,6 +451,9 @@ WRAPPERS: dict[str, Wrapper] = {
     # Hy4-VL: HunYuan-VL's tower (its patch merger of two convolutions and a newline vector)
     # around Hy4's language model (models/hf/hy_v4.py), the head untied by default
     "hy_v4_vl": Wrapper("hy_v4_vl_text"),
+    # Molmo 2: a ViT and its pooling adapter (not read) around models/hf/wrapped_text.py's text
+    # model, whose head is never tied
+    "molmo2": Wrapper("molmo2_text", tie="never"),
 }
 
 
