@@ -154,9 +154,13 @@ def hf_params(case: Case, config: Any) -> int:
 def text_params(model: Any) -> int:
     """A wrapper's language model and LM head (a tied head once, a masked LM's prediction
     head with it)."""
-    lm = next(m for path in ("model.language_model", "language_model", "model.text_model")
-              if (m := _attr(model, path)) is not None)
-    seen = {id(p): p.numel() for p in lm.parameters()}
+    lm = next((m for path in ("model.language_model", "language_model", "model.text_model")
+               if (m := _attr(model, path)) is not None), None)
+    if lm is None:  # Chameleon: the layers in `model` beside its image tokenizer `vqmodel`
+        tokenizer = {id(p) for p in model.model.vqmodel.parameters()}
+        seen = {id(p): p.numel() for p in model.model.parameters() if id(p) not in tokenizer}
+    else:
+        seen = {id(p): p.numel() for p in lm.parameters()}
     head = model.get_output_embeddings()
     seen.update({id(p): p.numel() for p in (head.parameters() if head is not None else ())})
     # a masked-LM wrapper's prediction head before its decoder (ModernVBERT's projection_head)

@@ -1,5 +1,6 @@
 """Multimodal wrappers and nested text types that were refused or unknown: Hy4-VL (`hy_v4_vl`,
-`hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), ... Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
+`hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), Chameleon
+(`chameleon`: its VQ-VAE image tokenizer left out), ... Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
 wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
 the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
 
@@ -70,4 +71,16 @@ CASES = [
     nested("molmo2_text", "molmo2", MOLMO2_TEXT, MOLMO2_TOP,
            (TIED, {"qk_norm_type": "olmo", "additional_vocab_size": 300}),
            inputs=_molmo2_inputs),
+    # the language model and head beside the VQ-VAE (not counted): GQA, biases, norms after
+    # the sublayers, a tied head
+    Case("chameleon", count="text", auto="image_text", wrapper_auto="image_text", lengths=(5,),
+         shrink=dict(vocab_size=100, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=4,
+                     vq_config=dict(base_channels=32, channel_multiplier=[1, 1],
+                                    latent_channels=32, embed_dim=8, num_embeddings=16,
+                                    resolution=16, num_res_blocks=1)),
+         # its default config does not build without a vocabulary map (the image token's id)
+         fix={"vocabulary_map": {"<image>": 3, "IMGIMGBA": 4}},
+         variants=({"num_key_value_heads": 2, "attention_bias": True, "mlp_bias": True},
+                   {"swin_norm": True, "tie_word_embeddings": True})),
 ]
