@@ -154,7 +154,8 @@ def hf_params(case: Case, config: Any) -> int:
 def text_params(model: Any) -> int:
     """A wrapper's language model and LM head (a tied head once, a masked LM's prediction
     head with it)."""
-    lm = next((m for path in ("model.language_model", "language_model", "model.text_model")
+    lm = next((m for path in ("model.language_model", "language_model", "model.text_model",
+                              "text_model")
                if (m := _attr(model, path)) is not None), None)
     if lm is None:  # Chameleon: the layers in `model` beside its image tokenizer `vqmodel`
         tokenizer = {id(p) for p in model.model.vqmodel.parameters()}

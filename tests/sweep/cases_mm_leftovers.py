@@ -1,6 +1,6 @@
 """Multimodal wrappers and nested text types that were refused or unknown: Hy4-VL (`hy_v4_vl`,
 `hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), Chameleon
-(`chameleon`: its VQ-VAE image tokenizer left out), ... Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
+(`chameleon`: its VQ-VAE image tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
 wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
 the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
 
@@ -29,6 +29,26 @@ MOLMO2_TOP = {"vision_config": dict(hidden_size=32, intermediate_size=48, num_hi
               "adapter_config": dict(hidden_size=32, num_attention_heads=4,
                                      num_key_value_heads=4, head_dim=8, intermediate_size=48,
                                      text_hidden_size=64, vision_feature_layer=[-1])}
+
+# Kosmos-2's shrunk text model; a tiny vision model and 4 latent queries
+KOSMOS_TEXT = dict(vocab_size=100, embed_dim=64, layers=2, ffn_dim=96, attention_heads=4,
+                   max_position_embeddings=64)
+KOSMOS_TOP = {"vision_config": dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                    num_attention_heads=4, image_size=16, patch_size=4),
+              "latent_query_num": 4}
+
+
+def _kosmos_inputs(config, batch: int, seq: int) -> dict:
+    """Text tokens, and the 4 image embeddings Kosmos2ForConditionalGeneration requires, given
+    (no vision model run) in place of tokens 1-4 (a copy, no matmul): seq >= 5."""
+    import torch
+
+    torch.manual_seed(1)
+    ids = torch.randint(0, config.vocab_size, (batch, seq))
+    mask = torch.zeros_like(ids)
+    mask[:, 1:5] = 1
+    return {"input_ids": ids, "image_embeds": torch.zeros(batch, 4, config.embed_dim),
+            "image_embeds_position_mask": mask}
 
 
 def _molmo2_inputs(config, batch: int, seq: int) -> dict:
@@ -83,4 +103,13 @@ CASES = [
          fix={"vocabulary_map": {"<image>": 3, "IMGIMGBA": 4}},
          variants=({"num_key_value_heads": 2, "attention_bias": True, "mlp_bias": True},
                    {"swin_norm": True, "tie_word_embeddings": True})),
+    # tied when the wrapper's flag or the text config's is; a ReLU; no scaled embedding (a
+    # multiply only)
+    text_only("kosmos-2", {**KOSMOS_TEXT, "top": KOSMOS_TOP},
+              ({**UNTIED, "top": {**KOSMOS_TOP, **UNTIED}},
+               {**TIED, "top": {**KOSMOS_TOP, **UNTIED}},
+               {"activation_function": "relu", "scale_embedding": False}),
+              inputs=_kosmos_inputs),
+    nested("kosmos_2_text_model", "kosmos-2", KOSMOS_TEXT, KOSMOS_TOP,
+           (UNTIED, {"attention_heads": 2, "ffn_dim": 40}), inputs=_kosmos_inputs),
 ]

@@ -454,6 +454,10 @@ WRAPPERS: dict[str, Wrapper] = {
     # Molmo 2: a ViT and its pooling adapter (not read) around models/hf/wrapped_text.py's text
     # model, whose head is never tied
     "molmo2": Wrapper("molmo2_text", tie="never"),
+    # Kosmos-2: a CLIP-like vision model and the latent-query projection (not read) around
+    # models/hf/kosmos2.py's text model (a whole Kosmos2TextForCausalLM), tied when the
+    # wrapper's flag (true by default) or the text config's is
+    "kosmos-2": Wrapper("kosmos_2_text_model", tied=_T, or_text=_T),
 }
 
 
