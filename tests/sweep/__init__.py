@@ -202,12 +202,15 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
         config = text
     else:
         model = build(case, config, "cpu").train()
-    vocab = getattr(config, "vocab_size", None) or config.get_text_config().vocab_size
+    inputs: dict[str, Any] = {}
+    vocab = getattr(config, "vocab_size", None) or getattr(config.get_text_config(),
+                                                             "vocab_size", None)
     torch.manual_seed(1)
-    ids = torch.randint(0, vocab, (batch, seq))
-    inputs: dict[str, Any] = {"input_ids": ids}
-    if case.auto == "seq2seq":
-        inputs["decoder_input_ids"] = ids
+    if vocab is not None:  # π0's config has none: its case gives the inputs
+        ids = torch.randint(0, vocab, (batch, seq))
+        inputs = {"input_ids": ids}
+        if case.auto == "seq2seq":
+            inputs["decoder_input_ids"] = ids
     if case.inputs is not None:
         inputs = case.inputs(config, batch, seq)
     try:

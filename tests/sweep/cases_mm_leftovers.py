@@ -1,6 +1,7 @@
 """Multimodal wrappers and nested text types that were refused or unknown: Hy4-VL (`hy_v4_vl`,
 `hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), Chameleon
-(`chameleon`: its VQ-VAE image tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
+(`chameleon`: its VQ-VAE image tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`), π0 (`pi0`: counted whole, its forward one
+training step over a prefix given as embeddings). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
 wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
 the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
 
@@ -49,6 +50,36 @@ def _kosmos_inputs(config, batch: int, seq: int) -> dict:
     mask[:, 1:5] = 1
     return {"input_ids": ids, "image_embeds": torch.zeros(batch, 4, config.embed_dim),
             "image_embeds_position_mask": mask}
+
+# π0 shrunk: a 2-layer Gemma backbone of 64 (1 KV head of 16) with a tiny SigLIP, an expert of
+# 48 whose layers read the backbone's keys, 5 actions of 7, a state of 6
+PI0 = {"vlm_config": dict(model_type="paligemma", projection_dim=64, image_token_id=97,
+                          text_config=dict(model_type="gemma", hidden_size=64,
+                                           intermediate_size=96, num_hidden_layers=2,
+                                           num_attention_heads=4, num_key_value_heads=1,
+                                           head_dim=16, vocab_size=97),
+                          vision_config=dict(model_type="siglip_vision_model", hidden_size=32,
+                                             intermediate_size=48, num_hidden_layers=2,
+                                             num_attention_heads=4, patch_size=4,
+                                             image_size=16, vision_use_head=False)),
+       "dit_config": dict(model_type="gemma", hidden_size=48, intermediate_size=80,
+                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
+                          head_dim=16),
+       "chunk_size": 5, "max_action_dim": 7, "max_state_dim": 6}
+
+
+def _pi0_inputs(config, batch: int, seq: int) -> dict:
+    """One training step over a prefix of `seq` embeddings: PI0Model runs the backbone when
+    pixel_values are given and uses `inputs_embeds` in place of embedding them (the tower does
+    not run: flopcalc counts it only with --images), then the expert; a fixed timestep."""
+    import torch
+
+    torch.manual_seed(1)
+    width = config.vlm_config.text_config.hidden_size
+    return {"inputs_embeds": torch.randn(batch, seq, width),
+            "pixel_values": torch.zeros(batch, 1, 3, 4, 4),
+            "state": torch.randn(batch, config.max_state_dim),
+            "timestep": torch.full((batch,), 0.5)}
 
 
 def _molmo2_inputs(config, batch: int, seq: int) -> dict:
@@ -112,4 +143,11 @@ CASES = [
               inputs=_kosmos_inputs),
     nested("kosmos_2_text_model", "kosmos-2", KOSMOS_TEXT, KOSMOS_TOP,
            (UNTIED, {"attention_heads": 2, "ffn_dim": 40}), inputs=_kosmos_inputs),
+    # counted whole: the default config and other chunk, action and state widths; shrunk, an
+    # expert of one layer with biases
+    Case("pi0", auto="image_text", shrink=PI0, inputs=_pi0_inputs, lengths=(3, 9),
+         variants=({"chunk_size": 9, "max_action_dim": 12, "max_state_dim": 3},)),
+    Case("pi0", auto="image_text", inputs=_pi0_inputs, lengths=(4,),
+         fix={**PI0, "dit_config": {**PI0["dit_config"], "num_hidden_layers": 1,
+                                    "attention_bias": True}}),
 ]

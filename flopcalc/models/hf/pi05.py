@@ -1,4 +1,5 @@
-"""π0.5 (transformers 5.25 `pi05`, PI05ForConditionalGeneration): a vision-language-action model.
+"""π0.5 (transformers 5.25 `pi05`, PI05ForConditionalGeneration) and π0 (5.24 `pi0`,
+PI0ForConditionalGeneration): vision-language-action models.
 
 Its backbone is PaliGemma's model without a head (`PI05Model.vlm`, an AutoModel of
 `vlm_config`: the SigLIP tower, the projector and Gemma's layers, prompt and images attending
@@ -7,7 +8,10 @@ LM head; beside it the flow-matching action expert of `dit_config` (Gemma-shaped
 adaptive norms), its action and time projections: the `action_expert` block
 (`kinds.action_expert`, where the forward's convention is stated: one denoising step of
 `chunk_size` action tokens after the prefix). A config without `vlm_config` or `dit_config`
-takes PI05Config's defaults (PaliGemma 3B's backbone, a 300M-parameter Gemma expert).
+takes PI05Config's defaults (PaliGemma 3B's backbone, a 300M-parameter Gemma expert). π0's
+expert is a whole GemmaModel with plain norms, a token table of the backbone's vocabulary that
+it never reads, and a robot-state token (`kinds.action_expert`, style pi0); its defaults are
+π0.5's.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 from ...errors import FlopcalcError
 from .common import Config, Raw
 
-# PI05Config.sub_configs_defaults (configuration_pi05.py)
+# PI05Config.sub_configs_defaults (configuration_pi05.py; PI0Config's are the same)
 VLM = {"model_type": "paligemma", "projection_dim": 2048, "image_token_id": 257152,
        "text_config": {"model_type": "gemma", "hidden_size": 2048, "num_hidden_layers": 18,
                        "intermediate_size": 16384, "num_attention_heads": 8,
@@ -35,6 +39,14 @@ def _sub(c: Config, key: str, default: Raw) -> Config:
 
 
 def _pi05(c: Config) -> Raw:
+    return _vla(c, "pi05")
+
+
+def _pi0(c: Config) -> Raw:
+    return _vla(c, "pi0")
+
+
+def _vla(c: Config, style: str) -> Raw:
     """The backbone as `paligemma` without a head, and the action expert's block. The expert's
     layer i reads the keys and values of backbone layer i (transformers concatenates them in
     one cache), so it may not have more layers, nor keys of another shape."""
@@ -56,7 +68,9 @@ def _pi05(c: Config) -> Raw:
               "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": head_dim,
               "intermediate_size": dit("intermediate_size", expect=int),
               "chunk_size": c("chunk_size", 50, int), "max_action_dim": c("max_action_dim", 32, int),
-              "attention_bias": dit("attention_bias", False, bool)}
+              "attention_bias": dit("attention_bias", False, bool), "style": style}
+    if style == "pi0":  # PI0Config sizes the expert's table by the backbone's vocabulary
+        expert.update(max_state_dim=c("max_state_dim", 32, int), vocab_size=raw["vocab_size"])
     backbone = (raw["n_layers"], raw.get("n_kv_heads") or raw["n_heads"],
                 raw.get("head_dim") or raw["d_model"] // raw["n_heads"])
     if expert["num_hidden_layers"] > backbone[0] or (kv, head_dim) != backbone[1:]:
@@ -66,10 +80,11 @@ def _pi05(c: Config) -> Raw:
             f"{backbone[2]} (got {expert['num_hidden_layers']} layers, {kv} heads of "
             f"{head_dim}); make dit_config match vlm_config.text_config")
     raw["action_expert"] = expert
-    raw["notes"] = (f"{raw.get('notes', '')}. π0.5: no LM head; the action expert and its "
+    name = "π0.5" if style == "pi05" else "π0"
+    raw["notes"] = (f"{raw.get('notes', '')}. {name}: no LM head; the action expert and its "
                     "projections (dit_config) in params.total, its forward one denoising step "
                     "of chunk_size actions after the prefix").lstrip(". ")
     return raw
 
 
-CONVERTERS = {"pi05": _pi05}
+CONVERTERS = {"pi05": _pi05, "pi0": _pi0}
