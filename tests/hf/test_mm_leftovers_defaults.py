@@ -1,5 +1,5 @@
 """A file naming only its model_type counts its config class's defaults, by hand, for the nested
-text types of Molmo 2 and Kosmos-2 (each figure is also transformers' own:
+text types of Molmo 2, Kosmos-2 and Unlimited-OCR (each figure is also transformers' own:
 tests/data/zoo/TYPE.json, `default`); and Kosmos-2's cross-attention, which flopcalc refuses."""
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ def _file(tmp_path, data):
     #   before attention, before the MLP, the inner attention one 3·4,096 and the FFN one
     #   2·8,192 = 28,672 → 50,378,752; 24 layers 1,209,090,048
     ("kosmos_2_text_model", 1_342_289_920),
+    # UnlimitedOcrTextConfig(): DeepSeek-OCR 2's text model at d 1,280, 12 layers, the first
+    # dense (first_k_dense_replace 1), 64 experts of 896 with 6 routed and 2 shared, vocabulary
+    # 129,280, untied: transformers' own count (tests/data/zoo/unlimited_ocr_text.json)
+    ("unlimited_ocr_text", 2_934_734_080),
 ])
 def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type,
                                                                total):

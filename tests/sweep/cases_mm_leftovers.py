@@ -1,12 +1,14 @@
 """Multimodal wrappers and nested text types that were refused or unknown: Hy4-VL (`hy_v4_vl`,
 `hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), Chameleon
 (`chameleon`: its VQ-VAE image tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`), π0 (`pi0`: counted whole, its forward one
-training step over a prefix given as embeddings). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
+training step over a prefix given as embeddings), Unlimited-OCR (`unlimited_ocr`,
+`unlimited_ocr_text`: DeepSeek-OCR 2's text model). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
 wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
 the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
 
 from . import Case
 from .cases_hf_dsv4 import HY_SHRINK
+from .cases_hf_wrappers import DSOCR_TEXT
 
 TIED, UNTIED = {"tie_word_embeddings": True}, {"tie_word_embeddings": False}
 TOP_TIED, TOP_UNTIED = {"top": TIED}, {"top": UNTIED}
@@ -66,6 +68,16 @@ PI0 = {"vlm_config": dict(model_type="paligemma", projection_dim=64, image_token
                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
                           head_dim=16),
        "chunk_size": 5, "max_action_dim": 7, "max_state_dim": 6}
+
+# Unlimited-OCR's tiny SAM and CLIP encoders for the FLOP run (text tokens only: never run)
+UOCR_TOP = {"vision_config": {"sam_config": dict(hidden_size=32, num_hidden_layers=2,
+                                                 num_attention_heads=4, mlp_dim=64,
+                                                 global_attn_indexes=[1], image_size=64,
+                                                 patch_size=16, output_channels=16,
+                                                 downsample_channels=[16, 32]),
+                              "encoder_config": dict(hidden_size=32, intermediate_size=64,
+                                                     num_hidden_layers=2,
+                                                     num_attention_heads=4)}}
 
 
 def _pi0_inputs(config, batch: int, seq: int) -> dict:
@@ -147,6 +159,12 @@ CASES = [
     # expert of one layer with biases
     Case("pi0", auto="image_text", shrink=PI0, inputs=_pi0_inputs, lengths=(3, 9),
          variants=({"chunk_size": 9, "max_action_dim": 12, "max_state_dim": 3},)),
+    # as many KV heads as heads: its eager attention does not repeat grouped keys
+    text_only("unlimited_ocr", {**DSOCR_TEXT, "num_key_value_heads": 4, "top": UOCR_TOP},
+              (TOP_TIED, {"mlp_layer_types": ["sparse"] * 12, "n_shared_experts": 1,
+                          "attention_bias": True, "mlp_bias": True})),
+    nested("unlimited_ocr_text", "unlimited_ocr", {**DSOCR_TEXT, "num_key_value_heads": 4},
+           UOCR_TOP, (TIED, {"first_k_dense_replace": 3, "sliding_window": 2})),
     Case("pi0", auto="image_text", inputs=_pi0_inputs, lengths=(4,),
          fix={**PI0, "dit_config": {**PI0["dit_config"], "num_hidden_layers": 1,
                                     "attention_bias": True}}),

@@ -60,7 +60,8 @@ SUBTYPES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text
             "hunyuan_vl_text": "hunyuan_v1_dense", "paddleocr_vl_text": "ernie4_5",
             "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
             "granite4_vision_text": "granite", "emu3_text_model": "llama",
-            "cosmos3_edge_text": "arcee", "hy_v4_vl_text": "hy_v4"}
+            "cosmos3_edge_text": "arcee", "hy_v4_vl_text": "hy_v4",
+            "unlimited_ocr_text": "deepseek_ocr2_text"}
 
 
 def _glm4v_text(data: Raw) -> Raw:
@@ -105,12 +106,28 @@ def _hy_v4_vl_text(data: Raw) -> Raw:
             "index_n_heads": 32, **data}
 
 
+def _unlimited_ocr_text(data: Raw) -> Raw:
+    # UnlimitedOcrTextConfig: DeepSeek-OCR 2's text model with its own defaults, the first
+    # `first_k_dense_replace` (1) layers dense when mlp_layer_types is absent. Its reference
+    # sliding window (the last sliding_window keys and every image and prompt token) is a mask:
+    # the `full` count is what runs; `--attention causal` counts the causal pairs.
+    out = {"vocab_size": 129280, "hidden_size": 1280, "intermediate_size": 6848,
+           "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10,
+           "max_position_embeddings": 32768, "moe_intermediate_size": 896,
+           "num_experts_per_tok": 6, **data}
+    n, first = out["num_hidden_layers"], out.pop("first_k_dense_replace", 1)
+    if out.get("mlp_layer_types") is None and type(n) is int and type(first) is int and 0 < n:
+        out["mlp_layer_types"] = ["sparse" if i >= first else "dense" for i in range(n)]
+    return out
+
+
 # Keys a nested text class fixes or defaults apart from the type it counts as (SUBTYPES).
 FIXES: dict[str, Callable[[Raw], Raw]] = {"glm4v_text": _glm4v_text,
                                           "glm4v_moe_text": _glm4v_moe_text,
                                           "qwen3_omni_moe_text": _qwen3_omni_moe_text,
                                           "cosmos3_edge_text": _cosmos3_edge_text,
-                                          "hy_v4_vl_text": _hy_v4_vl_text}
+                                          "hy_v4_vl_text": _hy_v4_vl_text,
+                                          "unlimited_ocr_text": _unlimited_ocr_text}
 
 
 def as_subtype(data: Raw) -> Raw:
@@ -458,6 +475,8 @@ WRAPPERS: dict[str, Wrapper] = {
     # models/hf/kosmos2.py's text model (a whole Kosmos2TextForCausalLM), tied when the
     # wrapper's flag (true by default) or the text config's is
     "kosmos-2": Wrapper("kosmos_2_text_model", tied=_T, or_text=_T),
+    # Unlimited-OCR: DeepSeek-OCR 2's wrapper (SAM and CLIP encoders, not read) and text model
+    "unlimited_ocr": Wrapper("unlimited_ocr_text"),
 }
 
 
