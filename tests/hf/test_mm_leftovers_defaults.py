@@ -1,5 +1,5 @@
 """A file naming only its model_type counts its config class's defaults, by hand, for the nested
-text types of Molmo 2, Kosmos-2 and Unlimited-OCR (each figure is also transformers' own:
+text types of Molmo 2, Kosmos-2, Unlimited-OCR and ERNIE 4.5 VL MoE (each figure is also transformers' own:
 tests/data/zoo/TYPE.json, `default`); and Kosmos-2's cross-attention, which flopcalc refuses."""
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ def _file(tmp_path, data):
     # dense (first_k_dense_replace 1), 64 experts of 896 with 6 routed and 2 shared, vocabulary
     # 129,280, untied: transformers' own count (tests/data/zoo/unlimited_ocr_text.json)
     ("unlimited_ocr_text", 2_934_734_080),
+    # Ernie4_5_VLMoeTextConfig(): d 2,560, 28 layers (the first dense), 64 text experts of
+    # 1,536 and 64 vision experts of 512 (each set with its router and bias), 6 routed, 2
+    # shared, vocabulary 103,424, tied: transformers' own count
+    # (tests/data/zoo/ernie4_5_vl_moe_text.json); the vision experts held, not run by text
+    ("ernie4_5_vl_moe_text", 28_624_635_776),
 ])
 def test_a_file_naming_only_its_type_counts_the_class_defaults(cli, tmp_path, model_type,
                                                                total):

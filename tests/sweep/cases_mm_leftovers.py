@@ -2,7 +2,8 @@
 `hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), Chameleon
 (`chameleon`: its VQ-VAE image tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`), π0 (`pi0`: counted whole, its forward one
 training step over a prefix given as embeddings), Unlimited-OCR (`unlimited_ocr`,
-`unlimited_ocr_text`: DeepSeek-OCR 2's text model). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
+`unlimited_ocr_text`: DeepSeek-OCR 2's text model), ERNIE 4.5 VL MoE (`ernie4_5_vl_moe`,
+`ernie4_5_vl_moe_text`: vision experts held beside the text experts). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
 wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
 the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
 
@@ -78,6 +79,16 @@ UOCR_TOP = {"vision_config": {"sam_config": dict(hidden_size=32, num_hidden_laye
                               "encoder_config": dict(hidden_size=32, intermediate_size=64,
                                                      num_hidden_layers=2,
                                                      num_attention_heads=4)}}
+
+# ERNIE 4.5 VL MoE shrunk: 3 layers (the first dense), 4 text experts of 24 and 4 vision experts
+# of 16, top 2, one shared expert; a tiny ViT (its output the text width)
+ERNIE_VL = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+                num_attention_heads=4, num_key_value_heads=2, moe_num_experts=4, moe_k=2,
+                moe_intermediate_size=[24, 16], moe_num_shared_experts=1,
+                rope_parameters=dict(rope_type="default", rope_theta=500000.0,
+                                     mrope_section=[3, 3, 2]))
+ERNIE_VL_TOP = {"vision_config": dict(depth=2, hidden_size=32, intermediate_size=64,
+                                      num_heads=4, patch_size=4)}
 
 
 def _pi0_inputs(config, batch: int, seq: int) -> dict:
@@ -165,6 +176,12 @@ CASES = [
                           "attention_bias": True, "mlp_bias": True})),
     nested("unlimited_ocr_text", "unlimited_ocr", {**DSOCR_TEXT, "num_key_value_heads": 4},
            UOCR_TOP, (TIED, {"first_k_dense_replace": 3, "sliding_window": 2})),
+    text_only("ernie4_5_vl_moe", {**ERNIE_VL, "top": ERNIE_VL_TOP},
+              (TOP_UNTIED, {"use_bias": True, "moe_num_shared_experts": 0,
+                            "num_hidden_layers": 3,
+                            "mlp_layer_types": ["sparse", "dense", "sparse"]})),
+    nested("ernie4_5_vl_moe_text", "ernie4_5_vl_moe", ERNIE_VL, ERNIE_VL_TOP,
+           (UNTIED, {"moe_intermediate_size": [40, 8], "moe_k": 1})),
     Case("pi0", auto="image_text", inputs=_pi0_inputs, lengths=(4,),
          fix={**PI0, "dit_config": {**PI0["dit_config"], "num_hidden_layers": 1,
                                     "attention_bias": True}}),

@@ -477,6 +477,9 @@ WRAPPERS: dict[str, Wrapper] = {
     "kosmos-2": Wrapper("kosmos_2_text_model", tied=_T, or_text=_T),
     # Unlimited-OCR: DeepSeek-OCR 2's wrapper (SAM and CLIP encoders, not read) and text model
     "unlimited_ocr": Wrapper("unlimited_ocr_text"),
+    # ERNIE 4.5 VL MoE: its ViT and resampler (not read) around models/hf/ernie4_5_vl.py's text
+    # model, tied by the wrapper's flag (true by default)
+    "ernie4_5_vl_moe": Wrapper("ernie4_5_vl_moe_text", tied=_T),
 }
 
 
