@@ -52,7 +52,7 @@ from .base import (ATTENTION, EMBEDDING, LAST, LAYERS, ROW, VOCAB, Kind, Part, S
                    linear, scaled)
 from .registry import Entry
 
-NOT_MODELLED = ("π0.5's action expert generates actions, not tokens: flopcalc counts its "
+NOT_MODELLED = ("π0's and π0.5's action expert generates actions, not tokens: flopcalc counts its "
                 "parameters and a training forward (model, sweep, compare, train), not a decode "
                 "step, which infer and serve need")
 
@@ -79,8 +79,9 @@ class ActionExpertBlock:
 @dataclass(frozen=True)
 class ActionExpert(Kind):
     """π0.5's action expert (see the module): `layers` Gemma layers of width `width` with
-    adaptive norms, `heads` and `kv_heads` heads of `head_dim`, a gated MLP `d_ff` wide, over
-    `chunk` action tokens of `actions` values, attending to the prefix's keys too."""
+    adaptive norms (π0's, `style` pi0: plain norms, a state token of `state_dim` values and an
+    unread table of `table_rows`), `heads` and `kv_heads` heads of `head_dim`, a gated MLP `d_ff`
+    wide, over `chunk` action tokens of `actions` values, attending to the prefix's keys too."""
 
     width: int
     layers: int
@@ -99,7 +100,8 @@ class ActionExpert(Kind):
 
     def _layer_params(self) -> list[Part]:
         e, dh, b = self.width, self.head_dim, self.bias
-        return (linear("attn.q", e, self.heads * dh, b) + linear("attn.k", e, self.kv_heads * dh, b)
+        return (linear("attn.q", e, self.heads * dh, b)
+                + linear("attn.k", e, self.kv_heads * dh, b)
                 + linear("attn.v", e, self.kv_heads * dh, b)
                 + linear("attn.o", self.heads * dh, e, b, ROW)
                 + linear("mlp.gate", e, self.d_ff, False) + linear("mlp.up", e, self.d_ff, False)
@@ -172,9 +174,9 @@ class ActionExpert(Kind):
     def notes(self) -> list[str]:
         state = " and the state token" if self.style == "pi0" else ""
         return [f"action expert: one flow-matching denoising step of {self.chunk} action tokens"
-                f"{state} per sequence, {self.layers} layers of {self.width} attending to the prefix "
-                "(the sequence) and the actions; sampling runs it num_inference_steps times over "
-                "one prefix; its element-wise work and the activations it saves for backward "
+                f"{state} per sequence, {self.layers} layers of {self.width} attending to the "
+                "prefix (the sequence) and the actions; sampling runs it num_inference_steps "
+                "times over one prefix; its element-wise work and the activations it saves for backward "
                 "(memory) are not counted; the prefix attends "
                 "bidirectionally, which the `causal` figure counts as causal pairs (below what "
                 "runs: use the full count)"]

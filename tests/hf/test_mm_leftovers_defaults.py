@@ -1,6 +1,7 @@
-"""A file naming only its model_type counts its config class's defaults, by hand, for the nested
-text types of Molmo 2, Kosmos-2, Unlimited-OCR and ERNIE 4.5 VL MoE (each figure is also transformers' own:
-tests/data/zoo/TYPE.json, `default`); and Kosmos-2's cross-attention, which flopcalc refuses."""
+"""A file naming only its model_type counts its config class's defaults (by hand where short)
+for the nested text types of Molmo 2, Kosmos-2, Unlimited-OCR and ERNIE 4.5 VL MoE (each
+figure is also transformers' own: tests/data/zoo/TYPE.json, `default`); and Kosmos-2's
+cross-attention, which flopcalc refuses."""
 
 from __future__ import annotations
 

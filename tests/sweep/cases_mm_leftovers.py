@@ -1,11 +1,12 @@
 """Multimodal wrappers and nested text types that were refused or unknown: Hy4-VL (`hy_v4_vl`,
-`hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), Chameleon
-(`chameleon`: its VQ-VAE image tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`), π0 (`pi0`: counted whole, its forward one
-training step over a prefix given as embeddings), Unlimited-OCR (`unlimited_ocr`,
-`unlimited_ocr_text`: DeepSeek-OCR 2's text model), ERNIE 4.5 VL MoE (`ernie4_5_vl_moe`,
-`ernie4_5_vl_moe_text`: vision experts held beside the text experts). Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the
-wrapper's language model and LM head on the meta device (so its tying rule is checked), FLOPs of
-the text model, or of the shrunk wrapper (a tiny tower included) on text tokens."""
+`hy_v4_vl_text`), Molmo 2 (`molmo2`, `molmo2_text`), Chameleon (`chameleon`: its VQ-VAE image
+tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`), π0 (`pi0`: counted whole,
+its forward one training step over a prefix given as embeddings), Unlimited-OCR
+(`unlimited_ocr`, `unlimited_ocr_text`: DeepSeek-OCR 2's text model), ERNIE 4.5 VL MoE
+(`ernie4_5_vl_moe`, `ernie4_5_vl_moe_text`: vision experts held beside the text experts).
+Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the wrapper's language model
+and LM head on the meta device (so its tying rule is checked), FLOPs of the text model, or of
+the shrunk wrapper (a tiny tower included) on text tokens."""
 
 from . import Case
 from .cases_hf_dsv4 import HY_SHRINK

@@ -67,7 +67,8 @@ def _vla(c: Config, style: str) -> Raw:
     expert = {"hidden_size": d, "num_hidden_layers": dit.layers(),
               "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": head_dim,
               "intermediate_size": dit("intermediate_size", expect=int),
-              "chunk_size": c("chunk_size", 50, int), "max_action_dim": c("max_action_dim", 32, int),
+              "chunk_size": c("chunk_size", 50, int),
+              "max_action_dim": c("max_action_dim", 32, int),
               "attention_bias": dit("attention_bias", False, bool), "style": style}
     if style == "pi0":  # PI0Config sizes the expert's table by the backbone's vocabulary
         expert.update(max_state_dim=c("max_state_dim", 32, int), vocab_size=raw["vocab_size"])
