@@ -157,9 +157,11 @@ def text_params(model: Any) -> int:
     lm = next((m for path in ("model.language_model", "language_model", "model.text_model",
                               "text_model")
                if (m := _attr(model, path)) is not None), None)
-    if lm is None:  # Chameleon: the layers in `model` beside its image tokenizer `vqmodel`
-        tokenizer = {id(p) for p in model.model.vqmodel.parameters()}
-        seen = {id(p): p.numel() for p in model.model.parameters() if id(p) not in tokenizer}
+    if lm is None:  # the layers in `model` beside a tower held there: Chameleon's image
+        # tokenizer `vqmodel`, Phi-4-multimodal's image and audio encoders `embed_tokens_extend`
+        towers = {id(p) for name in ("vqmodel", "embed_tokens_extend")
+                  for p in getattr(getattr(model.model, name, None), "parameters", list)()}
+        seen = {id(p): p.numel() for p in model.model.parameters() if id(p) not in towers}
     else:
         seen = {id(p): p.numel() for p in lm.parameters()}
     head = model.get_output_embeddings()

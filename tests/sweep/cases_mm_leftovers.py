@@ -3,7 +3,8 @@
 tokenizer left out), Kosmos-2 (`kosmos-2`, `kosmos_2_text_model`), π0 (`pi0`: counted whole,
 its forward one training step over a prefix given as embeddings), Unlimited-OCR
 (`unlimited_ocr`, `unlimited_ocr_text`: DeepSeek-OCR 2's text model), ERNIE 4.5 VL MoE
-(`ernie4_5_vl_moe`, `ernie4_5_vl_moe_text`: vision experts held beside the text experts).
+(`ernie4_5_vl_moe`, `ernie4_5_vl_moe_text`: vision experts held beside the text experts),
+Phi-4-multimodal (`phi4_multimodal`: Phi-3's layers).
 Each as tests/sweep/cases_hf_wrappers.py's cases: parameters of the wrapper's language model
 and LM head on the meta device (so its tying rule is checked), FLOPs of the text model, or of
 the shrunk wrapper (a tiny tower included) on text tokens."""
@@ -90,6 +91,15 @@ ERNIE_VL = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_
                                      mrope_section=[3, 3, 2]))
 ERNIE_VL_TOP = {"vision_config": dict(depth=2, hidden_size=32, intermediate_size=64,
                                       num_heads=4, patch_size=4)}
+
+# Phi-4-multimodal's tiny encoders for the FLOP run (text tokens only: never run)
+PHI4_TOWERS = {"vision_config": dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                     num_attention_heads=4, image_size=16, patch_size=4,
+                                     crop_size=16),
+               "audio_config": dict(hidden_size=32, intermediate_size=48, num_blocks=2,
+                                    num_attention_heads=4, nemo_conv_channels=32,
+                                    depthwise_seperable_out_channel=32, ext_pw_out_channel=32,
+                                    time_reduction=8)}
 
 
 def _pi0_inputs(config, batch: int, seq: int) -> dict:
@@ -183,6 +193,14 @@ CASES = [
                             "mlp_layer_types": ["sparse", "dense", "sparse"]})),
     nested("ernie4_5_vl_moe_text", "ernie4_5_vl_moe", ERNIE_VL, ERNIE_VL_TOP,
            (UNTIED, {"moe_intermediate_size": [40, 8], "moe_k": 1})),
+    # a flat file: the text keys at the top level beside tiny image and audio encoders
+    Case("phi4_multimodal", count="text", lengths=(5,), auto="causal_lm",
+         wrapper_auto="causal_lm",
+         shrink=dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, pad_token_id=0,
+                     bos_token_id=1, eos_token_id=2, **PHI4_TOWERS),
+         variants=({"tie_word_embeddings": True}, {"tie_word_embeddings": False,
+                                                   "num_key_value_heads": 4})),
     Case("pi0", auto="image_text", inputs=_pi0_inputs, lengths=(4,),
          fix={**PI0, "dit_config": {**PI0["dit_config"], "num_hidden_layers": 1,
                                     "attention_bias": True}}),

@@ -480,6 +480,9 @@ WRAPPERS: dict[str, Wrapper] = {
     # ERNIE 4.5 VL MoE: its ViT and resampler (not read) around models/hf/ernie4_5_vl.py's text
     # model, tied by the wrapper's flag (true by default)
     "ernie4_5_vl_moe": Wrapper("ernie4_5_vl_moe_text", tied=_T),
+    # Phi-4-multimodal: Phi-3's layers in a flat file, its image and audio encoders (held in
+    # the model's embed_tokens_extend) not read
+    "phi4_multimodal": Wrapper("phi3", flat=True),
 }
 
 
