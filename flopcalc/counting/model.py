@@ -66,7 +66,8 @@ def _embeddings(spec: ModelSpec) -> list[Part]:
         k = spec.unused_token_tables
         parts.append(Part("embed.unused_tokens", k * vocab * d, EMBEDDING, (k, vocab, d),
                           VOCAB, FIRST, lookup=True))
-    parts.append(Part("embed.tokens", vocab * e, EMBEDDING, (vocab, e), VOCAB, FIRST,
+    rows = vocab + spec.extra_token_rows  # Molmo 2's input-only rows past the head's vocabulary
+    parts.append(Part("embed.tokens", rows * e, EMBEDDING, (rows, e), VOCAB, FIRST,
                       lookup=untied))
     if spec.embed_dim is not None:
         parts.append(Part("embed.project_in.weight", e * d, LAYERS, (e, d), REPLICATED, FIRST,

@@ -84,8 +84,15 @@ def build(cfg: Any, name: str) -> Attention:
 
 def qk_norm(cfg: Any) -> Norm:
     """The norm QK-norm uses: the model's, with its own bias when qk_norm_bias is given
-    (StableLM's bias-free per-head LayerNorms in a model whose LayerNorms have one)."""
+    (StableLM's bias-free per-head LayerNorms in a model whose LayerNorms have one), or one of
+    the form `qk_norm_form` (Chameleon's biased LayerNorms in a model of RMSNorms; a LayerNorm
+    has its bias unless qk_norm_bias is false)."""
     norm = model_norm(cfg)
+    if cfg.qk_norm_form is not None:
+        if cfg.qk_norm == "none":
+            raise ValueError("qk_norm_form is the form of a QK-norm: set qk_norm (per_head or "
+                             "all_heads)")
+        return Norm(cfg.qk_norm_form, cfg.qk_norm_bias is not False)
     if cfg.qk_norm_bias is None:
         return norm
     if cfg.norm != "layernorm" or cfg.qk_norm == "none" or not cfg.norm_affine:

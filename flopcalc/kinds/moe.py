@@ -9,7 +9,7 @@ experts. Routing's softmax and top-k selection are element-wise.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 from fractions import Fraction
 from typing import Annotated, Any, Optional
 
@@ -76,6 +76,10 @@ class Moe(Kind):
     # A.X-K1 (`models/axk1/modular_axk1.py` AXK1MoE): the model's norm over the block's summed
     # output (routed + shared), d wide, in every mixture layer
     output_norm: Optional[Norm] = None
+    # ERNIE 4.5 VL (`models/ernie4_5_vl_moe/modeling_ernie4_5_vl_moe.py`
+    # Ernie4_5_VLMoeMoeBlock): a second set of `experts` experts this wide with a router of its
+    # own (and its bias), which only image and video tokens run: held, never run by text
+    idle_d_ff: Optional[int] = None
     slot = "mlp"
     routed = True
 
@@ -135,6 +139,15 @@ class Moe(Kind):
             parts.append(Part("output_bias", d, LAYERS, (d,), REPLICATED, module=""))
         if self.output_norm is not None:
             parts += self.output_norm.params(d, "output_norm")
+        if self.idle_d_ff and not active:  # a text token reads none of the idle set
+            parts.append(Part("idle_router.weight", d * n, LAYERS, (d, n), REPLICATED,
+                              matmul=True, module="idle_router"))
+            if self.router_bias:
+                parts.append(Part("idle_router.bias", n, LAYERS, (n,), REPLICATED,
+                                  module="idle_router"))
+            idle = replace(self.expert, d_ff=self.idle_d_ff)
+            parts += prefixed("idle_experts", idle.params(self.width(d), copies=self.experts,
+                                                         expert=True))
         return parts
 
     def forward(self, d: int, x: Span) -> list[Part]:
@@ -335,6 +348,9 @@ class MoeConfig:
     zero_experts: Annotated[int, Min(0)] = 0
     zero_expert_gate_up: bool = False  # transformers allocates them unused gate/up rows
     output_norm: bool = False  # A.X-K1: the model's norm over the mixture's output
+    # ERNIE 4.5 VL: a second set of `experts` experts this wide, with its own router, that
+    # only image and video tokens run (held with the model, never run by text tokens)
+    idle_d_ff: Optional[Annotated[int, Min(1)]] = None
     # An encoder-decoder's mixtures (Switch Transformers): the routed layers of each stack by
     # index, in place of first_dense/every/dense_layers (None: those pick the decoder's;
     # the encoder's are all dense)
@@ -363,7 +379,8 @@ def from_config(cfg: Any) -> Moe:
                multipliers=tuple(x for x in scales(cfg, "mlp") if x == "output"),
                output_bias=m.output_bias, zero_experts=m.zero_experts,
                zero_gate_up=m.zero_expert_gate_up,
-               output_norm=model_norm(cfg) if m.output_norm else None)
+               output_norm=model_norm(cfg) if m.output_norm else None,
+               idle_d_ff=m.idle_d_ff)
 
 
 def routed_layers(m: MoeConfig, n_layers: int) -> list[bool]:

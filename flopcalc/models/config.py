@@ -111,6 +111,7 @@ class BaseConfig:
     parallel_norms: Optional[Literal[1, 2]] = None  # norms of a parallel block; default 1
     qk_norm: Literal["none", "per_head", "all_heads"] = "none"
     qk_norm_bias: Optional[bool] = None  # a LayerNorm QK-norm's bias; None: as norm_bias
+    qk_norm_form: Optional[Literal["layernorm", "rmsnorm"]] = None  # None: the model's norm
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     # Qwen3-Next (true): o reads attention·sigmoid(a gate from q_proj); "head": one gate per
     # head from a d → h projection (LFM3, Laguna; kinds.head_gate)
@@ -162,6 +163,7 @@ class BaseConfig:
     # block_local); None: bidirectional attention
     encoder_layer_types: Optional[list[str]] = None
     unused_token_tables: Count = 0  # V x d tables held but never read (untied BART's `shared`)
+    extra_token_rows: Count = 0  # token-table rows past vocab_size the head does not predict
     relative_bias_per_layer: bool = False  # T5's bias in every self-attention (UMT5)
 
     training_tokens: Optional[Positive] = None

@@ -154,7 +154,9 @@ class ModelSpec:
     when not E, RemBERT's). Per-stack sizes of an encoder-decoder: the encoder's position table
     (`encoder_max_seq_len`) and token table (`encoder_vocab_size`, when not shared);
     `unused_token_tables` are V × d tables transformers holds but never reads (an untied BART's
-    `shared`); `relative_bias_per_layer`: T5's bias in every self-attention layer (UMT5).
+    `shared`); `extra_token_rows`: rows of the token table past `vocab_size` that inputs read and
+    the untied head does not predict (Molmo 2's additional_vocab_size); `relative_bias_per_layer`:
+    T5's bias in every self-attention layer (UMT5).
     `frontend` holds the kinds that turn the raw input into the encoder's sequence (Whisper's
     convolutions over mel frames), counted before the encoder's layers. `towers` are image
     encoders with their projectors (`kinds.vision`): their tensors count with the model, their
@@ -186,6 +188,7 @@ class ModelSpec:
     encoder_max_seq_len: Optional[int] = None
     encoder_vocab_size: Optional[int] = None
     unused_token_tables: int = 0
+    extra_token_rows: int = 0
     relative_bias_per_layer: bool = False
     frontend: tuple[Any, ...] = ()
     towers: tuple[Any, ...] = ()  # image encoders and their projectors (kinds.vision)
@@ -254,6 +257,9 @@ class ModelSpec:
                 or self.unused_token_tables) and not self.is_encoder_decoder:
             raise ValueError("encoder_max_seq_len, encoder_vocab_size and unused_token_tables "
                              "are for encoder-decoder models")
+        if self.extra_token_rows and (self.tie_embeddings or self.is_encoder_decoder):
+            raise ValueError("extra_token_rows (input-only rows of the token table, Molmo 2's "
+                             "additional_vocab_size) needs a decoder with tie_embeddings: false")
         if self.encoder_max_seq_len is not None and self.positions != "learned":
             raise ValueError("encoder_max_seq_len sizes a learned position table: positions: "
                              "learned only")
@@ -471,7 +477,7 @@ def build_spec(cfg: Any) -> ModelSpec:
         head_bias=cfg.head_bias, head_width=cfg.head_width, embed_proj_bias=cfg.embed_proj_bias,
         embed_norm_width=cfg.embed_norm_width, encoder_max_seq_len=cfg.encoder_max_seq_len,
         encoder_vocab_size=cfg.encoder_vocab_size,
-        unused_token_tables=cfg.unused_token_tables,
+        unused_token_tables=cfg.unused_token_tables, extra_token_rows=cfg.extra_token_rows,
         relative_bias_per_layer=cfg.relative_bias_per_layer,
         frontend=tuple(f for make in registry.frontends(present) if (f := make(cfg)) is not None),
         towers=tuple(t for make in registry.towers(present) if (t := make(cfg)) is not None),

@@ -47,10 +47,10 @@ def test_readme_setup_commands_are_what_ci_runs():
 # Kimi K2's checkpoints (remote code: DeepSeek-V3's classes under model_type kimi_k2).
 REMOTE_CODE_TYPES = {"kimi_k2"}
 # Types transformers 5.25 added: checked against 5.25 in
-# tests/pytorch/test_transformers_5_25_types.py and test_transformers_5_25_more.py, not in the
-# 5.24 sweep.
+# tests/pytorch/test_transformers_5_25_types.py, test_transformers_5_25_more.py and
+# test_transformers_5_25_pi05.py, not in the 5.24 sweep.
 TRANSFORMERS_5_25_TYPES = {"param2moe", "minicpm5_moe", "llava_onevision1_5", "ovis2_5", "ergo",
-                           "kolibri1_1"}
+                           "kolibri1_1", "pi05"}
 
 
 def test_readme_sweep_table_is_every_supported_type_and_all_equal():

@@ -40,7 +40,6 @@ def _refused(cli, tmp_path, model_type, **keys):
     ("aria_text", dict(hidden_act="gelu"), "hidden_act 'gelu'"),
     ("doge", dict(is_moe=True), "is_moe true"),
     ("modernbert-decoder", dict(local_attention=1), "local_attention 1"),
-    ("chameleon", {}, "VQ-VAE"),
     ("evolla", {}, "protein encoder"),
 ])
 def test_refusals_name_the_key(cli, tmp_path, model_type, keys, words):

@@ -174,11 +174,3 @@ def test_llama4_other_attention_patterns(no_rope, kinds):
                attention_chunk_size=4, floor_scale=3, vocab_size=64,
                max_position_embeddings=64),
           lengths=(3, 9), extra=llama4_all_experts)
-
-
-@pytest.mark.parametrize("model_type, feature", [("pi05", "vision-language-action")])
-def test_transformers_5_25_types_without_kinds_are_refused_by_name(tmp_path, model_type,
-                                                                   feature):
-    with pytest.raises(flopcalc.FlopcalcError) as err:
-        _model(tmp_path, {"model_type": model_type})
-    assert feature in str(err.value) and "\n" not in str(err.value)

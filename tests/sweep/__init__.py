@@ -154,9 +154,16 @@ def hf_params(case: Case, config: Any) -> int:
 def text_params(model: Any) -> int:
     """A wrapper's language model and LM head (a tied head once, a masked LM's prediction
     head with it)."""
-    lm = next(m for path in ("model.language_model", "language_model", "model.text_model")
-              if (m := _attr(model, path)) is not None)
-    seen = {id(p): p.numel() for p in lm.parameters()}
+    lm = next((m for path in ("model.language_model", "language_model", "model.text_model",
+                              "text_model")
+               if (m := _attr(model, path)) is not None), None)
+    if lm is None:  # the layers in `model` beside a tower held there: Chameleon's image
+        # tokenizer `vqmodel`, Phi-4-multimodal's image and audio encoders `embed_tokens_extend`
+        towers = {id(p) for name in ("vqmodel", "embed_tokens_extend")
+                  for p in getattr(getattr(model.model, name, None), "parameters", list)()}
+        seen = {id(p): p.numel() for p in model.model.parameters() if id(p) not in towers}
+    else:
+        seen = {id(p): p.numel() for p in lm.parameters()}
     head = model.get_output_embeddings()
     seen.update({id(p): p.numel() for p in (head.parameters() if head is not None else ())})
     # a masked-LM wrapper's prediction head before its decoder (ModernVBERT's projection_head)
@@ -197,12 +204,15 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
         config = text
     else:
         model = build(case, config, "cpu").train()
-    vocab = getattr(config, "vocab_size", None) or config.get_text_config().vocab_size
+    inputs: dict[str, Any] = {}
+    vocab = getattr(config, "vocab_size", None) or getattr(config.get_text_config(),
+                                                             "vocab_size", None)
     torch.manual_seed(1)
-    ids = torch.randint(0, vocab, (batch, seq))
-    inputs: dict[str, Any] = {"input_ids": ids}
-    if case.auto == "seq2seq":
-        inputs["decoder_input_ids"] = ids
+    if vocab is not None:  # π0's config has none: its case gives the inputs
+        ids = torch.randint(0, vocab, (batch, seq))
+        inputs = {"input_ids": ids}
+        if case.auto == "seq2seq":
+            inputs["decoder_input_ids"] = ids
     if case.inputs is not None:
         inputs = case.inputs(config, batch, seq)
     try:

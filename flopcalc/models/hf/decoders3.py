@@ -214,9 +214,6 @@ ALIASES: dict[str, dict[str, str]] = {}
 _YAML = "; describe an approximation in a YAML file if one will do"
 # Types of transformers 5.24 whose model holds parts flopcalc has no kind for, named.
 REFUSED: dict[str, str] = {
-    "chameleon": ("Chameleon's model holds its image tokenizer (a VQ-VAE encoder of residual "
-                  "convolution blocks, attention blocks and a codebook) beside the language "
-                  "model, which flopcalc does not count" + _YAML),
     "evolla": ("Evolla's model holds a SaProt protein encoder, a sequence-compressor resampler "
                "and gated cross-attention aligners in its decoder layers, which flopcalc does "
                "not count" + _YAML),

@@ -1,6 +1,6 @@
 """Hy4 (transformers 5.24 `models/hy_v4/`: HYV4Config and HYV4ForCausalLM), through the kinds
-of `flopcalc/kinds/hy_v4.py`. Hy4-VL (`hy_v4_vl`, `hy_v4_vl_text`) stays refused
-(`moe.py`): its vision tower is not converted here."""
+of `flopcalc/kinds/hy_v4.py`. Hy4-VL's language model (`hy_v4_vl`, `hy_v4_vl_text`) is this
+model with its own defaults (models/hf/multimodal.py); its HunYuan-VL tower is not read."""
 
 from __future__ import annotations
 

@@ -692,11 +692,3 @@ DEFAULTS: dict[str, Raw] = {**_CORE_DEFAULTS, **_NEW_DEFAULTS, "hy_v3": _HY_V3_D
                            "solar_open": _SOLAR_OPEN_DEFAULTS, "youtu": _YOUTU_DEFAULTS,
                            "sarvam_moe": _SARVAM_MOE_DEFAULTS}
 ALIASES: dict[str, dict[str, str]] = {**_OWN_SHAPE_ALIASES, **_NEW_ALIASES}
-
-_YAML = "; describe an approximation in a YAML file if one will do"
-_HY_V4 = ("Hy4-VL's HunYuan-VL vision tower and the text config nested in it are not converted "
-          "(Hy4's text model, model_type hy_v4, imports)" + _YAML)
-REFUSED = {
-    # Hy4-VL: a HunYuan-VL vision tower around Hy4's language model (hy_v4_vl_text)
-    "hy_v4_vl": _HY_V4, "hy_v4_vl_text": _HY_V4,
-}

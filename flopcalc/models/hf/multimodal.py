@@ -60,7 +60,8 @@ SUBTYPES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text
             "hunyuan_vl_text": "hunyuan_v1_dense", "paddleocr_vl_text": "ernie4_5",
             "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
             "granite4_vision_text": "granite", "emu3_text_model": "llama",
-            "cosmos3_edge_text": "arcee"}
+            "cosmos3_edge_text": "arcee", "hy_v4_vl_text": "hy_v4",
+            "unlimited_ocr_text": "deepseek_ocr2_text"}
 
 
 def _glm4v_text(data: Raw) -> Raw:
@@ -97,11 +98,36 @@ def _cosmos3_edge_text(data: Raw) -> Raw:
     return {"head_dim": 128, **data}
 
 
+def _hy_v4_vl_text(data: Raw) -> Raw:
+    # HYV4VLTextConfig: HYV4Config's model with its own defaults (78 layers of 6,144); its
+    # three-axis rotary positions add no parameter
+    return {"hidden_size": 6144, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+            "num_hidden_layers": 78, "num_attention_heads": 64, "q_lora_rank": 2048,
+            "index_n_heads": 32, **data}
+
+
+def _unlimited_ocr_text(data: Raw) -> Raw:
+    # UnlimitedOcrTextConfig: DeepSeek-OCR 2's text model with its own defaults, the first
+    # `first_k_dense_replace` (1) layers dense when mlp_layer_types is absent. Its reference
+    # sliding window (the last sliding_window keys and every image and prompt token) is a mask:
+    # the `full` count is what runs; `--attention causal` counts the causal pairs.
+    out = {"vocab_size": 129280, "hidden_size": 1280, "intermediate_size": 6848,
+           "num_hidden_layers": 12, "num_attention_heads": 10, "num_key_value_heads": 10,
+           "max_position_embeddings": 32768, "moe_intermediate_size": 896,
+           "num_experts_per_tok": 6, **data}
+    n, first = out["num_hidden_layers"], out.pop("first_k_dense_replace", 1)
+    if out.get("mlp_layer_types") is None and type(n) is int and type(first) is int and 0 < n:
+        out["mlp_layer_types"] = ["sparse" if i >= first else "dense" for i in range(n)]
+    return out
+
+
 # Keys a nested text class fixes or defaults apart from the type it counts as (SUBTYPES).
 FIXES: dict[str, Callable[[Raw], Raw]] = {"glm4v_text": _glm4v_text,
                                           "glm4v_moe_text": _glm4v_moe_text,
                                           "qwen3_omni_moe_text": _qwen3_omni_moe_text,
-                                          "cosmos3_edge_text": _cosmos3_edge_text}
+                                          "cosmos3_edge_text": _cosmos3_edge_text,
+                                          "hy_v4_vl_text": _hy_v4_vl_text,
+                                          "unlimited_ocr_text": _unlimited_ocr_text}
 
 
 def as_subtype(data: Raw) -> Raw:
@@ -439,6 +465,24 @@ WRAPPERS: dict[str, Wrapper] = {
     "modernvbert": Wrapper("modernbert"),
     # DeepSeek-OCR 2: SAM and Qwen2 encoders, and models/hf/wrapped_text.py's text model
     "deepseek_ocr2": Wrapper("deepseek_ocr2_text"),
+    # Hy4-VL: HunYuan-VL's tower (its patch merger of two convolutions and a newline vector)
+    # around Hy4's language model (models/hf/hy_v4.py), the head untied by default
+    "hy_v4_vl": Wrapper("hy_v4_vl_text"),
+    # Molmo 2: a ViT and its pooling adapter (not read) around models/hf/wrapped_text.py's text
+    # model, whose head is never tied
+    "molmo2": Wrapper("molmo2_text", tie="never"),
+    # Kosmos-2: a CLIP-like vision model and the latent-query projection (not read) around
+    # models/hf/kosmos2.py's text model (a whole Kosmos2TextForCausalLM), tied when the
+    # wrapper's flag (true by default) or the text config's is
+    "kosmos-2": Wrapper("kosmos_2_text_model", tied=_T, or_text=_T),
+    # Unlimited-OCR: DeepSeek-OCR 2's wrapper (SAM and CLIP encoders, not read) and text model
+    "unlimited_ocr": Wrapper("unlimited_ocr_text"),
+    # ERNIE 4.5 VL MoE: its ViT and resampler (not read) around models/hf/ernie4_5_vl.py's text
+    # model, tied by the wrapper's flag (true by default)
+    "ernie4_5_vl_moe": Wrapper("ernie4_5_vl_moe_text", tied=_T),
+    # Phi-4-multimodal: Phi-3's layers in a flat file, its image and audio encoders (held in
+    # the model's embed_tokens_extend) not read
+    "phi4_multimodal": Wrapper("phi3", flat=True),
 }
 
 
@@ -568,9 +612,3 @@ CONVERTERS = {**{name: unwrap for name in WRAPPERS}, **{t: text_alone for t in T
 
 # Llama 4's importer is models/hf/sparse.py (its text model); it takes the tower from here.
 LLAMA4 = Wrapper("llama4_text", tie="text", tower=llama4_vision, vision_type="llama4_vision_model")
-
-_YAML = "; describe an approximation in a YAML file if one will do"
-REFUSED = {
-    "pi05": ("π0.5 is a vision-language-action model (PaliGemma with bidirectional attention "
-             "and a flow-matching action expert), not a text generator flopcalc counts" + _YAML),
-}

@@ -38,5 +38,31 @@ def _deepseek_ocr2_text(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"deepseek_ocr2_text": _deepseek_ocr2_text}
-ALIASES = {"deepseek_ocr2_text": {"num_experts": "n_routed_experts"}}
+def _molmo2_text(c: Config) -> Raw:
+    """Molmo 2's language model (`molmo2/modeling_molmo2.py`, Molmo2TextModel, and the
+    wrapper's head): OLMo 2's attention with q, k, v biased by `attention_bias` (o never), its
+    q/k RMSNorms per head (`qk_norm_type` "qwen3") or over all heads ("olmo"), a SwiGLU; the
+    norms before each sublayer, or after it with `norm_after` (OLMo 2's placement: the same
+    tensors). The token table holds `vocab_size` + `additional_vocab_size` rows (the
+    checkpoint's extra table concatenated on load), the head `vocab_size` outputs, never tied
+    (Molmo2ForConditionalGeneration ties nothing). Which layers scale their rotary positions
+    (`rope_scaling_layers`) changes no count."""
+    attn = c("attention_bias", False, bool)
+    kind = c("qk_norm_type", "qwen3", str)
+    if kind not in ("qwen3", "olmo"):
+        raise FlopcalcError(f"{c.label}: qk_norm_type {kind[:40]!r} is not 'qwen3' or 'olmo' "
+                            "(Molmo 2's; transformers refuses any other)")
+    return {**rotary_decoder(c), **bias(attn), "tie_embeddings": False,
+            "qk_norm": "per_head" if kind == "qwen3" else "all_heads",
+            "norm_placement": "post" if c("norm_after", False, bool) else "pre",
+            "extra_token_rows": c("additional_vocab_size", 128, int)}
+
+
+CONVERTERS = {"deepseek_ocr2_text": _deepseek_ocr2_text, "molmo2_text": _molmo2_text}
+ALIASES = {"deepseek_ocr2_text": {"num_experts": "n_routed_experts"},
+           "molmo2_text": {"qkv_bias": "attention_bias", "layer_norm_eps": "rms_norm_eps"}}
+# Molmo2TextConfig's defaults (transformers 5.24), for keys a file leaves out
+DEFAULTS = {"molmo2_text": {"hidden_size": 4096, "num_attention_heads": 32,
+                            "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
+                            "num_hidden_layers": 36, "intermediate_size": 12288,
+                            "max_position_embeddings": 36864, "hidden_act": "silu"}}
