@@ -210,8 +210,11 @@ def conventions(spec: Optional[ModelSpec], attention: str, elementwise: bool = F
     lines = ["2 FLOPs per multiply-add: a matmul (T x in)·(in x out) costs 2·T·in·out",
              attention_line(attention)]
     tied = spec is not None and spec.tie_embeddings
-    lines.append("LM head counted: 2·T·d·V on every output token"
-                 + (" (tied to the embedding)" if tied else ", tied or not"))
+    if spec is not None and spec.head == "none":
+        lines.append("no LM head: the model ends at its last hidden states (head: none)")
+    else:
+        lines.append("LM head counted: 2·T·d·V on every output token"
+                     + (" (tied to the embedding)" if tied else ", tied or not"))
     if elementwise:
         lines.append("element-wise ops counted as *.elementwise.* parts (docs/conventions.md: "
                      "Element-wise costs); forward = weights + attention + elementwise")
