@@ -12,7 +12,7 @@ from .common import Config, Raw, bias, layer_types, rotary_decoder, shortest_per
 from .dense_layernorm import _cohere
 from .encoders import _modernbert
 from .linear_hybrids import _mapped
-from .multimodal import Wrapper, attach_tower, text_mapping, tied
+from .multimodal import Wrapper, language_model_only
 
 
 def _aria_text(c: Config) -> Raw:
@@ -189,15 +189,7 @@ WRAPPERS: dict[str, Wrapper] = {
 
 def _unwrap(c: Config) -> Raw:
     """A wrapper's preset mapping: its language model, the towers named in the notes."""
-    from . import from_hf_dict
-
-    entry = WRAPPERS[c.model_type]
-    data = text_mapping(c, entry)
-    data["tie_word_embeddings"] = tied(c, entry, data)
-    raw = from_hf_dict(data, f"{c.label} {entry.key}")
-    for key in ("_name", "title", "source"):
-        raw.pop(key, None)
-    return attach_tower(c, raw, None, entry)
+    return language_model_only(c, WRAPPERS[c.model_type])
 
 
 CONVERTERS = {"aria_text": _aria_text, "cohere_compass_text": _cohere_compass_text,

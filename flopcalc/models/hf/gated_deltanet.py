@@ -105,12 +105,16 @@ def _core(c: Config) -> Raw:
         "layer_types": shortest_period(mixers),
     }
     if "gdn" in mixers:
-        raw["gated_deltanet"] = {
-            "n_key_heads": c("linear_num_key_heads"), "n_value_heads": c("linear_num_value_heads"),
-            "key_head_dim": c("linear_key_head_dim"),
-            "value_head_dim": c("linear_value_head_dim"),
-            "d_conv": c("linear_conv_kernel_dim")}
+        raw["gated_deltanet"] = gdn_block(c)
     return raw
+
+
+def gdn_block(c: Config) -> Raw:
+    """The gated DeltaNet mixer's sizes, as Qwen3.5's and Qwen4-Exp's configs name them."""
+    return {"n_key_heads": c("linear_num_key_heads"),
+            "n_value_heads": c("linear_num_value_heads"),
+            "key_head_dim": c("linear_key_head_dim"),
+            "value_head_dim": c("linear_value_head_dim"), "d_conv": c("linear_conv_kernel_dim")}
 
 
 def _mtp(c: Config, raw: Raw, key: str, absent: int) -> Raw:

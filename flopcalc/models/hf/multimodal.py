@@ -587,6 +587,19 @@ def attach_tower(c: Config, raw: Raw, build: Optional[Tower], entry: Wrapper) ->
     return raw
 
 
+def language_model_only(c: Config, entry: Wrapper) -> Raw:
+    """A wrapper whose towers flopcalc does not read: its language model (`entry.key`) with the
+    wrapper's head, tied by the wrapper's flag, and notes naming the towers left out."""
+    from . import from_hf_dict
+
+    data = text_mapping(c, entry)
+    data["tie_word_embeddings"] = tied(c, entry, data)
+    raw = from_hf_dict(data, f"{c.label} {entry.key}")
+    for key in ("_name", "title", "source"):
+        raw.pop(key, None)
+    return attach_tower(c, raw, None, entry)
+
+
 def text_alone(c: Config) -> Raw:
     """A wrapper's nested text config saved on its own (`qwen2_vl_text`, ...): transformers
     builds only the headless `*TextModel` from it, so it is counted as the language model its

@@ -18,8 +18,8 @@ from typing import Any
 
 from ...errors import FlopcalcError
 from .common import Config, Raw, bias, shortest_period
-from .gated_deltanet import _experts
-from .multimodal import Wrapper, attach_tower, text_mapping, tied
+from .gated_deltanet import _experts, gdn_block
+from .multimodal import Wrapper, language_model_only
 
 # Qwen4ExpTextConfig's defaults (transformers 5.24), for the keys a file may leave out
 _TEXT: Raw = {
@@ -142,11 +142,7 @@ def _text(c: Config) -> Raw:
         "qwen4_exp": block,
     }
     if "gdn" in mixers:
-        raw["gated_deltanet"] = {
-            "n_key_heads": c("linear_num_key_heads"), "n_value_heads": c("linear_num_value_heads"),
-            "key_head_dim": c("linear_key_head_dim"),
-            "value_head_dim": c("linear_value_head_dim"),
-            "d_conv": c("linear_conv_kernel_dim")}
+        raw["gated_deltanet"] = gdn_block(c)
     return raw
 
 
@@ -156,15 +152,7 @@ WRAPPERS: dict[str, Wrapper] = {"qwen4_exp": Wrapper("qwen4_exp_text", flat=True
 def _unwrap(c: Config) -> Raw:
     """Qwen4ExpForConditionalGeneration: the language model (`text_config`) and its head, tied
     by the wrapper's flag; the vision tower named in the notes."""
-    from . import from_hf_dict
-
-    entry = WRAPPERS[c.model_type]
-    data = text_mapping(c, entry)
-    data["tie_word_embeddings"] = tied(c, entry, data)
-    raw = from_hf_dict(data, f"{c.label} {entry.key}")
-    for key in ("_name", "title", "source"):
-        raw.pop(key, None)
-    return attach_tower(c, raw, None, entry)
+    return language_model_only(c, WRAPPERS[c.model_type])
 
 
 CONVERTERS = {"qwen4_exp_text": _text, "qwen4_exp": _unwrap}
