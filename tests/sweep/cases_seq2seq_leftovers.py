@@ -4,6 +4,7 @@ transformers accepts (the same every run):
 
 - Longformer: sliding chunks over a sequence padded to the largest attention window; no global
   tokens (the forward gets no global_attention_mask).
+- LED: BART's layout with Longformer's attention in the encoder (the source padded likewise).
 """
 
 import random
@@ -40,4 +41,33 @@ CASES = [
     Case("longformer", auto="masked_lm", lengths=(1, 5, 13), shrink=BERT,
          variants=(UNTIED, dict(num_hidden_layers=2, attention_window=[4, 8]),
                    _longformer(1), _longformer(2), _longformer(3))),
+]
+
+
+# ------------------------------------------------------------ LED
+def _led(seed: int) -> dict:
+    rng = random.Random(seed)
+    n = rng.choice([2, 3, 4])
+    return dict(encoder_layers=n, attention_window=_windows(rng, n),
+                decoder_layers=rng.choice([1, 2, 3]),
+                activation_function=rng.choice(["gelu", "relu", "silu"]),
+                encoder_ffn_dim=rng.choice([40, 96, 130]),
+                decoder_ffn_dim=rng.choice([40, 96, 130]),
+                encoder_attention_heads=rng.choice([2, 4, 8]),
+                max_encoder_position_embeddings=rng.choice([64, 100]),
+                tie_word_embeddings=rng.choice([True, False]))
+
+
+# the encoder reads positions 0..P − 1 of the padded source: its table must hold P rows
+LED = dict(vocab_size=128, d_model=64, decoder_layers=2, encoder_attention_heads=4,
+           decoder_attention_heads=4, encoder_ffn_dim=96, decoder_ffn_dim=80,
+           max_encoder_position_embeddings=1024, max_decoder_position_embeddings=32)
+
+CASES += [
+    # the default's 12 encoder layers of window 512 (the FLOP run pads the source to 512);
+    # windows of 4 and 8 in a 2-layer encoder; untied; seeded windows, layer counts, widths,
+    # heads, activations, position tables and tying
+    Case("led", auto="seq2seq", lengths=(1, 5, 13), shrink=LED,
+         variants=(UNTIED, dict(encoder_layers=2, attention_window=[8, 4]),
+                   _led(1), _led(2), _led(3))),
 ]

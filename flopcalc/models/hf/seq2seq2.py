@@ -181,9 +181,6 @@ REFUSED = {
     "prophetnet": ("ProphetNet's n-gram self-attention (a main stream and ngram predicting "
                    "streams with relative position buckets) is not a layer kind flopcalc has"
                    + _YAML),
-    "led": ("LED's Longformer encoder attention (overlapping chunks of attention_window keys "
-            "per layer, plus global tokens picked by global_attention_mask: data-dependent) is "
-            "not a layer kind flopcalc has" + _YAML),
     "t5gemma2": ("T5Gemma 2's merged attention (one set of projections scoring the decoder's "
                  "and the encoder's keys together) and the vision encoder feeding its encoder "
                  "are not layer kinds flopcalc has" + _YAML),
