@@ -5,6 +5,7 @@ transformers accepts (the same every run):
 - Longformer: sliding chunks over a sequence padded to the largest attention window; no global
   tokens (the forward gets no global_attention_mask).
 - LED: BART's layout with Longformer's attention in the encoder (the source padded likewise).
+- XLNet: the content stream of a plain forward (no target_mapping, no mems, no token types).
 """
 
 import random
@@ -70,4 +71,25 @@ CASES += [
     Case("led", auto="seq2seq", lengths=(1, 5, 13), shrink=LED,
          variants=(UNTIED, dict(encoder_layers=2, attention_window=[8, 4]),
                    _led(1), _led(2), _led(3))),
+]
+
+
+# ------------------------------------------------------------ XLNet
+def _xlnet(seed: int) -> dict:
+    rng = random.Random(seed)
+    return dict(n_layer=rng.choice([1, 2, 3]), n_head=rng.choice([1, 2, 4, 8]),
+                d_inner=rng.choice([40, 96, 130]), attn_type=rng.choice(["bi", "uni"]),
+                ff_activation=rng.choice(["gelu", "relu", "silu"]),
+                clamp_len=rng.choice([-1, 3]), same_length=rng.choice([True, False]),
+                tie_word_embeddings=rng.choice([True, False]))
+
+
+XLNET = dict(vocab_size=128, d_model=64)
+
+CASES += [
+    # the default (24 layers, 16 heads); attn_type uni (s + 1 relative positions); untied;
+    # seeded layers, heads, widths, attention types, activations, clamping and tying
+    Case("xlnet", shrink=XLNET, lengths=(1, 5, 13),
+         variants=(UNTIED, dict(attn_type="uni", n_layer=2, n_head=4, d_inner=96),
+                   _xlnet(1), _xlnet(2), _xlnet(3))),
 ]

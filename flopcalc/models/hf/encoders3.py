@@ -1,7 +1,9 @@
 """Encoders with sliding-chunk attention (transformers 5.24, counted as the class
-`AutoModelForMaskedLM` builds): Longformer. The converter reads the keys its config and model
+`AutoModelForMaskedLM` builds): Longformer; and XLNet (`AutoModelForCausalLM`'s
+XLNetLMHeadModel). The converter reads the keys its config and model
 classes read (`models/longformer/configuration_longformer.py`, `modeling_longformer.py`),
-with their defaults.
+with their defaults. XLNet's relative attention runs bidirectionally over the whole
+sequence (its plain forward), so it is counted here as an encoder with an LM head.
 """
 
 from __future__ import annotations
@@ -55,4 +57,42 @@ def _longformer(c: Config) -> Raw:
     return sliding(_roberta(c), c, n, c("intermediate_size", expect=int))
 
 
-CONVERTERS = {"longformer": _longformer}
+def _xlnet(c: Config) -> Raw:
+    """XLNetLMHeadModel (Yang et al. 2019, "XLNet: Generalized Autoregressive Pretraining for
+    Language Understanding"; `xlnet/modeling_xlnet.py`), the class AutoModelForCausalLM
+    builds, counted as the content stream of a plain forward (`kinds.xlnet`: no query stream,
+    no mems, no segment term): post-norm layers (a LayerNorm after attention and after the
+    MLP) of relative attention without biases (heads d/n_head wide) and a `ff_activation`
+    MLP `d_inner` wide with biases; no position table (sinusoids computed in the forward);
+    `mask_emb` (1 × d, read only with a perm_mask's query stream) held; the head `lm_loss`
+    (d → V with its bias), tied to the token table by default. Every query scores every key
+    (attn_type bi; uni masks, but the matmuls keep their shapes): an encoder here."""
+    d, h = c("d_model", expect=int), c("n_head", expect=int)
+    if h < 1 or d % h:
+        raise FlopcalcError(f"{c.label}: xlnet n_head={h} must divide d_model={d} "
+                            "(transformers' config requires it)")
+    attn = str(c("attn_type", "bi", str))
+    if attn not in ("bi", "uni"):
+        raise FlopcalcError(f"{c.label}: xlnet attn_type={attn!r} is neither 'bi' nor 'uni' "
+                            "(transformers' relative_positional_encoding refuses it)")
+    n = c.layers("n_layer")
+    act = str(c("ff_activation", "gelu", str))
+    tied = bool(c("tie_word_embeddings", True))
+    return {
+        "architecture": "encoder-only", "n_layers": n, "d_model": d, "n_heads": h,
+        "d_ff": c("d_inner", expect=int), "mlp": "plain",
+        "activation": "relu" if act == "relu" else "silu" if act in ("silu", "swish")
+        else "gelu",
+        "bias": {"qkv": False, "attn_out": False, "mlp": True},
+        "norm": "layernorm", "norm_placement": "post", "final_norm": False,
+        "positions": "none", "vocab_size": c("vocab_size", expect=int),
+        "head": "lm", "tie_embeddings": tied, "lm_head_bias": 1,
+        "layer_types": ["xlnet"] * n, "xlnet": {"attn_type": attn},
+        "input_extras": {"tables": [{"rows": 1, "width": d}]},
+    }
+
+
+CONVERTERS = {"longformer": _longformer, "xlnet": _xlnet}
+
+ALIASES = {"xlnet": {"n_token": "vocab_size", "hidden_size": "d_model",
+                     "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"}}

@@ -176,8 +176,6 @@ REFUSED = {
                  "buckets of the hidden states: data-dependent), chunked local attention, "
                  "axial position embeddings and reversible layers are not layer kinds flopcalc "
                  "has" + _YAML),
-    "xlnet": ("XLNet's two-stream (content and query) relative attention with segment terms "
-              "and memory is not a layer kind flopcalc has" + _YAML),
     "prophetnet": ("ProphetNet's n-gram self-attention (a main stream and ngram predicting "
                    "streams with relative position buckets) is not a layer kind flopcalc has"
                    + _YAML),
