@@ -6,6 +6,7 @@ transformers accepts (the same every run):
   tokens (the forward gets no global_attention_mask).
 - LED: BART's layout with Longformer's attention in the encoder (the source padded likewise).
 - XLNet: the content stream of a plain forward (no target_mapping, no mems, no token types).
+- Pegasus-X: block-local encoder attention with global tokens, staggered blocks on odd layers.
 """
 
 import random
@@ -92,4 +93,30 @@ CASES += [
     Case("xlnet", shrink=XLNET, lengths=(1, 5, 13),
          variants=(UNTIED, dict(attn_type="uni", n_layer=2, n_head=4, d_inner=96),
                    _xlnet(1), _xlnet(2), _xlnet(3))),
+]
+
+
+# ------------------------------------------------------------ Pegasus-X
+def _pegasus_x(seed: int) -> dict:
+    rng = random.Random(seed)
+    return dict(encoder_layers=rng.choice([1, 2, 3, 4]), decoder_layers=rng.choice([1, 2]),
+                block_size=rng.choice([2, 4, 6, 8]), num_global_tokens=rng.choice([1, 3, 8]),
+                stagger_local_blocks=rng.choice([True, False]),
+                activation_function=rng.choice(["gelu", "relu", "silu"]),
+                encoder_ffn_dim=rng.choice([40, 96, 130]),
+                encoder_attention_heads=rng.choice([2, 4, 8]),
+                tie_word_embeddings=rng.choice([True, False]))
+
+
+PEGASUS_X = dict(vocab_size=128, d_model=64, decoder_attention_heads=4, decoder_ffn_dim=80,
+                 encoder_ffn_dim=96, max_position_embeddings=64)
+
+CASES += [
+    # the default: 16 encoder layers, blocks of 512 (every length padded to 512, 1,024 on the
+    # staggered layers), 32 global tokens; blocks of 4 with 3 globals; unstaggered; untied;
+    # seeded layer counts, blocks, globals, staggering, widths, heads, activations and tying
+    Case("pegasus_x", auto="seq2seq", lengths=(1, 5, 13), shrink=PEGASUS_X,
+         variants=(UNTIED, dict(encoder_layers=3, block_size=4, num_global_tokens=3),
+                   dict(encoder_layers=2, block_size=6, stagger_local_blocks=False),
+                   _pegasus_x(1), _pegasus_x(2), _pegasus_x(3))),
 ]

@@ -186,7 +186,4 @@ REFUSED = {
                "over seq + prompt_length tokens, its head over seq) and adds segment "
                "embeddings and a segment-aware relative position bias, which flopcalc's "
                "models do not describe" + _YAML),
-    "pegasus_x": ("Pegasus-X's encoder attention (staggered local blocks of block_size with "
-                  "num_global_tokens global tokens attending to every token) is not a layer "
-                  "kind flopcalc has" + _YAML),
 }
