@@ -518,10 +518,14 @@ def _encoder(cfg: Any, n: int, dense: Any, norm: Norm, layout: dict) -> list[Lay
         for name in names:
             if name not in made:
                 mixers = _mixers(cfg, name)
-                if dense is None and not all(getattr(m, "holds_mlp", False) for m in mixers):
+                own_mlp = bool(mixers) and all(getattr(m, "holds_mlp", False) for m in mixers)
+                if dense is None and not own_mlp:
                     raise ValueError("d_ff is required: encoder layers have an MLP (only a "
                                      "mixer that holds its own, as squeezebert, goes without)")
-                made[name] = Layer("encoder", mixers, dense, norm, **layout)
+                # an encoder-decoder's d_ff is its decoder's: a mixer holding its own MLP
+                # (LED's Longformer layers) takes the encoder layer's place whole
+                made[name] = Layer("encoder", mixers, None if own_mlp else dense, norm,
+                                   **layout)
         return [made[name] for name in names]
     plain = Layer("encoder", (attention.build(cfg, "bidirectional"),), dense, norm, **layout)
     moe_cfg = getattr(cfg, "moe", None)

@@ -34,7 +34,6 @@ def test_refused(model_type, keys, words):
 
 @pytest.mark.parametrize("model_type, words", [
     ("mra", ["block_per_row", "depends on the data"]),
-    ("longformer", ["sliding-chunk"]),
 ])
 def test_refused_types_name_what_is_missing(model_type, words):
     with pytest.raises(FlopcalcError) as err:

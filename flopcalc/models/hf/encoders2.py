@@ -485,9 +485,6 @@ REFUSED = {
             "approximate, block-averaged score matrix (`approx_mode`): which blocks run depends "
             "on the data, in CUDA kernels; not a layer kind flopcalc can count exactly"
             + _YAML),
-    "longformer": ("Longformer's sliding-chunk attention (`attention_window`, overlapping "
-                   "chunks padded to the window) with global tokens chosen by the input is not "
-                   "a layer kind flopcalc has" + _YAML),
     "canine": ("CANINE's hashed character embeddings (`num_hash_functions` tables), "
                "downsampling convolution, local initial and final character transformers and "
                "upsampling are not layer kinds flopcalc has" + _YAML),

@@ -176,14 +176,9 @@ REFUSED = {
                  "buckets of the hidden states: data-dependent), chunked local attention, "
                  "axial position embeddings and reversible layers are not layer kinds flopcalc "
                  "has" + _YAML),
-    "xlnet": ("XLNet's two-stream (content and query) relative attention with segment terms "
-              "and memory is not a layer kind flopcalc has" + _YAML),
     "prophetnet": ("ProphetNet's n-gram self-attention (a main stream and ngram predicting "
                    "streams with relative position buckets) is not a layer kind flopcalc has"
                    + _YAML),
-    "led": ("LED's Longformer encoder attention (overlapping chunks of attention_window keys "
-            "per layer, plus global tokens picked by global_attention_mask: data-dependent) is "
-            "not a layer kind flopcalc has" + _YAML),
     "t5gemma2": ("T5Gemma 2's merged attention (one set of projections scoring the decoder's "
                  "and the encoder's keys together) and the vision encoder feeding its encoder "
                  "are not layer kinds flopcalc has" + _YAML),
@@ -191,7 +186,4 @@ REFUSED = {
                "over seq + prompt_length tokens, its head over seq) and adds segment "
                "embeddings and a segment-aware relative position bias, which flopcalc's "
                "models do not describe" + _YAML),
-    "pegasus_x": ("Pegasus-X's encoder attention (staggered local blocks of block_size with "
-                  "num_global_tokens global tokens attending to every token) is not a layer "
-                  "kind flopcalc has" + _YAML),
 }
