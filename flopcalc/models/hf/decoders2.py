@@ -380,6 +380,4 @@ REFUSED: dict[str, str] = {
                   "embeddings"),
     "axk2": _lacks("A.X-K2's gated RMSNorms (a low-rank gate MLP on every layer norm) and "
                    "gated latent-attention queries"),
-    "step3p7": _lacks("Step 3.7's per-layer attention configurations (per_layer_config: head "
-                      "counts and gates by layer type)"),
 }

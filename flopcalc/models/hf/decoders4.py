@@ -1,0 +1,157 @@
+"""Decoders of transformers 5.24 that flopcalc refused until their layer kinds existed: each
+converter reads the keys its class reads in `models/<type>/modeling_<type>.py`, with the
+configuration class's defaults, and says in its docstring what it counts.
+tests/sweep/cases_decoder_leftovers.py checks each against transformers (parameters on the meta
+device at the default config and at variants, forward FLOPs with FlopCounterMode)."""
+
+from __future__ import annotations
+
+from ...errors import FlopcalcError
+from .common import Config, Raw, bias, layer_types, rotary_decoder
+from .multimodal import Wrapper, attach_tower, text_mapping, tied
+
+
+def _mtp_note(c: Config) -> Raw:
+    mtp = c("num_nextn_predict_layers", 0, int)
+    if not mtp:
+        return {}
+    return {"notes": (f"config.json declares {mtp} multi-token-prediction module"
+                      f"{'s' if mtp > 1 else ''} (num_nextn_predict_layers), which transformers "
+                      "does not build (its loader drops the checkpoint's extra layers): not "
+                      "counted")}
+
+
+def _step_heads(c: Config, kinds: list[str]) -> tuple[int, int | None]:
+    """(the full layers' query heads, the sliding layers' or None) from `per_layer_config` (the
+    overrides transformers builds each layer from; absent: num_sliding_attention_heads on the
+    sliding layers, else the legacy attention_other_setting's num_attention_heads; null: none)."""
+    heads = c("num_attention_heads", 64, int)
+    per = c("per_layer_config", None, dict)
+    if per is None and "per_layer_config" in c.data:
+        per = {}  # written as null: transformers builds every layer from the global keys
+    if per is None:
+        other = c("attention_other_setting", {}, dict).get("num_attention_heads", heads)
+        window = c("num_sliding_attention_heads", other, int)
+        per = {i: {"num_attention_heads": window} for i, t in enumerate(kinds) if t == "window"}
+    counts: list[int] = [heads] * len(kinds)
+    for key, keys in per.items():
+        index = int(key) if str(key).isdigit() else -1
+        if not 0 <= index < len(kinds):
+            raise FlopcalcError(f"{c.label}: per_layer_config[{key!r}] names no layer of "
+                                f"num_hidden_layers={len(kinds)}; give layer indices")
+        if not isinstance(keys, dict):
+            raise FlopcalcError(f"{c.label}: per_layer_config[{key!r}] must be a mapping of keys")
+        odd = sorted(set(keys) - {"num_attention_heads"})
+        if odd:
+            raise FlopcalcError(f"{c.label}: per_layer_config[{key!r}] overrides {odd[0]!r}: "
+                                "flopcalc reads per-layer query head counts only; describe the "
+                                "model in a YAML file")
+        value = keys.get("num_attention_heads", heads)
+        if type(value) is not int or value < 1:
+            raise FlopcalcError(f"{c.label}: per_layer_config[{key!r}].num_attention_heads "
+                                f"{value!r} must be a whole number of heads, 1 or more")
+        counts[index] = value
+    by_kind: dict[str, set[int]] = {}
+    for kind, n in zip(kinds, counts):
+        by_kind.setdefault(kind, set()).add(n)
+    for kind, seen in by_kind.items():
+        if len(seen) > 1:
+            first = next(i for i, t in enumerate(kinds) if t == kind and counts[i] != min(seen))
+            raise FlopcalcError(f"{c.label}: per_layer_config[{first}] gives a head count its "
+                                f"layer type's other layers do not ({sorted(seen)}): flopcalc's "
+                                "layers of one type share one head count; describe the model "
+                                "in a YAML file")
+    full = next(iter(by_kind.get("full", {heads})))
+    window = by_kind.get("window")
+    return full, (next(iter(window)) if window else None)
+
+
+def _step3p5(c: Config) -> Raw:
+    """Step 3.7's text model (`step3p5`, Step3p7TextModel in `step3p7/modular_step3p7.py`):
+    Laguna's attention (a per-head QK-norm, `attention_bias` on q, k, v and o, g_proj d → h
+    bias-free whose sigmoid scales each head) with `per_layer_config`'s query head counts, by
+    default `num_sliding_attention_heads` on the "sliding_attention" layers (windows of
+    `sliding_window`; the KV heads and head_dim are the model's); a dense SwiGLU of
+    intermediate_size with `mlp_bias` on the `mlp_layer_types` "dense" layers (absent: the
+    first 3, or those the legacy `moe_layers_enum` leaves out), elsewhere a bias-free sigmoid
+    router (its e_score_correction_bias a buffer), n_routed_experts bias-free experts of
+    moe_intermediate_size and one shared SwiGLU of share_expert_dim with `mlp_bias`. The SwiGLU
+    clamps (`swiglu_limits`), the router scaling and RoPE per layer type are element-wise; the
+    `num_nextn_predict_layers` MTP layers are not built."""
+    n = c.layers()
+    kinds_raw = layer_types(c) if c.has("layer_types") else {}
+    listed = c.per_layer("layer_types", n) if c.has("layer_types") else ["full_attention"] * n
+    kinds = ["window" if t == "sliding_attention" else "full" for t in listed]
+    odd = [i for i, t in enumerate(listed) if t not in ("full_attention", "sliding_attention")]
+    if odd:
+        raise FlopcalcError(f"{c.label}: layer_types[{odd[0]}] = {listed[odd[0]]!r} must be "
+                            "'full_attention' or 'sliding_attention'")
+    attn, mlp_bias = c("attention_bias", False), c("mlp_bias", False)
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn, mlp_bias), "qk_norm": "per_head",
+                "attention_gate": "head", **kinds_raw, "activation": "silu",
+                "head_dim": c("head_dim", 128, int)}
+    full, window = _step_heads(c, kinds)
+    raw["n_heads"] = full
+    if window is not None and window != full:
+        raw["window_attention"] = {"n_heads": window}
+    enum = c("moe_layers_enum", None)
+    if enum is not None and not c.has("mlp_layer_types"):
+        items = enum.split(",") if isinstance(enum, str) else enum
+        try:
+            moe = {int(i) for i in items if str(i).strip()}
+        except (TypeError, ValueError):
+            raise FlopcalcError(f"{c.label}: moe_layers_enum {enum!r} must list layer indices "
+                                "(a comma-separated text or a list)") from None
+        default = ["sparse" if i in moe else "dense" for i in range(n)]
+    else:
+        default = ["dense"] * min(3, n) + ["sparse"] * (n - 3)
+    mlp = c.per_layer("mlp_layer_types", n, default=default, choices=("dense", "sparse"))
+    if "sparse" in mlp:
+        raw["moe"] = {"experts": c("n_routed_experts", 288, int),
+                      "top_k": c("num_experts_per_tok", 8, int),
+                      "d_ff": c("moe_intermediate_size", 1280, int), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(mlp) if t == "dense"],
+                      "expert_bias": False}
+        if c("share_expert_dim", 1280, int):
+            raw["moe"].update(shared_experts=1, shared_d_ff=c("share_expert_dim"))
+    raw.update(_mtp_note(c))
+    return raw
+
+
+# Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
+# counted with the wrapper's LM head; their towers are not read.
+WRAPPERS: dict[str, Wrapper] = {
+    # Step 3.7: a SigLIP-style ViT with 2-D RoPE and layer scales, two stride-2 convolutions
+    # and a linear projector, run over a global view and local crops
+    "step3p7": Wrapper("step3p5"),
+}
+
+
+def _unwrap(c: Config) -> Raw:
+    """A wrapper's preset mapping: its language model, the towers named in the notes."""
+    from . import from_hf_dict
+
+    entry = WRAPPERS[c.model_type]
+    data = text_mapping(c, entry)
+    data["tie_word_embeddings"] = tied(c, entry, data)
+    raw = from_hf_dict(data, f"{c.label} {entry.key}")
+    for key in ("_name", "title", "source"):
+        raw.pop(key, None)
+    return attach_tower(c, raw, None, entry)
+
+
+CONVERTERS = {"step3p5": _step3p5, **{name: _unwrap for name in WRAPPERS}}
+# The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
+# where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
+DEFAULTS: dict[str, Raw] = {
+    "step3p5": {"hidden_size": 4096, "intermediate_size": 11264, "num_hidden_layers": 45,
+                "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+                "vocab_size": 128815, "max_position_embeddings": 128000},
+}
+ALIASES: dict[str, dict[str, str]] = {
+    "step3p5": {"num_local_experts": "n_routed_experts", "moe_num_experts": "n_routed_experts",
+                "moe_top_k": "num_experts_per_tok", "num_attention_groups": "num_key_value_heads",
+                "share_expert_dims": "share_expert_dim",
+                "num_mtp_layers": "num_nextn_predict_layers"},
+}
+REFUSED: dict[str, str] = {}

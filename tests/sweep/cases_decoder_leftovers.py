@@ -1,0 +1,37 @@
+"""Decoders imported by flopcalc/models/hf/decoders4.py (types flopcalc refused until their
+layer kinds existed), and their wrappers (the language model counted alone: `count="text"`)."""
+
+from . import Case
+
+SIZES = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=16, vocab_size=128, max_position_embeddings=64)
+TIED, UNTIED = dict(tie_word_embeddings=True), dict(tie_word_embeddings=False)
+LENGTHS = (1, 6, 13)
+
+# Step 3.7: sliding layers with their own query head count (per_layer_config), heads gated by
+# g_proj, the first 3 layers dense then a sigmoid-routed mixture with one shared expert
+_STEP = dict(n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
+             share_expert_dim=40, num_hidden_layers=4, sliding_window=4,
+             layer_types=["sliding_attention", "full_attention"] * 2,
+             mlp_layer_types=["dense", "sparse", "sparse", "dense"],
+             num_sliding_attention_heads=8, pad_token_id=0)
+_STEP_VARIANTS = (
+    dict(num_hidden_layers=6, layer_types=["sliding_attention"] * 3 + ["full_attention"] * 3,
+         num_sliding_attention_heads=96, sliding_window=512, attention_bias=True,
+         mlp_bias=True, tie_word_embeddings=True),
+    dict(num_hidden_layers=5, mlp_layer_types=None, moe_layers_enum="1,3,4", share_expert_dim=0,
+         num_attention_heads=32, num_key_value_heads=4, head_dim=64),
+    dict(num_hidden_layers=4, layer_types=["full_attention", "sliding_attention"] * 2,
+         num_sliding_attention_heads=16, sliding_window=128, num_nextn_predict_layers=1,
+         n_routed_experts=16,
+         num_experts_per_tok=3))
+_STEP_VISION = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=56,
+                    patch_size=14, max_position_embeddings=16)
+CASES = [
+    Case("step3p5", shrink={**SIZES, **_STEP}, lengths=LENGTHS, variants=_STEP_VARIANTS,
+         fix=dict(pad_token_id=0), count="text", wrapper="step3p7",
+         wrapper_keys=lambda text: {"vision_config": _STEP_VISION}),
+    Case("step3p7", shrink={**SIZES, **_STEP, "top": {"vision_config": _STEP_VISION}}, variants=(
+        {"top": TIED}, {"top": UNTIED, **TIED}, _STEP_VARIANTS[0]),
+        text_config="text_config", count="text", lengths=(5,), fix=dict(pad_token_id=0)),
+]
