@@ -35,3 +35,21 @@ CASES = [
         {"top": TIED}, {"top": UNTIED, **TIED}, _STEP_VARIANTS[0]),
         text_config="text_config", count="text", lengths=(5,), fix=dict(pad_token_id=0)),
 ]
+
+# Zamba: multi-head Mamba-1 in every layer, the one shared block (attention over the hidden state
+# joined to the embeddings, a gated MLP) on the hybrid layers, tied only with the embeddings
+_ZAMBA = dict(hidden_size=32, intermediate_size=48, num_attention_heads=4, num_key_value_heads=4,
+              vocab_size=128, max_position_embeddings=64, num_hidden_layers=5,
+              attn_layer_period=2, attn_layer_offset=1, mamba_d_state=8, mamba_dt_rank="auto",
+              layers_block_type=None, attention_hidden_size=None, attention_head_dim=None,
+              pad_token_id=0)
+CASES += [
+    Case("zamba", shrink=_ZAMBA, lengths=(1, 5, 9),
+         variants=(UNTIED,
+                   dict(n_mamba_heads=4, num_key_value_heads=8, attention_head_dim=64,
+                        mamba_proj_bias=True, mamba_conv_bias=False, mamba_d_conv=3,
+                        hidden_act="silu", intermediate_size=1000),
+                   dict(num_hidden_layers=7, layers_block_type=[
+                       "mamba", "hybrid", "mamba", "mamba", "hybrid", "hybrid", "mamba"],
+                        mamba_expand=3, mamba_dt_rank=24, tie_word_embeddings=False))),
+]

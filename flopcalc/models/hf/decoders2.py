@@ -352,8 +352,6 @@ REFUSED: dict[str, str] = {
     "zaya": _lacks("ZAYA's convolutional compressed attention (CCA: depthwise and grouped "
                    "convolutions over q and k, current and delayed values), its MLP router and "
                    "learned residual scaling"),
-    "zamba": _lacks("Zamba's multi-head Mamba-1 mixers (n_mamba_heads) and its shared "
-                    "attention block over the hidden states joined to the embeddings"),
     "glm5_next": _lacks("GLM-5-Next's hyper-connections (several residual streams and a "
                         "hyper-head), forget-gated linear attention and indexer"),
     "bailing_hybrid": _lacks("Bailing-hybrid's latent attention gated per head and its "

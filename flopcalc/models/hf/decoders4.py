@@ -7,7 +7,7 @@ device at the default config and at variants, forward FLOPs with FlopCounterMode
 from __future__ import annotations
 
 from ...errors import FlopcalcError
-from .common import Config, Raw, bias, layer_types, rotary_decoder
+from .common import Config, Raw, bias, layer_types, rotary_decoder, shortest_period
 from .multimodal import Wrapper, attach_tower, text_mapping, tied
 
 
@@ -118,6 +118,67 @@ def _step3p5(c: Config) -> Raw:
     return raw
 
 
+def _zamba(c: Config) -> Raw:
+    """ZambaForCausalLM (`zamba/modeling_zamba.py`): every layer an RMSNorm and Zamba's
+    multi-head Mamba-1 mixer (n_mamba_heads heads of mamba_expand·d / n_mamba_heads channels,
+    each with its own x_proj and dt_proj slice: the same tensors and FLOPs as one Mamba-1 mixer
+    of mamba_expand·d channels, `kinds.mamba1`), no MLP; a "hybrid" layer first runs the one
+    shared transformer block (`kinds.shared_block` without adapters: an RMSNorm over the hidden
+    state joined to the embeddings, 2d wide, bias-free q, k, v reading 2d in heads of
+    attention_head_dim (default 2d / heads), o back to d, an RMSNorm, a gated MLP of
+    intermediate_size) and adds its output through a per-layer linear d → d to the Mamba input.
+    `layers_block_type` (absent: two Mamba layers, a hybrid, then a hybrid wherever
+    i % attn_layer_period == attn_layer_offset over the rest); the block is one set of tensors
+    only when tie_word_embeddings is (transformers ties it by `_tied_weights_keys`). No
+    positions. An attention_hidden_size other than 2d builds but cannot run (its norm reads the
+    2d-wide join): refused."""
+    d, n = c("hidden_size", 3712, int), c.layers()
+    listed = c("layers_block_type", None) or c("layer_types", None)
+    if listed is None:
+        period, offset = c("attn_layer_period", 6, int), c("attn_layer_offset", 4, int)
+        listed = ["linear_attention", "linear_attention", "hybrid"] + [
+            "hybrid" if i % period == offset else "linear_attention" for i in range(n - 3)]
+    if not isinstance(listed, list) or not listed:
+        raise FlopcalcError(f"{c.label}: layers_block_type must be a list of layer types")
+    bad = [i for i, t in enumerate(listed) if t not in ("linear_attention", "mamba", "hybrid")]
+    if bad:
+        raise FlopcalcError(f"{c.label}: layers_block_type[{bad[0]}] = {listed[bad[0]]!r} must "
+                            "be 'mamba' ('linear_attention') or 'hybrid'")
+    types = ["mamba1+shared@0" if t == "hybrid" else "mamba1" for t in listed]
+    width = c("attention_hidden_size", 2 * d, int)
+    if width != 2 * d:
+        raise FlopcalcError(f"{c.label}: attention_hidden_size {width} is not 2·hidden_size = "
+                            f"{2 * d}: Zamba's shared block normalises the hidden state joined "
+                            "to the embeddings (2d wide) over attention_hidden_size, which "
+                            "transformers cannot run; set it to 2·hidden_size or leave it out")
+    heads, mamba_heads = c("num_attention_heads", 16, int), c("n_mamba_heads", 2, int)
+    inner = c("mamba_expand", 2, int) * d
+    if mamba_heads < 1 or inner % mamba_heads:
+        raise FlopcalcError(f"{c.label}: mamba_expand·hidden_size = {inner} is not divisible by "
+                            f"n_mamba_heads={mamba_heads}")
+    if heads < 1:
+        raise FlopcalcError(f"{c.label}: num_attention_heads {heads} must be 1 or more")
+    tie = bool(c("tie_word_embeddings", True))
+    rank = c("mamba_dt_rank", "auto")
+    act = str(c("hidden_act", "gelu"))
+    raw: Raw = {"n_layers": len(types), "d_model": d, "norm": "rmsnorm", "positions": "none",
+                "max_seq_len": c("max_position_embeddings", 4096),
+                "vocab_size": c("vocab_size", 32000), "tie_embeddings": tie,
+                "activation": "gelu" if act.startswith("gelu") else "silu",
+                "layer_types": shortest_period(types),
+                "mamba1": {"d_inner": inner, "d_state": c("mamba_d_state", 16),
+                           "d_conv": c("mamba_d_conv", 4),
+                           "dt_rank": -(-d // 16) if rank == "auto" else rank,
+                           "bias": bool(c("mamba_proj_bias", False)),
+                           "conv_bias": bool(c("mamba_conv_bias", True)), "dt_norms": "none"}}
+    if "hybrid" in listed:
+        raw["shared_block"] = {
+            "n_heads": heads, "n_kv_heads": c("num_key_value_heads", heads),
+            "head_dim": c("attention_head_dim", 2 * d // heads),
+            "d_ff": c("intermediate_size", 14848), "adapter_rank": 0, "tied": tie}
+    return raw
+
+
 # Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
 # counted with the wrapper's LM head; their towers are not read.
 WRAPPERS: dict[str, Wrapper] = {
@@ -140,15 +201,17 @@ def _unwrap(c: Config) -> Raw:
     return attach_tower(c, raw, None, entry)
 
 
-CONVERTERS = {"step3p5": _step3p5, **{name: _unwrap for name in WRAPPERS}}
+CONVERTERS = {"step3p5": _step3p5, "zamba": _zamba, **{name: _unwrap for name in WRAPPERS}}
 # The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
 # where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
 DEFAULTS: dict[str, Raw] = {
     "step3p5": {"hidden_size": 4096, "intermediate_size": 11264, "num_hidden_layers": 45,
                 "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
                 "vocab_size": 128815, "max_position_embeddings": 128000},
+    "zamba": {"num_hidden_layers": 76},
 }
 ALIASES: dict[str, dict[str, str]] = {
+    "zamba": {"layer_types": "layers_block_type", "head_dim": "attention_head_dim"},
     "step3p5": {"num_local_experts": "n_routed_experts", "moe_num_experts": "n_routed_experts",
                 "moe_top_k": "num_experts_per_tok", "num_attention_groups": "num_key_value_heads",
                 "share_expert_dims": "share_expert_dim",
