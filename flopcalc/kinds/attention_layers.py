@@ -46,15 +46,21 @@ def build(cfg: Any, name: str) -> Attention:
     mla = cfg.latent_attention
     if mla is not None and own is not None:
         raise ValueError("window_attention applies to softmax attention, not latent_attention")
-    if mla is not None and cfg.attention_gate:
-        raise ValueError("attention_gate applies to softmax attention, not latent_attention")
+    if mla is not None and cfg.attention_gate is True:
+        raise ValueError("attention_gate applies to softmax attention (true: a gate per output "
+                         "element); latent_attention takes attention_gate: head")
     if mla is not None and set(scales(cfg, "attention")) - {"output"}:
         raise ValueError("multipliers.attention on latent_attention scales its output only "
                          "(MiniCPM3's residual scale); input and key apply to softmax attention")
     if mla is not None:
         from .latent import LatentAttention  # imported only by models that have it
 
-        return LatentAttention(heads=heads, kv_heads=heads,
+        latent: Any = LatentAttention
+        if cfg.attention_gate == "head":  # Bailing-hybrid's per-head gate
+            from .head_gate import HeadGatedLatentAttention
+
+            latent = HeadGatedLatentAttention
+        return latent(heads=heads, kv_heads=heads,
                                qk_dim=mla.qk_nope_head_dim + mla.qk_rope_head_dim,
                                v_dim=mla.v_head_dim, q_rank=mla.q_lora_rank,
                                kv_rank=mla.kv_lora_rank, rope_dim=mla.qk_rope_head_dim,

@@ -53,3 +53,27 @@ CASES += [
                        "mamba", "hybrid", "mamba", "mamba", "hybrid", "hybrid", "mamba"],
                         mamba_expand=3, mamba_dt_rank=24, tie_word_embeddings=False))),
 ]
+
+# Bailing-hybrid (Ling): latent attention gated per head on the last layer of each group, Kimi
+# delta attention with full-rank gates elsewhere, DeepSeek-V3's grouped routing
+_BAILING = dict(vocab_size=97, hidden_size=64, intermediate_size=96, moe_intermediate_size=24,
+                num_attention_heads=4, num_key_value_heads=4, head_dim=8, kv_lora_rank=16,
+                qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=12, num_experts=8,
+                num_experts_per_token=2, n_group=2, topk_group=1, num_hidden_layers=4,
+                layer_group_size=2, layer_types=None, mlp_layer_types=None, pad_token_id=0,
+                bos_token_id=1, eos_token_id=2)
+CASES += [
+    Case("bailing_hybrid", shrink=_BAILING, lengths=(1, 13, 70),
+         variants=(
+             # a query rank, biases, a dense layer between mixtures, tie (never honoured)
+             dict(num_hidden_layers=6, q_lora_rank=20, attention_bias=True,
+                  mlp_layer_types=["dense", "sparse", "dense", "sparse", "sparse", "sparse"],
+                  tie_word_embeddings=True, num_shared_experts=2),
+             # every third layer latent attention, no shared expert, a 3-tap conv, wider heads
+             dict(num_hidden_layers=6, layer_group_size=3, num_shared_experts=0,
+                  short_conv_kernel_size=3, head_dim=64, first_k_dense_replace=0,
+                  kda_safe_gate=False),
+             # explicit layer types: linear attention only
+             dict(num_hidden_layers=3, layer_types=["linear_attention"] * 3,
+                  mlp_layer_types=["dense"] * 3))),
+]

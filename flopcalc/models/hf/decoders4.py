@@ -179,6 +179,71 @@ def _zamba(c: Config) -> Raw:
     return raw
 
 
+def _bailing_hybrid(c: Config) -> Raw:
+    """BailingHybridForCausalLM (Ling's hybrid, `bailing_hybrid/modular_bailing_hybrid.py`):
+    `layer_types` (absent: the last of every `layer_group_size` layers "full_attention", the
+    rest "linear_attention") of DeepSeek-V3's latent attention with rotary keys and a per-head
+    output gate (g_proj d → h, `kinds.head_gate`), or Kimi delta attention with full-rank
+    forget and output gates (f_proj and g_proj d → h·head_dim, `kinds.kimi_delta`), its heads
+    num_attention_heads × head_dim and its conv of short_conv_kernel_size taps (a saved file's
+    linear_num_heads, linear_head_dim and linear_conv_kernel_dim, which transformers then
+    reads); a dense SwiGLU
+    of intermediate_size on the `mlp_layer_types` "dense" layers (absent: the first
+    `first_k_dense_replace`), elsewhere DeepSeek-V3's mixture (a bias-free router, its
+    e_score_correction_bias a buffer, n_shared_experts fused shared experts of
+    moe_intermediate_size). The head is never tied (`_tied_weights_keys` is empty); the
+    `num_nextn_predict_layers` MTP layers are not built."""
+    n = c.layers()
+    group = c("layer_group_size", 6, int)
+    if group < 1:
+        raise FlopcalcError(f"{c.label}: layer_group_size {group} must be 1 or more")
+    default = ["full_attention" if (i + 1) % group == 0 else "linear_attention"
+               for i in range(n)]
+    listed = c.per_layer("layer_types", n, default=default,
+                         choices=("full_attention", "linear_attention"))
+    kinds = ["full" if t == "full_attention" else "kda" for t in listed]
+    first = c("first_k_dense_replace", 2, int)
+    mlp = c.per_layer("mlp_layer_types", n,
+                      default=["dense" if i < first else "sparse" for i in range(n)],
+                      choices=("dense", "sparse"))
+    heads, attn = c("num_attention_heads", 32, int), bool(c("attention_bias", False))
+    act = str(c("hidden_act", "silu"))
+    raw: Raw = {
+        "n_layers": n, "d_model": c("hidden_size", 2560), "n_heads": heads, "n_kv_heads": None,
+        "d_ff": c("intermediate_size", 6144), "mlp": "gated",
+        "activation": "gelu" if act.startswith("gelu") else "silu",
+        **bias(attn, attn), "norm": "rmsnorm", "positions": "rotary",
+        "max_seq_len": c("max_position_embeddings", 262144),
+        "vocab_size": c("vocab_size", 157184), "tie_embeddings": False,
+        "layer_types": shortest_period(kinds)}
+    if "full" in kinds:
+        raw["attention_gate"] = "head"
+        raw["latent_attention"] = {
+            "q_lora_rank": c("q_lora_rank", None), "kv_lora_rank": c("kv_lora_rank", 512),
+            "qk_nope_head_dim": c("qk_nope_head_dim", 128),
+            "qk_rope_head_dim": c("qk_rope_head_dim", 64), "v_head_dim": c("v_head_dim", 128)}
+    if "kda" in kinds:
+        # __post_init__ copies head_dim, num_attention_heads and short_conv_kernel_size into the
+        # linear_* keys before DeepseekV3Config's sets head_dim to qk_rope_head_dim, and a saved
+        # file's linear_* keys (written then) are set after it: read those first
+        raw["kimi_delta"] = {
+            "num_heads": c("linear_num_heads", heads, int),
+            "head_dim": c("linear_head_dim", c("head_dim", 128, int), int),
+            "short_conv_kernel_size": c("linear_conv_kernel_dim",
+                                        c("short_conv_kernel_size", 4, int), int),
+            "full_rank_gates": True}
+    if "sparse" in mlp:
+        raw["moe"] = {"experts": c("num_experts", 512, int),
+                      "top_k": c("num_experts_per_token", 8, int),
+                      "d_ff": c("moe_intermediate_size", 768, int), "first_dense": 0,
+                      "dense_layers": [i for i, t in enumerate(mlp) if t == "dense"]}
+        shared = c("num_shared_experts", 1, int)
+        if shared:
+            raw["moe"]["shared_experts"] = shared
+    raw.update(_mtp_note(c))
+    return raw
+
+
 # Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
 # counted with the wrapper's LM head; their towers are not read.
 WRAPPERS: dict[str, Wrapper] = {
@@ -201,7 +266,7 @@ def _unwrap(c: Config) -> Raw:
     return attach_tower(c, raw, None, entry)
 
 
-CONVERTERS = {"step3p5": _step3p5, "zamba": _zamba, **{name: _unwrap for name in WRAPPERS}}
+CONVERTERS = {"step3p5": _step3p5, "zamba": _zamba, "bailing_hybrid": _bailing_hybrid, **{name: _unwrap for name in WRAPPERS}}
 # The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
 # where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
 DEFAULTS: dict[str, Raw] = {
@@ -211,6 +276,11 @@ DEFAULTS: dict[str, Raw] = {
     "zamba": {"num_hidden_layers": 76},
 }
 ALIASES: dict[str, dict[str, str]] = {
+    "bailing_hybrid": {"max_position_embeddings": "model_max_length",
+                       "num_local_experts": "num_experts",
+                       "num_experts_per_tok": "num_experts_per_token",
+                       "n_shared_experts": "num_shared_experts",
+                       "num_mtp_layers": "num_nextn_predict_layers"},
     "zamba": {"layer_types": "layers_block_type", "head_dim": "attention_head_dim"},
     "step3p5": {"num_local_experts": "n_routed_experts", "moe_num_experts": "n_routed_experts",
                 "moe_top_k": "num_experts_per_tok", "num_attention_groups": "num_key_value_heads",
