@@ -77,3 +77,19 @@ CASES += [
              dict(num_hidden_layers=3, layer_types=["linear_attention"] * 3,
                   mlp_layer_types=["dense"] * 3))),
 ]
+
+# xLSTM: mLSTM blocks (chunks of chunk_size, the rest token by token) and gated feed-forwards;
+# tie_word_embeddings is not honoured
+_XLSTM = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_blocks=None,
+              embedding_dim=None, num_heads=4, chunk_size=4, pad_token_id=0, bos_token_id=1,
+              eos_token_id=2)
+CASES += [
+    Case("xlstm", shrink=_XLSTM, lengths=(1, 3, 4, 10),
+         variants=(TIED,
+                   # (weight_mode "fused" holds the same numbers; transformers 5.24 cannot
+                   # initialise it: its _init_weights slices the fused gate bias wrongly)
+                   dict(num_heads=2, qk_dim_factor=0.25, v_dim_factor=0.75, ffn_proj_factor=3.5,
+                        ffn_round_up_to_multiple_of=32),
+                   dict(num_blocks=6, hidden_size=1024, embedding_dim=1024, num_heads=16,
+                        chunk_size=16))),
+]

@@ -370,7 +370,6 @@ REFUSED: dict[str, str] = {
     "molmo2_text": ("Molmo 2's text model holds vocab_size + additional_vocab_size embedding "
                     "rows and a head of vocab_size: one vocabulary for both is what flopcalc "
                     "counts" + _YAML),
-    "xlstm": _lacks("xLSTM's mLSTM blocks (matrix-memory recurrences with exponential gates)"),
     "blt": _lacks("The Byte Latent Transformer's local encoder and decoder with "
                   "cross-attention to patches, its global transformer and hashed n-gram "
                   "embeddings"),

@@ -244,6 +244,59 @@ def _bailing_hybrid(c: Config) -> Raw:
     return raw
 
 
+def _xlstm(c: Config) -> Raw:
+    """xLSTMForCausalLM (`xlstm/modeling_xlstm.py`, the native PyTorch path): `num_blocks`
+    (else num_hidden_layers) blocks of an RMSNorm and an mLSTM layer (`kinds.mlstm`: num_heads
+    heads, queries and keys int(qk_dim_factor·d) wide, values int(v_dim_factor·d)), then an
+    RMSNorm and a SiLU-gated feed-forward of d·ffn_proj_factor rounded up to a multiple of
+    ffn_round_up_to_multiple_of; a final RMSNorm; no positions; the head is never tied (the
+    class names no tied weights, whatever tie_word_embeddings says). The gates' and logits'
+    soft caps are element-wise; `weight_mode` "fused" holds the same numbers in fewer
+    tensors. Refused: `use_bias` (its RMSNorms then hold a bias, which flopcalc's
+    RMSNorm does not), a `mode` other than "inference" (the training kernels need or pad to
+    whole chunks), an embedding_dim other than hidden_size (transformers cannot run it), and a
+    max_inference_chunksize that is not a multiple of chunk_size."""
+    d = c("hidden_size", None) or c("embedding_dim", 4096)
+    if type(d) is not int or d < 1:
+        raise FlopcalcError(f"{c.label}: hidden_size {d!r} must be a whole number, 1 or more")
+    if c("embedding_dim", d) != d:
+        raise FlopcalcError(f"{c.label}: embedding_dim {c('embedding_dim')} differs from "
+                            f"hidden_size {d}: xLSTM's blocks read the embeddings at "
+                            "hidden_size, which transformers cannot run; make them equal")
+    if c("use_bias", False):
+        raise FlopcalcError(f"{c.label}: use_bias true gives xLSTM's RMSNorms a bias, which "
+                            "flopcalc's RMSNorm does not hold; set it false or describe the "
+                            "model in a YAML file")
+    mode = c("mode", "inference", str)
+    if mode != "inference":
+        raise FlopcalcError(f"{c.label}: mode {mode!r}: flopcalc counts xLSTM's inference "
+                            "kernels (chunks of chunk_size, the rest token by token); set mode "
+                            "to 'inference' or describe the model in a YAML file")
+    chunk = c("chunk_size", 64, int)
+    if chunk < 1 or c("max_inference_chunksize", 16384, int) % chunk:
+        raise FlopcalcError(f"{c.label}: max_inference_chunksize must be a multiple of "
+                            f"chunk_size {chunk} (1 or more): flopcalc counts a long prompt's "
+                            "segments as whole chunks")
+    n = c("num_blocks", None) or c("num_hidden_layers", 32)
+    round_to = c("ffn_round_up_to_multiple_of", 64, int)
+    factor = c("ffn_proj_factor", 2.667)
+    if not isinstance(factor, (int, float)) or round_to < 1:
+        raise FlopcalcError(f"{c.label}: ffn_proj_factor {factor!r} and "
+                            f"ffn_round_up_to_multiple_of {round_to} must be positive numbers")
+    # round_up_to_next_multiple_of, in the same floating-point steps as transformers
+    ffn = int(((d * factor + round_to - 1) // round_to) * round_to)
+    heads = c("num_heads", 8, int)
+    qk, v = int(d * c("qk_dim_factor", 0.5)), int(d * c("v_dim_factor", 1.0))
+    if heads < 1 or qk % heads or v % heads:
+        raise FlopcalcError(f"{c.label}: num_heads {heads} must divide the query width {qk} "
+                            f"and the value width {v}")
+    return {"n_layers": n, "d_model": d, "d_ff": ffn, "mlp": "gated", "activation": "silu",
+            "bias": False, "norm": "rmsnorm", "positions": "none",
+            "vocab_size": c("vocab_size", 50304),
+            "tie_embeddings": False, "layer_types": ["mlstm"],
+            "mlstm": {"num_heads": heads, "qk_width": qk, "v_width": v, "chunk_size": chunk}}
+
+
 # Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
 # counted with the wrapper's LM head; their towers are not read.
 WRAPPERS: dict[str, Wrapper] = {
@@ -266,7 +319,8 @@ def _unwrap(c: Config) -> Raw:
     return attach_tower(c, raw, None, entry)
 
 
-CONVERTERS = {"step3p5": _step3p5, "zamba": _zamba, "bailing_hybrid": _bailing_hybrid, **{name: _unwrap for name in WRAPPERS}}
+CONVERTERS = {"step3p5": _step3p5, "zamba": _zamba, "bailing_hybrid": _bailing_hybrid,
+              "xlstm": _xlstm, **{name: _unwrap for name in WRAPPERS}}
 # The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
 # where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
 DEFAULTS: dict[str, Raw] = {
