@@ -93,3 +93,32 @@ CASES += [
                    dict(num_blocks=6, hidden_size=1024, embedding_dim=1024, num_heads=16,
                         chunk_size=16))),
 ]
+
+# Muse Spark: gated attention with weightless q/k norms, windows on 3 of 4 layers, a latent
+# mixture with its norms, residual gates; the wrapper's towers left out (a tiny ViT and audio
+# encoder for the FLOP run, the audio output as wide as the text model)
+_MUSE = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=4,
+             num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+             max_position_embeddings=64, sliding_window=4, num_local_experts=4,
+             num_experts_per_tok=2, moe_intermediate_size=24, moe_hidden_size=32,
+             layer_types=None, mlp_layer_types=None, layer_rope_theta=None, pad_token_id=0)
+_MUSE_VISION = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1,
+                    num_attention_heads=2, pos_emb_height=4, pos_emb_width=4,
+                    max_position_embeddings=16)
+_MUSE_AUDIO = dict(hidden_sizes=[8, 8, 8, 8], depths=[1, 1, 1, 1], out_hidden_size=64)
+_MUSE_TOP = {"vision_config": _MUSE_VISION, "audio_config": _MUSE_AUDIO, "out_hidden_size": 32,
+             "projector_hidden_size": 32}
+_MUSE_VARIANTS = (
+    dict(attention_bias=True, num_hidden_layers=6,
+         mlp_layer_types=["dense", "sparse", "dense", "sparse", "sparse", "sparse"]),
+    dict(num_hidden_layers=3, layer_types=["full_attention"] * 3, num_key_value_heads=4,
+         moe_hidden_size=2048, num_experts_per_tok=3))
+CASES += [
+    Case("muse_spark", shrink={**_MUSE, "top": _MUSE_TOP}, variants=_MUSE_VARIANTS + (
+        {"top": {"tie_word_embeddings": True}},), text_config="text_config", count="text",
+        lengths=(1, 5, 9)),
+    Case("muse_spark_text", shrink=_MUSE, variants=_MUSE_VARIANTS, lengths=(1, 5, 9),
+         count="text", wrapper="muse_spark", wrapper_keys=lambda text: {
+             **_MUSE_TOP,
+             "audio_config": {**_MUSE_AUDIO, "out_hidden_size": text["hidden_size"]}}),
+]

@@ -363,8 +363,6 @@ REFUSED: dict[str, str] = {
     "inkling2_text": _lacks("Inkling 2's attention (relative-position bias, dynamic short "
                             "convolutions, L2-clipped and log-scaled queries and keys) and its "
                             "block attention residuals"),
-    "muse_spark": _lacks("Muse Spark's learned residual gates, centred and input-scaled "
-                         "RMSNorms"),
     "dots3_note_text": _lacks("dots3's latent attention with a norm over the shared rotary "
                               "key, windows on latent attention and an indexer on some layers"),
     "molmo2_text": ("Molmo 2's text model holds vocab_size + additional_vocab_size embedding "

@@ -297,12 +297,48 @@ def _xlstm(c: Config) -> Raw:
             "mlstm": {"num_heads": heads, "qk_width": qk, "v_width": v, "chunk_size": chunk}}
 
 
+def _muse_spark_text(c: Config) -> Raw:
+    """Muse Spark's text model (MuseSparkTextModel, `muse_spark/modeling_muse_spark.py`;
+    `kinds.muse_spark`): q, k, v and o with `attention_bias`, a bias-free per-element output
+    gate d → h·head_dim, weightless q/k and output norms; windows of `sliding_window` on the
+    `layer_types` "sliding_attention" layers (absent: all but every 4th counted back from the
+    last); RoPE or none per layer (no parameters); a dense SwiGLU of intermediate_size on the
+    `mlp_layer_types` "dense" layers (absent: none), elsewhere a sigmoid router from d (its
+    e_score_correction_bias a buffer) over num_local_experts SwiGLU experts of
+    moe_intermediate_size in a latent of moe_hidden_size; centred and input-scaled RMSNorms,
+    residual gates; a weightless norm over the embeddings. The logit soft-capping and scales
+    are element-wise."""
+    n = c.layers()
+    default = ["full_attention" if (n - 1 - i) % 4 == 0 else "sliding_attention"
+               for i in range(n)]
+    listed = c.per_layer("layer_types", n, default=default,
+                         choices=("full_attention", "sliding_attention"))
+    mlp = c.per_layer("mlp_layer_types", n, default=["sparse"] * n,
+                      choices=("dense", "sparse"))
+    types = [f"muse_{'dense_' if m == 'dense' else ''}"
+             f"{'full' if t == 'full_attention' else 'window'}" for t, m in zip(listed, mlp)]
+    attn = c("attention_bias", False)
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn), "attention_gate": True,
+                "activation": "silu", "layer_types": shortest_period(types),
+                "muse_spark": {"window": c("sliding_window", 2048, int)
+                               if "sliding_attention" in listed else None}}
+    if "sparse" in mlp:
+        raw["moe"] = {"experts": c("num_local_experts", 256, int),
+                      "top_k": c("num_experts_per_tok", 8, int),
+                      "d_ff": c("moe_intermediate_size", 4096, int),
+                      "latent_size": c("moe_hidden_size", 4096, int), "expert_bias": False}
+    return raw
+
+
 # Wrappers (`*ForConditionalGeneration`) around the text models above: the language model is
 # counted with the wrapper's LM head; their towers are not read.
 WRAPPERS: dict[str, Wrapper] = {
     # Step 3.7: a SigLIP-style ViT with 2-D RoPE and layer scales, two stride-2 convolutions
     # and a linear projector, run over a global view and local crops
     "step3p7": Wrapper("step3p5"),
+    # Muse Spark: a ViT with patch merging and an adapter, and an audio encoder whose output
+    # is scattered onto the text embeddings; the head is never tied (no tied weights named)
+    "muse_spark": Wrapper("muse_spark_text", tie="never"),
 }
 
 
@@ -320,7 +356,8 @@ def _unwrap(c: Config) -> Raw:
 
 
 CONVERTERS = {"step3p5": _step3p5, "zamba": _zamba, "bailing_hybrid": _bailing_hybrid,
-              "xlstm": _xlstm, **{name: _unwrap for name in WRAPPERS}}
+              "xlstm": _xlstm, "muse_spark_text": _muse_spark_text,
+              **{name: _unwrap for name in WRAPPERS}}
 # The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
 # where the converters' own fallbacks (head_dim d / heads, as many KV heads as heads) differ.
 DEFAULTS: dict[str, Raw] = {
@@ -328,6 +365,10 @@ DEFAULTS: dict[str, Raw] = {
                 "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
                 "vocab_size": 128815, "max_position_embeddings": 128000},
     "zamba": {"num_hidden_layers": 76},
+    "muse_spark_text": {"hidden_size": 8192, "intermediate_size": 16384,
+                        "num_hidden_layers": 62, "num_attention_heads": 128,
+                        "num_key_value_heads": 16, "head_dim": 64, "vocab_size": 202048,
+                        "max_position_embeddings": 1048576},
 }
 ALIASES: dict[str, dict[str, str]] = {
     "bailing_hybrid": {"max_position_embeddings": "model_max_length",
