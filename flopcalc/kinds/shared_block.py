@@ -229,7 +229,7 @@ class SharedBlock(Kind):
         return replace(a, departures=a.departures + (
             "assumes attention and an MLP in every layer; this model runs shared transformer "
             "blocks every few layers on the hidden state concatenated with the embeddings "
-            "(2d wide), beside Mamba in every layer",))
+            f"(2d wide), beside Mamba-{2 if self.rank else 1} in every layer",))
 
     def describe(self) -> str:
         tied = "" if self.tied else ", untied copy"
