@@ -57,3 +57,17 @@ def test_step3p5_per_layer_config_refusals(cli, tmp_path, extra, words):
     result = cli("model", path)
     assert result.code == 2
     assert words in result.err and len(result.err.strip().splitlines()) == 1
+
+
+def test_tiny_step3p5_in_the_published_files_legacy_keys(cli, tmp_path):
+    # the same model as the published files write it: the sliding layers' heads in
+    # attention_other_setting, the KV heads as num_attention_groups, the mixture's layers as
+    # moe_layers_enum (transformers 5.24 reads all three and builds the same 1,200)
+    legacy = {k: v for k, v in TINY.items()
+              if k not in ("num_sliding_attention_heads", "num_key_value_heads",
+                           "mlp_layer_types")}
+    legacy.update(attention_other_setting={"num_attention_heads": 4}, num_attention_groups=1,
+                  moe_layers_enum="1")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(legacy))
+    assert run(cli, "model", path, "--seq", 4, "--batch", 1)["params"]["total"] == 1200
