@@ -364,7 +364,7 @@ DEFAULTS: dict[str, Raw] = {
     "step3p5": {"hidden_size": 4096, "intermediate_size": 11264, "num_hidden_layers": 45,
                 "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
                 "vocab_size": 128815, "max_position_embeddings": 128000},
-    "zamba": {"num_hidden_layers": 76},
+    "zamba": {"num_hidden_layers": 76}, "bailing_hybrid": {"num_hidden_layers": 42},
     "muse_spark_text": {"hidden_size": 8192, "intermediate_size": 16384,
                         "num_hidden_layers": 62, "num_attention_heads": 128,
                         "num_key_value_heads": 16, "head_dim": 64, "vocab_size": 202048,
