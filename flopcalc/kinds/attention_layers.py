@@ -1,8 +1,9 @@
 """The attention of a model config's layers: which kind (softmax attention, or latent attention
 when the config has a `latent_attention` block) with which mask, for the `layer_types` entries
 `full`, `window` and `chunked` (and for encoders and cross-attention, bidirectional). A
-`window_attention` block gives the window layers their own key/value heads and sinks
-(MiMo-V2-Flash: twice the full layers' KV heads, and a learned sink per head)."""
+`window_attention` block gives the window layers their own query heads, key/value heads and
+sinks (MiMo-V2-Flash: twice the full layers' KV heads, and a learned sink per head; Step 3.7:
+more query heads on its sliding layers, of the same width)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def build(cfg: Any, name: str) -> Attention:
     own = cfg.window_attention
     if own is not None and name == "window":
         kv_heads = own.n_kv_heads if own.n_kv_heads is not None else kv_heads
+        heads = own.n_heads if own.n_heads is not None else heads
         sinks = own.sinks if own.sinks is not None else sinks
     common = dict(mask=masks[name](), qkv_bias=cfg.bias.qkv, out_bias=cfg.bias.attn_out,
                   **({"k_bias": cfg.bias.k} if cfg.bias.k is not None else {}),
@@ -44,23 +46,30 @@ def build(cfg: Any, name: str) -> Attention:
     mla = cfg.latent_attention
     if mla is not None and own is not None:
         raise ValueError("window_attention applies to softmax attention, not latent_attention")
-    if mla is not None and cfg.attention_gate:
-        raise ValueError("attention_gate applies to softmax attention, not latent_attention")
+    if mla is not None and cfg.attention_gate is True:
+        raise ValueError("attention_gate applies to softmax attention (true: a gate per output "
+                         "element); latent_attention takes attention_gate: head")
     if mla is not None and set(scales(cfg, "attention")) - {"output"}:
         raise ValueError("multipliers.attention on latent_attention scales its output only "
                          "(MiniCPM3's residual scale); input and key apply to softmax attention")
     if mla is not None:
         from .latent import LatentAttention  # imported only by models that have it
 
-        return LatentAttention(heads=heads, kv_heads=heads,
+        latent: Any = LatentAttention
+        if cfg.attention_gate == "head":  # Bailing-hybrid's per-head gate
+            from .head_gate import HeadGatedLatentAttention
+
+            latent = HeadGatedLatentAttention
+        return latent(heads=heads, kv_heads=heads,
                                qk_dim=mla.qk_nope_head_dim + mla.qk_rope_head_dim,
                                v_dim=mla.v_head_dim, q_rank=mla.q_lora_rank,
                                kv_rank=mla.kv_lora_rank, rope_dim=mla.qk_rope_head_dim,
                                multipliers=scales(cfg, "attention"), **common)
-    if cfg.head_dim is None and d % heads:
-        raise ValueError(f"d_model={d} is not divisible by n_heads={heads}; set head_dim "
+    if cfg.head_dim is None and d % cfg.n_heads:
+        raise ValueError(f"d_model={d} is not divisible by n_heads={cfg.n_heads}; set head_dim "
                          "explicitly")
-    head_dim = cfg.head_dim or d // heads
+    # the width is the model's (d / n_heads when not given) whatever heads a window layer has
+    head_dim = cfg.head_dim or d // cfg.n_heads
     kind, extra = Attention, {}
     if cfg.attention_gate == "head" and cfg.sub_norms:
         raise ValueError("attention_gate: head and sub_norms together are not a kind flopcalc has")
@@ -105,8 +114,10 @@ def qk_norm(cfg: Any) -> Norm:
 class WindowAttentionConfig:
     """`window_attention:` in a model file: what the `window` layers hold unlike the others
     (MiMo-V2-Flash, transformers `models/mimo_v2_flash/`: `num_key_value_heads × 2` KV heads
-    and sinks on its sliding layers only)."""
+    and sinks on its sliding layers only; Step 3.7, `models/step3p7/`: its sliding layers'
+    `num_sliding_attention_heads` query heads)."""
 
+    n_heads: Optional[Annotated[int, Min(1)]] = None  # None: the model's n_heads
     n_kv_heads: Optional[Annotated[int, Min(1)]] = None  # None: the model's n_kv_heads
     sinks: Optional[bool] = None  # None: the model's attention_sinks
 

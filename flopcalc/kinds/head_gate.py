@@ -1,7 +1,10 @@
 """Softmax attention with one output gate per head (LFM3's and Laguna's `g_proj`): a bias-free
 projection d → h from the layer's input, whose sigmoid scales each head's whole output before
 o. It is the per-head form of Qwen3-Next's gate (`Attention.gate`, one gate per output
-element from a doubled q_proj): d·h parameters, 2·T·d·h FLOPs per forward, not cached."""
+element from a doubled q_proj): d·h parameters, 2·T·d·h FLOPs per forward, not cached. The
+same gate on latent attention (Bailing-hybrid's MLA layers, transformers 5.24
+`models/bailing_hybrid/modular_bailing_hybrid.py` BailingHybridAttention) is
+`HeadGatedLatentAttention`."""
 
 from __future__ import annotations
 
@@ -11,11 +14,12 @@ from fractions import Fraction
 from ..records import dataclass
 from .attention import SIGMOID, Attention
 from .base import COLUMN, ELEMENTWISE, Keeping, Part, Published, gemm, linear
+from .latent import LatentAttention
 
 
-@dataclass(frozen=True)
-class HeadGatedAttention(Attention):
-    """`Attention` whose output is scaled per head by sigmoid(x·W_g), W_g d × h."""
+class HeadGate:
+    """The per-head output gate, on top of an attention kind's own answers (a mixin before
+    `Attention` or `LatentAttention`): sigmoid(x·W_g), W_g d × h."""
 
     def params(self, d: int, active: bool = False) -> list[Part]:
         return super().params(d, active) + linear("g", d, self.heads, False, COLUMN)
@@ -48,6 +52,17 @@ class HeadGatedAttention(Attention):
         return super().describe() + ", gated per head"
 
     def notes(self) -> list[str]:
-        return ["attention gated per head (LFM3, Laguna): a d × h projection of the layer's "
-                "input, 2·d·h FLOPs per token; sigmoid(gate) scales each head's output "
-                "(5 element-wise FLOPs per gate and 1 per output element); not cached"]
+        return super().notes() + [  # type: ignore[misc]
+            "attention gated per head (LFM3, Laguna): a d × h projection of the layer's "
+            "input, 2·d·h FLOPs per token; sigmoid(gate) scales each head's output "
+            "(5 element-wise FLOPs per gate and 1 per output element); not cached"]
+
+
+@dataclass(frozen=True)
+class HeadGatedAttention(HeadGate, Attention):
+    """`Attention` whose output is scaled per head by sigmoid(x·W_g), W_g d × h."""
+
+
+@dataclass(frozen=True)
+class HeadGatedLatentAttention(HeadGate, LatentAttention):
+    """`LatentAttention` whose output is scaled per head by sigmoid(x·W_g), W_g d × h."""

@@ -34,6 +34,13 @@ value and 2 per channel of v) and the read-out o = Sᵀq (2 per state value), `s
 it keeps the conv window, 3HD channels by K columns (Hugging Face's cache holds K; engines keep
 K − 1), in the cache dtype, and the H·D·D state, which Hugging Face keeps in fp32 whatever the
 model's dtype.
+
+Bailing-hybrid (transformers 5.24 `models/bailing_hybrid/modular_bailing_hybrid.py`,
+BailingHybridDeltaAttention) runs the same core with full-rank gates (`full_rank_gates`): the
+forget gate `f` d → HD and the output gate `g` d → HD in place of f_a/f_b and g_a/g_b, each
+(T×d)·(d×HD); its bounded ("safe") forget gate, lower_bound·sigmoid(e^A·(f + dt_bias)), is
+counted with the element-wise work of Kimi's softplus gate (7 against 6 per channel: the
+difference is not counted).
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ class KimiDelta(Kind):
     conv: int = 4
     chunk: int = 64
     activation: str = "silu"
+    full_rank_gates: bool = False  # Bailing-hybrid: f and g d → HD, no low-rank pairs
     slot = "kda"
     chunked_scan = True
 
@@ -93,11 +101,17 @@ class KimiDelta(Kind):
         parts = linear("q", d, HD, False) + linear("k", d, HD, False) + linear("v", d, HD, False)
         parts.append(Part("conv.weight", C * self.conv, LAYERS, (C, 1, self.conv), COLUMN,
                           matmul=True))
-        parts += linear("f_a", d, D, False, REPLICATED) + linear("f_b", D, HD, False)
+        if self.full_rank_gates:
+            parts += linear("f", d, HD, False)
+        else:
+            parts += linear("f_a", d, D, False, REPLICATED) + linear("f_b", D, HD, False)
         parts += [Part("dt_bias", HD, LAYERS, (HD,), COLUMN, module=""),  # the mixer's own
                   Part("A_log", H, LAYERS, (1, 1, H, 1), COLUMN, module="")]
         parts += linear("b", d, H, False)
-        parts += linear("g_a", d, D, False, REPLICATED) + linear("g_b", D, HD, False)
+        if self.full_rank_gates:
+            parts += linear("g", d, HD, False)
+        else:
+            parts += linear("g_a", d, D, False, REPLICATED) + linear("g_b", D, HD, False)
         parts.append(Part("o_norm.weight", D, LAYERS, (D,), REPLICATED))
         return parts + linear("o", HD, d, False, ROW)
 
@@ -110,15 +124,18 @@ class KimiDelta(Kind):
 
     def _weights(self, d: int, t: int) -> list[Part]:
         H, D, HD = self.heads, self.head_dim, self.inner
+        if self.full_rank_gates:  # (T×d)·(d×HD) each
+            f, g = [gemm("f", t, d, HD)], [gemm("g", t, d, HD)]
+        else:  # (T×d)·(d×D), then (T×D)·(D×HD)
+            f = [gemm("f_a", t, d, D, REPLICATED), gemm("f_b", t, D, HD)]
+            g = [gemm("g_a", t, d, D, REPLICATED), gemm("g_b", t, D, HD)]
         return [
             gemm("q", t, d, HD),  # (T×d)·(d×HD)
             gemm("k", t, d, HD),
             gemm("v", t, d, HD),
-            gemm("f_a", t, d, D, REPLICATED),  # (T×d)·(d×D)
-            gemm("f_b", t, D, HD),  # (T×D)·(D×HD)
+            *f,
             gemm("b", t, d, H),  # (T×d)·(d×H)
-            gemm("g_a", t, d, D, REPLICATED),
-            gemm("g_b", t, D, HD),
+            *g,
             gemm("o", t, HD, d, ROW),  # (T×HD)·(HD×d)
         ]
 
@@ -228,7 +245,7 @@ class KimiDelta(Kind):
         sb, split = k.seq * k.batch, Fraction(1, k.tp)
         H, D, HD, C = self.heads, self.head_dim, self.inner, self.chunk
         return [("conv_inputs", 2 * sb * 3 * HD * split),
-                ("gate_low_rank", Fraction(2 * sb * 2 * D)),
+                ("gate_low_rank", Fraction(0 if self.full_rank_gates else 2 * sb * 2 * D)),
                 ("qkv", 2 * sb * 3 * HD * split),
                 ("gate", 2 * sb * HD * split),
                 ("beta", 2 * sb * H * split),
@@ -247,7 +264,8 @@ class KimiDelta(Kind):
             "attention) layers",))
 
     def describe(self) -> str:
-        return f"Kimi delta attention {self.heads}x{self.head_dim}"
+        full = ", full-rank gates" if self.full_rank_gates else ""
+        return f"Kimi delta attention {self.heads}x{self.head_dim}{full}"
 
     def notes(self) -> list[str]:
         return ["Kimi delta attention: as the Hugging Face PyTorch path computes it (what "
@@ -276,6 +294,7 @@ class KimiDeltaConfig:
     head_dim: Annotated[int, Min(1)]
     short_conv_kernel_size: Annotated[int, Min(1)] = 4
     chunk_size: Annotated[int, Min(1)] = 64
+    full_rank_gates: bool = False  # Bailing-hybrid's f_proj and g_proj, d → HD each
 
 
 def build(cfg: Any, name: str) -> KimiDelta:
@@ -284,7 +303,8 @@ def build(cfg: Any, name: str) -> KimiDelta:
         raise ValueError("kda layers need a kimi_delta block (num_heads, head_dim, "
                          "short_conv_kernel_size)")
     return KimiDelta(heads=m.num_heads, head_dim=m.head_dim, conv=m.short_conv_kernel_size,
-                     chunk=m.chunk_size, activation=cfg.activation)
+                     chunk=m.chunk_size, activation=cfg.activation,
+                     full_rank_gates=m.full_rank_gates)
 
 
 REGISTER = Entry(layer_types=("kda",), build=build, blocks=(("kimi_delta", KimiDeltaConfig),))

@@ -1,7 +1,10 @@
 """Zamba2's shared transformer block (Glorioso et al. 2024, "The Zamba2 Suite: Technical Report",
 arXiv:2411.15242; transformers 5.24 `models/zamba2/modeling_zamba2.py`, Zamba2HybridLayer,
 Zamba2AttentionDecoderLayer, Zamba2Attention, Zamba2MLP) as a token mixer beside a layer's
-Mamba-2 mixer.
+Mamba-2 mixer, and Zamba's (Glorioso et al. 2024, "Zamba: A Compact 7B SSM Hybrid Model",
+arXiv:2405.16712; `models/zamba/modeling_zamba.py`, ZambaHybridLayer): the same block without
+adapters (`adapter_rank: 0`, q, k and v without biases, gate and up as two tensors of the same
+sizes as one gate_up), one block for all hybrid layers, beside a Mamba-1 mixer.
 
 Every few layers (the "hybrid" ones) Zamba2 runs one of `num_mem_blocks` transformer blocks, the
 same weights each time, on the hidden state concatenated with the token embeddings (2d wide):
@@ -121,10 +124,11 @@ class SharedBlock(Kind):
         if self.tied:  # one tensor per block, whichever layers run it
             block = [replace(p, tied=f"shared@{self.block}.{p.name}") for p in block]
         own = []
-        if self.attention_adapters:  # transformers' adapters all end 2d wide
+        if self.rank and self.attention_adapters:  # transformers' adapters all end 2d wide
             for name in ("q", "k", "v"):
                 own += self._adapter(f"attn.{name}_adapter", D, D)
-        own += self._adapter("mlp.adapter", d, 2 * f)
+        if self.rank:  # Zamba's block (rank 0) has no adapters
+            own += self._adapter("mlp.adapter", d, 2 * f)
         own.append(Part("linear.weight", d * d, LAYERS, (d, d), REPLICATED, matmul=True))
         return block + own
 
@@ -140,11 +144,12 @@ class SharedBlock(Kind):
             Part("attn.av", 2 * self.heads * pairs * self.head_dim, ATTENTION),
             gemm("attn.o", T, self.d_q, d, ROW),  # (T×h·d_h)·(h·d_h×d)
         ]
-        if self.attention_adapters:  # (T×2d)·(2d×r), (T×r)·(r×2d) for each of q, k, v
+        if r and self.attention_adapters:  # (T×2d)·(2d×r), (T×r)·(r×2d) for each of q, k, v
             parts.append(Part("attn.adapters", 3 * (2 * T * D * r + 2 * T * r * D), WEIGHTS))
+        parts.append(gemm("mlp.gate_up", T, d, 2 * f))  # (T×d)·(d×2f)
+        if r:  # d → r → 2f
+            parts.append(Part("mlp.adapter", 2 * T * d * r + 2 * T * r * 2 * f, WEIGHTS))
         parts += [
-            gemm("mlp.gate_up", T, d, 2 * f),  # (T×d)·(d×2f)
-            Part("mlp.adapter", 2 * T * d * r + 2 * T * r * 2 * f, WEIGHTS),  # d → r → 2f
             gemm("mlp.down", T, f, d, ROW),  # (T×f)·(f×d)
             gemm("linear", T, d, d, REPLICATED),  # (T×d)·(d×d)
         ]
@@ -165,7 +170,8 @@ class SharedBlock(Kind):
         T, f = x.tokens, self.d_ff
         pairs = x.pairs(self.mask)
         norms = self.norm.per_element * T * (2 * d + d)
-        adds = T * 2 * f + (T * (self.d_q + 2 * self.d_kv) if self.attention_adapters else 0)
+        adds = 0 if not self.rank else T * 2 * f + (
+            T * (self.d_q + 2 * self.d_kv) if self.attention_adapters else 0)
         act = (ACTIVATION_FLOPS[self.activation] + 1) * T * f
         parts = [Part("elementwise.norms", norms, ELEMENTWISE),
                  Part("elementwise.softmax", SOFTMAX_PER_SCORE * self.heads * pairs,
@@ -197,7 +203,7 @@ class SharedBlock(Kind):
         the adapters' rank-r intermediates and the linear's input; split by tensor
         parallelism inside attention and the MLP."""
         sb, split = k.seq * k.batch, Fraction(1, k.tp)
-        adapters = 3 + 1 if self.attention_adapters else 1
+        adapters = (3 + 1 if self.attention_adapters else 1) if self.rank else 0
         out = [("concat_input", Fraction(2 * sb * 2 * d)), ("attention_input",
                                                             Fraction(2 * sb * 2 * d))]
         out += [(f"attn.{name}", *rest) for name, *rest in self.attention.activations(d, k)]
@@ -223,14 +229,20 @@ class SharedBlock(Kind):
         return replace(a, departures=a.departures + (
             "assumes attention and an MLP in every layer; this model runs shared transformer "
             "blocks every few layers on the hidden state concatenated with the embeddings "
-            "(2d wide), beside Mamba-2 in every layer",))
+            f"(2d wide), beside Mamba-{2 if self.rank else 1} in every layer",))
 
     def describe(self) -> str:
         tied = "" if self.tied else ", untied copy"
+        adapters = f", adapters rank {self.rank}" if self.rank else ""
         return (f"shared block {self.block} (attention {self.heads}x{self.head_dim} on 2d, "
-                f"gated MLP {self.d_ff:,}, adapters rank {self.rank}{tied})")
+                f"gated MLP {self.d_ff:,}{adapters}{tied})")
 
     def notes(self) -> list[str]:
+        if not self.rank:
+            return ["Zamba shared block: attention over 2d (the hidden state and the "
+                    "embeddings) and a gated MLP, then a per-layer d x d linear, run at every "
+                    "hybrid layer and charged every time; its weights count once when tied "
+                    "(tie_word_embeddings), once per hybrid layer otherwise"]
         return ["Zamba2 shared blocks: attention over 2d (the hidden state and the embeddings), "
                 "a gated MLP with a per-layer LoRA adapter and a per-layer d x d linear, run at "
                 "every hybrid layer and charged every time; their weights count once per block "
@@ -244,7 +256,7 @@ class SharedBlockConfig:
 
     n_heads: Annotated[int, Min(1)]  # num_attention_heads
     d_ff: Annotated[int, Min(1)]  # intermediate_size
-    adapter_rank: Annotated[int, Min(1)]
+    adapter_rank: Annotated[int, Min(0)]  # 0: no adapters (Zamba's one shared block)
     n_kv_heads: Optional[Annotated[int, Min(1)]] = None  # None: n_heads
     head_dim: Optional[Annotated[int, Min(1)]] = None  # None: 2·d_model / n_heads
     attention_adapters: bool = False  # use_shared_attention_adapter

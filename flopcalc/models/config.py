@@ -114,7 +114,8 @@ class BaseConfig:
     qk_norm_form: Optional[Literal["layernorm", "rmsnorm"]] = None  # None: the model's norm
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     # Qwen3-Next (true): o reads attention·sigmoid(a gate from q_proj); "head": one gate per
-    # head from a d → h projection (LFM3, Laguna; kinds.head_gate)
+    # head from a d → h projection (LFM3, Laguna, and on latent attention Bailing-hybrid;
+    # kinds.head_gate)
     attention_gate: Literal[False, True, "head"] = False
     # BitNet: the model's norm over the attention output before o and over the MLP's hidden
     # product before down (kinds.sub_norms)

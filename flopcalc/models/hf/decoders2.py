@@ -352,12 +352,8 @@ REFUSED: dict[str, str] = {
     "zaya": _lacks("ZAYA's convolutional compressed attention (CCA: depthwise and grouped "
                    "convolutions over q and k, current and delayed values), its MLP router and "
                    "learned residual scaling"),
-    "zamba": _lacks("Zamba's multi-head Mamba-1 mixers (n_mamba_heads) and its shared "
-                    "attention block over the hidden states joined to the embeddings"),
     "glm5_next": _lacks("GLM-5-Next's hyper-connections (several residual streams and a "
                         "hyper-head), forget-gated linear attention and indexer"),
-    "bailing_hybrid": _lacks("Bailing-hybrid's latent attention gated per head and its "
-                             "forget-gated delta attention"),
     "hrm_text": _lacks("HRM's two weight-shared stacks run in nested H and L cycles (and its "
                        "prefix-LM masks)"),
     "neomme": _lacks("NeoMME's exclusive self-attention (alpha per head), sigmoid-gated "
@@ -367,16 +363,11 @@ REFUSED: dict[str, str] = {
     "inkling2_text": _lacks("Inkling 2's attention (relative-position bias, dynamic short "
                             "convolutions, L2-clipped and log-scaled queries and keys) and its "
                             "block attention residuals"),
-    "muse_spark": _lacks("Muse Spark's learned residual gates, centred and input-scaled "
-                         "RMSNorms"),
     "dots3_note_text": _lacks("dots3's latent attention with a norm over the shared rotary "
                               "key, windows on latent attention and an indexer on some layers"),
-    "xlstm": _lacks("xLSTM's mLSTM blocks (matrix-memory recurrences with exponential gates)"),
     "blt": _lacks("The Byte Latent Transformer's local encoder and decoder with "
                   "cross-attention to patches, its global transformer and hashed n-gram "
                   "embeddings"),
     "axk2": _lacks("A.X-K2's gated RMSNorms (a low-rank gate MLP on every layer norm) and "
                    "gated latent-attention queries"),
-    "step3p7": _lacks("Step 3.7's per-layer attention configurations (per_layer_config: head "
-                      "counts and gates by layer type)"),
 }
