@@ -164,7 +164,8 @@ def serve_report(loaded: LoadedModel, o: ServeOptions) -> ServeReport:
         spec, o.draft, lay.replica, storage, setup.engine), loading)
     lora = None
     if o.lora is not None:  # allocated with the weights: out of the cache's memory
-        lora = reserve(spec, storage, lay.replica, o.lora, setup.engine.model_dtype)
+        lora = reserve(spec, storage, lay.replica, o.lora, setup.engine.model_dtype,
+                       o.engine.vllm_release, loaded.name)
         stage_w = [w + r for w, r in zip(stage_w, lora.device_bytes)]
     available = available_memory(spec, o.engine, o.memory, hw, setup, stage_w,
                                  storage.source)

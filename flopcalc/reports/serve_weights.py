@@ -185,6 +185,21 @@ def lora_options(max_loras: Optional[int], max_lora_rank: Optional[int],
     return LoraOptions(*got) if got is not None else None
 
 
+def _expert_how(experts: bool, release: Optional[str], fused: bool) -> str:
+    """What the reservation says about routed experts, for a mixture of experts."""
+    if not experts:
+        return ""
+    if release in L.NO_EXPERT_LORA:
+        return (f"routed experts none (vLLM {release}: no fused-MoE LoRA, lora/models.py "
+                "is_moe_model); ")
+    if fused:
+        return ("routed experts E·r·(2·H + 3·I/tp) per slot and layer, gate and up sharing "
+                "one A (FusedMoE3DWithLoRA, lora/layers/fused_moe.py, vLLM 0.33); ")
+    return ("routed experts E·r·(3·H + 3·I/tp) per slot and layer for gate, up and down "
+            "(FusedMoEWithLoRA, lora/layers/fused_moe.py, vLLM 0.33; under expert "
+            "parallelism E/ep experts of width I); ")
+
+
 @dataclass
 class LoraReservation:
     max_loras: int
@@ -196,21 +211,25 @@ class LoraReservation:
 
 
 def reserve(spec: ModelSpec, plan: Plan, layout: Layout, opts: LoraOptions,
-            dtype: str) -> LoraReservation:
+            dtype: str, release: Optional[str] = None, name: str = "") -> LoraReservation:
     """The bytes of the adapter slots on one device of each pipeline stage: the decoder layers'
-    linear tensors of that stage."""
+    linear tensors of that stage, and their routed experts where the vLLM release line
+    (`release`, None: 0.33) puts adapters on them."""
     value_bytes = E.VALUE_BYTES[dtype]
+    fused = L.fused_w13(name, spec.title)
     entries = [s for s in stored(spec, plan) if s.layer is not None]
     per_stage = []
     for a, b in stage_bounds(spec, layout.pp):
         parts = [s.part for s in entries if a <= s.layer < b]
         per_stage.append(L.reserved_bytes(parts, layout.tp, opts.max_loras,
-                                          opts.max_lora_rank, value_bytes))
+                                          opts.max_lora_rank, value_bytes, layout.ep, release,
+                                          fused))
     how = (f"LoRA: {opts.max_loras} adapter slot(s) of rank {opts.max_lora_rank} in {dtype} on "
            "every linear layer of the decoder, as vLLM allocates them at load "
            "(lora/layers/base_linear.py, create_lora_weights): column-parallel r·n_in + "
-           "r·n_out/tp, row-parallel r·n_in/tp + r·n_out values per slot; they come out of "
-           "the memory for the cache when it is estimated; "
+           "r·n_out/tp, row-parallel r·n_in/tp + r·n_out values per slot; "
+           + _expert_how(any(e.part.role == EXPERT for e in entries), release, fused)
+           + "they come out of the memory for the cache when it is estimated; "
            f"{opts.max_cpu_loras} adapter(s) in host memory (max_cpu_loras) take no GPU memory")
     return LoraReservation(opts.max_loras, opts.max_lora_rank, opts.max_cpu_loras, dtype,
                            per_stage, how)
