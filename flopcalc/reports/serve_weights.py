@@ -16,7 +16,8 @@ from ..counting.storage import (Stored, StorageRow, resolve_plan, storage_rows, 
                                 summary, total)
 from ..engines import lora as L
 from ..engines import vllm as E
-from ..engines.loading import Loading, mxfp4_expert_bytes, triton_scale_copies
+from ..engines.loading import (Loading, mxfp4_expert_bytes, nvfp4_extra,
+                               triton_scale_copies)
 from ..kinds import base as p
 from ..kinds.base import EXPERT, FIRST, LAST, SPREAD
 from ..models.quantization import Plan
@@ -69,12 +70,17 @@ def device_bytes(entries: list[Stored], layout: Layout,
     backend = loading.mxfp4_backend if loading is not None else None
     mx = {(s.layer, id(s.kind)) for s in entries
           if backend and s.fmt == "mxfp4" and s.part.role == EXPERT and len(s.part.shape) == 3}
+    nv = loading.nvfp4 if loading is not None else "checkpoint"
+    gated = {(s.layer, id(s.kind)) for s in entries if s.part.module == "experts.gate"}
     out = []
     copies_added: set[tuple] = set()
     for s in entries:
         b = None
         key = (s.layer, id(s.kind))
-        if mx and key in mx:
+        if s.fmt == "nvfp4" and nv != "checkpoint":  # swizzled or Marlin-padded (engines.loading)
+            b = s.bytes * share(s.part, layout) + nvfp4_extra(
+                s.part, nv, layout.tp, layout.ep, loading.release, key in gated)
+        elif mx and key in mx:
             b = mxfp4_expert_bytes(s.part, backend, layout.tp, layout.ep)
             if backend == "triton" and b is not None and key not in copies_added:
                 copies_added.add(key)  # the layer's swizzled scale copies, once
@@ -144,13 +150,21 @@ def build_weights(spec: ModelSpec, layout: Layout, storage: Plan, extra_last: Fr
     entries = stored(spec, storage)
     weights_name, experts = summary(entries)
     padded = loading is not None and any(s.fmt == "mxfp4" for s in entries)
+    nvfp4 = loading is not None and any(s.fmt == "nvfp4" for s in entries)
+    how = loading.describe() if padded else \
+        "the checkpoint's bytes (no MXFP4 experts to pad; other repackings are not modelled)"
+    if nvfp4:
+        gated = {(s.layer, id(s.kind)) for s in entries if s.part.module == "experts.gate"}
+        extra = sum((nvfp4_extra(s.part, loading.nvfp4, layout.tp, layout.ep, loading.release,
+                                 (s.layer, id(s.kind)) in gated)
+                     for s in entries if s.fmt == "nvfp4"), Fraction(0))
+        how += (f"; {loading.describe_nvfp4()}: {p.ceil_fraction(extra):,} bytes more than the "
+                "checkpoint's values and scales" + (" over the stages" if layout.pp > 1 else
+                                                    " on each device"))
     return Weights(p.total(model_params(spec)), weights_name, experts,
                    p.ceil_fraction(total(entries)), [p.ceil_fraction(w) for w in stage_w],
                    storage.source, storage_rows(entries, storage),
-                   storage.flags is None,
-                   loading.describe() if padded else
-                   "the checkpoint's bytes (no MXFP4 experts to pad; other repackings, "
-                   "NVFP4's swizzled scales among them, are not modelled)",
+                   storage.flags is None, how,
                    loading.mxfp4_backend if padded else "checkpoint"), stage_w
 
 
