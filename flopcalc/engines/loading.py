@@ -48,11 +48,14 @@ checkpoint's 8 bytes per matrix, whatever the kernel renames them to). The layou
   `ModelOptNvFp4LinearMethod.process_weights_after_loading`, lines 928-980).
   Routed experts (FlashInfer CUTLASS / vLLM CUTLASS MoE; 0.33.0 `utils/flashinfer_fp4_moe.py`
   `prepare_nvfp4_moe_layer_for_fi_or_cutlass`, lines 335-456; 0.11.0 `modelopt.py` lines
-  1374-1392): gate and up fused as w13 with scales (E, 2·I/tp, H/16) swizzled to
+  1374-1392 and `compressed_tensors/compressed_tensors_moe.py` lines 290-297; compressed-
+  tensors' linear layers take the same kernels, 0.11.0 `schemes/compressed_tensors_w4a4_
+  nvfp4.py` line 130): gate and up fused as w13 with scales (E, 2·I/tp, H/16) swizzled to
   (E, round_up(2·I/tp, 128), round_up(H/16, 4)) and w2's (E, H, I/tp/16) to (E, round_up(H,
   128), round_up(I/tp/16, 4)), the values kept; 0.33 refuses a gated w13 whose rows would pad
-  (NotImplementedError) and pads an ungated one's values and w2's columns to match; 0.11
-  asserts H/16 and I/tp/16 are multiples of 16. B200's default MoE backend (FlashInfer
+  (NotImplementedError) and pads an ungated one's values and w2's columns to match; 0.11's
+  ModelOpt path asserts H/16 and I/tp/16 are multiples of 16 (its compressed-tensors path
+  does not). B200's default MoE backend (FlashInfer
   TRT-LLM, its own shuffled layout) is not transcribed: its experts take this rule.
 - "marlin" (every CUDA GPU before Blackwell: weight-only FP4): 0.33 pads each matrix to
   Marlin's tile (`utils/marlin_utils.py` `marlin_padded_nk`, line 222: (round_up(N, 64),
@@ -99,6 +102,7 @@ class Loading:
     reason: str
     nvfp4: str = "checkpoint"  # one of NVFP4_LAYOUTS
     release: Optional[str] = None  # the vLLM release line whose code it follows; None: 0.33
+    method: str = ""  # the checkpoint's quant_method ("compressed-tensors": 0.11 asserts less)
 
     def describe_nvfp4(self) -> str:
         line = self.release or "0.33"
@@ -142,12 +146,14 @@ def nvfp4_layout(architecture: Optional[str]) -> str:
     return "marlin"
 
 
-def choose(backend: str, architecture: Optional[str], release: Optional[str] = None
-           ) -> Loading:
+def choose(backend: str, architecture: Optional[str], release: Optional[str] = None,
+           method: str = "") -> Loading:
     """The MXFP4 MoE backend: `backend` as given, or vLLM's choice for the device
-    (`get_mxfp4_backend`, its default environment); and the NVFP4 layout for the device."""
+    (`get_mxfp4_backend`, its default environment); and the NVFP4 layout for the device
+    (`method`: the checkpoint's quant_method, "" for --weights-dtype)."""
     picked = _choose_mxfp4(backend, architecture)
-    return Loading(picked.mxfp4_backend, picked.reason, nvfp4_layout(architecture), release)
+    return Loading(picked.mxfp4_backend, picked.reason, nvfp4_layout(architecture), release,
+                   method)
 
 
 def _choose_mxfp4(backend: str, architecture: Optional[str]) -> Loading:
@@ -189,7 +195,7 @@ def nvfp4_matrix_bytes(n: int, k: int, layout: str, release: Optional[str]) -> F
 
 
 def nvfp4_bytes(p: Part, layout: str, tp: int, ep: int, release: Optional[str],
-                gated: bool = True) -> Optional[Fraction]:
+                gated: bool = True, method: str = "") -> Optional[Fraction]:
     """Bytes of the values and block scales one device holds of an NVFP4 weight (a linear
     layer's n_in × n_out, or a routed expert stack E × n_in × n_out; `gated`: its layer has a
     gate beside up) as vLLM loads it under `layout` ("checkpoint": as stored); None for a
@@ -216,7 +222,9 @@ def nvfp4_bytes(p: Part, layout: str, tp: int, ep: int, release: Optional[str],
         return Fraction(local * hidden * i_p, 2) + local * (
             hidden * cdiv(i_p, NVFP4_GROUP) if down else i_p * cdiv(hidden, NVFP4_GROUP))
     old = (release or "0.33") in OLD_NVFP4
-    if old and (hidden % 256 or i_p % 256):
+    # 0.11.0's ModelOpt MoE asserts it (modelopt.py lines 1375, 1384); its compressed-tensors
+    # MoE (compressed_tensors_moe.py lines 291-297) swizzles without asserting
+    if old and method != "compressed-tensors" and (hidden % 256 or i_p % 256):
         raise FlopcalcError(
             f"NVFP4 experts of width {i_p:,} per rank and hidden {hidden:,}: vLLM 0.11's CUTLASS "
             "MoE asserts both are multiples of 256 (modelopt.py, 'Expected weight_scale.dim(1) "
@@ -238,10 +246,10 @@ def nvfp4_bytes(p: Part, layout: str, tp: int, ep: int, release: Optional[str],
 
 
 def nvfp4_extra(p: Part, layout: str, tp: int, ep: int, release: Optional[str],
-                gated: bool = True) -> Fraction:
+                gated: bool = True, method: str = "") -> Fraction:
     """What vLLM's `layout` adds to (or, never, takes from) one device's share of an NVFP4
     tensor as stored: padded values and block scales."""
-    loaded = nvfp4_bytes(p, layout, tp, ep, release, gated)
+    loaded = nvfp4_bytes(p, layout, tp, ep, release, gated, method)
     if loaded is None:
         return Fraction(0)
     return loaded - nvfp4_bytes(p, "checkpoint", tp, ep, release, gated)

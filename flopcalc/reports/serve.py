@@ -160,7 +160,7 @@ def serve_report(loaded: LoadedModel, o: ServeOptions) -> ServeReport:
     setup = engine_setup(loaded, o.engine, lay, o.draft, max_model_len, o.machine.hw)
     hw = o.machine.hw
     loading = choose(o.formats.mxfp4_backend, hw.architecture if hw is not None else None,
-                     o.engine.vllm_release)
+                     o.engine.vllm_release, storage.method)
     weights, stage_w = build_weights(spec, lay.replica, storage, draft_weight_bytes(
         spec, o.draft, lay.replica, storage, setup.engine), loading)
     lora = None

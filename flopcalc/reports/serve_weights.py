@@ -79,7 +79,7 @@ def device_bytes(entries: list[Stored], layout: Layout,
         key = (s.layer, id(s.kind))
         if s.fmt == "nvfp4" and nv != "checkpoint":  # swizzled or Marlin-padded (engines.loading)
             b = s.bytes * share(s.part, layout) + nvfp4_extra(
-                s.part, nv, layout.tp, layout.ep, loading.release, key in gated)
+                s.part, nv, layout.tp, layout.ep, loading.release, key in gated, loading.method)
         elif mx and key in mx:
             b = mxfp4_expert_bytes(s.part, backend, layout.tp, layout.ep)
             if backend == "triton" and b is not None and key not in copies_added:
@@ -156,7 +156,7 @@ def build_weights(spec: ModelSpec, layout: Layout, storage: Plan, extra_last: Fr
     if nvfp4:
         gated = {(s.layer, id(s.kind)) for s in entries if s.part.module == "experts.gate"}
         extra = sum((nvfp4_extra(s.part, loading.nvfp4, layout.tp, layout.ep, loading.release,
-                                 (s.layer, id(s.kind)) in gated)
+                                 (s.layer, id(s.kind)) in gated, loading.method)
                      for s in entries if s.fmt == "nvfp4"), Fraction(0))
         how += (f"; {loading.describe_nvfp4()}: {p.ceil_fraction(extra):,} bytes more than the "
                 "checkpoint's values and scales" + (" over the stages" if layout.pp > 1 else

@@ -12,6 +12,7 @@ import pytest
 
 from flopcalc import api
 from flopcalc.engines import loading as G
+from flopcalc.errors import FlopcalcError
 from flopcalc.kinds.base import EXPERT, LAYERS, Part
 from tests.conftest import run_process
 
@@ -87,3 +88,34 @@ def test_layouts_the_release_refuses_are_one_line(args, says):
                     "--accelerator", "b200")
     assert r.returncode == 2 and r.stdout == "" and says in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def _gpt_oss_20b(tmp_path, quantization_config):
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).parent.parent / "data" / "hf" / "moe" /
+                      "gpt-oss-20b.json").read_text())
+    cfg["quantization_config"] = quantization_config
+    path = tmp_path / f"{quantization_config.get('quant_method', 'modelopt')}.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+def test_vllm_0_11_asserts_alignment_for_modelopt_not_compressed_tensors(tmp_path):
+    # 0.11.0's ModelOpt MoE asserts I/16 % 16 == 0 (2880/16 = 180 is not); its
+    # compressed-tensors MoE swizzles without asserting, and then 0.11 keeps the values:
+    # per layer o's scale rows 2880 → 2944 (64·256 = 16,384) and w2's 32·64·180 = 368,640,
+    # × 24 = 9,240,576 as under 0.33 (no value padding at these widths)
+    ct = {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+          "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+              "num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}}},
+          "ignore": ["lm_head"]}
+    mo = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+          "exclude_modules": ["lm_head"]}
+    args = dict(kv_memory="1GiB", accelerator="b200", engine="vllm==0.11")
+    r = api.serve(_gpt_oss_20b(tmp_path, ct), **args)
+    plain = api.serve(_gpt_oss_20b(tmp_path, ct), kv_memory="1GiB", accelerator="mi300x",
+                      engine="vllm==0.11")
+    assert r.weights.device_bytes[0] - plain.weights.device_bytes[0] == 9_240_576
+    with pytest.raises(FlopcalcError, match="multiples of 256"):
+        api.serve(_gpt_oss_20b(tmp_path, mo), **args)

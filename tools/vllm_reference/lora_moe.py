@@ -1,6 +1,7 @@
 """Run vLLM's own MoE LoRA buffer allocation (lora/layers/fused_moe.py) on the meta device.
 
-    python tools/vllm_reference/lora_moe.py vllm-0.33.0-...whl > tests/data/serve/vllm_0_33_lora_moe.json
+    python tools/vllm_reference/lora_moe.py vllm-0.33.0-...whl \
+        > tests/data/serve/vllm_0_33_lora_moe.json
 
 Needs only torch (the project's venv has it) and the vllm wheel (pip download vllm==0.33.0
 --no-deps). Importing vllm needs its CUDA stack, so the methods that allocate the buffers,
