@@ -159,12 +159,14 @@ def serve_report(loaded: LoadedModel, o: ServeOptions) -> ServeReport:
     storage = o.formats.plan(loaded)
     setup = engine_setup(loaded, o.engine, lay, o.draft, max_model_len, o.machine.hw)
     hw = o.machine.hw
-    loading = choose(o.formats.mxfp4_backend, hw.architecture if hw is not None else None)
+    loading = choose(o.formats.mxfp4_backend, hw.architecture if hw is not None else None,
+                     o.engine.vllm_release, storage.method)
     weights, stage_w = build_weights(spec, lay.replica, storage, draft_weight_bytes(
         spec, o.draft, lay.replica, storage, setup.engine), loading)
     lora = None
     if o.lora is not None:  # allocated with the weights: out of the cache's memory
-        lora = reserve(spec, storage, lay.replica, o.lora, setup.engine.model_dtype)
+        lora = reserve(spec, storage, lay.replica, o.lora, setup.engine.model_dtype,
+                       o.engine.vllm_release, loaded.name)
         stage_w = [w + r for w, r in zip(stage_w, lora.device_bytes)]
     available = available_memory(spec, o.engine, o.memory, hw, setup, stage_w,
                                  storage.source)

@@ -16,7 +16,8 @@ from ..counting.storage import (Stored, StorageRow, resolve_plan, storage_rows, 
                                 summary, total)
 from ..engines import lora as L
 from ..engines import vllm as E
-from ..engines.loading import Loading, mxfp4_expert_bytes, triton_scale_copies
+from ..engines.loading import (Loading, mxfp4_expert_bytes, nvfp4_extra,
+                               triton_scale_copies)
 from ..kinds import base as p
 from ..kinds.base import EXPERT, FIRST, LAST, SPREAD
 from ..models.quantization import Plan
@@ -69,12 +70,17 @@ def device_bytes(entries: list[Stored], layout: Layout,
     backend = loading.mxfp4_backend if loading is not None else None
     mx = {(s.layer, id(s.kind)) for s in entries
           if backend and s.fmt == "mxfp4" and s.part.role == EXPERT and len(s.part.shape) == 3}
+    nv = loading.nvfp4 if loading is not None else "checkpoint"
+    gated = {(s.layer, id(s.kind)) for s in entries if s.part.module == "experts.gate"}
     out = []
     copies_added: set[tuple] = set()
     for s in entries:
         b = None
         key = (s.layer, id(s.kind))
-        if mx and key in mx:
+        if s.fmt == "nvfp4" and nv != "checkpoint":  # swizzled or Marlin-padded (engines.loading)
+            b = s.bytes * share(s.part, layout) + nvfp4_extra(
+                s.part, nv, layout.tp, layout.ep, loading.release, key in gated, loading.method)
+        elif mx and key in mx:
             b = mxfp4_expert_bytes(s.part, backend, layout.tp, layout.ep)
             if backend == "triton" and b is not None and key not in copies_added:
                 copies_added.add(key)  # the layer's swizzled scale copies, once
@@ -144,13 +150,21 @@ def build_weights(spec: ModelSpec, layout: Layout, storage: Plan, extra_last: Fr
     entries = stored(spec, storage)
     weights_name, experts = summary(entries)
     padded = loading is not None and any(s.fmt == "mxfp4" for s in entries)
+    nvfp4 = loading is not None and any(s.fmt == "nvfp4" for s in entries)
+    how = loading.describe() if padded else \
+        "the checkpoint's bytes (no MXFP4 experts to pad; other repackings are not modelled)"
+    if nvfp4:
+        gated = {(s.layer, id(s.kind)) for s in entries if s.part.module == "experts.gate"}
+        extra = sum((nvfp4_extra(s.part, loading.nvfp4, layout.tp, layout.ep, loading.release,
+                                 (s.layer, id(s.kind)) in gated, loading.method)
+                     for s in entries if s.fmt == "nvfp4"), Fraction(0))
+        how += (f"; {loading.describe_nvfp4()}: {p.ceil_fraction(extra):,} bytes more than the "
+                "checkpoint's values and scales" + (" over the stages" if layout.pp > 1 else
+                                                    " on each device"))
     return Weights(p.total(model_params(spec)), weights_name, experts,
                    p.ceil_fraction(total(entries)), [p.ceil_fraction(w) for w in stage_w],
                    storage.source, storage_rows(entries, storage),
-                   storage.flags is None,
-                   loading.describe() if padded else
-                   "the checkpoint's bytes (no MXFP4 experts to pad; other repackings, "
-                   "NVFP4's swizzled scales among them, are not modelled)",
+                   storage.flags is None, how,
                    loading.mxfp4_backend if padded else "checkpoint"), stage_w
 
 
@@ -185,6 +199,21 @@ def lora_options(max_loras: Optional[int], max_lora_rank: Optional[int],
     return LoraOptions(*got) if got is not None else None
 
 
+def _expert_how(experts: bool, release: Optional[str], fused: bool) -> str:
+    """What the reservation says about routed experts, for a mixture of experts."""
+    if not experts:
+        return ""
+    if release in L.NO_EXPERT_LORA:
+        return (f"routed experts none (vLLM {release}: no fused-MoE LoRA, lora/models.py "
+                "is_moe_model); ")
+    if fused:
+        return ("routed experts E·r·(2·H + 3·I/tp) per slot and layer, gate and up sharing "
+                "one A (FusedMoE3DWithLoRA, lora/layers/fused_moe.py, vLLM 0.33); ")
+    return ("routed experts E·r·(3·H + 3·I/tp) per slot and layer for gate, up and down "
+            "(FusedMoEWithLoRA, lora/layers/fused_moe.py, vLLM 0.33; under expert "
+            "parallelism E/ep experts of width I); ")
+
+
 @dataclass
 class LoraReservation:
     max_loras: int
@@ -196,21 +225,25 @@ class LoraReservation:
 
 
 def reserve(spec: ModelSpec, plan: Plan, layout: Layout, opts: LoraOptions,
-            dtype: str) -> LoraReservation:
+            dtype: str, release: Optional[str] = None, name: str = "") -> LoraReservation:
     """The bytes of the adapter slots on one device of each pipeline stage: the decoder layers'
-    linear tensors of that stage."""
+    linear tensors of that stage, and their routed experts where the vLLM release line
+    (`release`, None: 0.33) puts adapters on them."""
     value_bytes = E.VALUE_BYTES[dtype]
+    fused = L.fused_w13(name, spec.title)
     entries = [s for s in stored(spec, plan) if s.layer is not None]
     per_stage = []
     for a, b in stage_bounds(spec, layout.pp):
         parts = [s.part for s in entries if a <= s.layer < b]
         per_stage.append(L.reserved_bytes(parts, layout.tp, opts.max_loras,
-                                          opts.max_lora_rank, value_bytes))
+                                          opts.max_lora_rank, value_bytes, layout.ep, release,
+                                          fused))
     how = (f"LoRA: {opts.max_loras} adapter slot(s) of rank {opts.max_lora_rank} in {dtype} on "
            "every linear layer of the decoder, as vLLM allocates them at load "
            "(lora/layers/base_linear.py, create_lora_weights): column-parallel r·n_in + "
-           "r·n_out/tp, row-parallel r·n_in/tp + r·n_out values per slot; they come out of "
-           "the memory for the cache when it is estimated; "
+           "r·n_out/tp, row-parallel r·n_in/tp + r·n_out values per slot; "
+           + _expert_how(any(e.part.role == EXPERT for e in entries), release, fused)
+           + "they come out of the memory for the cache when it is estimated; "
            f"{opts.max_cpu_loras} adapter(s) in host memory (max_cpu_loras) take no GPU memory")
     return LoraReservation(opts.max_loras, opts.max_lora_rank, opts.max_cpu_loras, dtype,
                            per_stage, how)
