@@ -5,7 +5,8 @@ memory estimate (default since 0.21).
 **Persistent buffers** (exact from the code). 0.33's `vllm/utils/mem_utils.py`
 memory_profiling takes `total_consumed = free at the first snapshot − free after the profiling
 run` (mem_get_info), so every tensor the model runner allocated after that snapshot and still
-holds counts; 0.11 took weights + torch's peak increase + non-torch growth and missed them. The
+holds counts; 0.11 and 0.21.0 (`utils/mem_utils.py`: non_kv_cache_memory = non-torch growth +
+torch's peak increase + weights) miss them. The
 tensors, from `v1/worker/gpu_model_runner.py` GPUModelRunner.__init__ ("Persistent buffers for
 CUDA graphs") and `v1/worker/block_table.py` BlockTable (the InputBatch's placeholder table),
 with T = max_num_batched_tokens, R = max_num_seqs, L = max_model_len:
@@ -24,7 +25,8 @@ tensors (a few float32 per request), M-RoPE positions (multimodal), a drafter's 
 the caching allocator's segment rounding (< 2 MiB per segment).
 
 **CUDA graphs** (an interval). 0.33's `v1/worker/gpu_worker.py` determine_available_memory
-subtracts `profile_cudagraph_memory()` (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default 1).
+subtracts `profile_cudagraph_memory()` (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default 1;
+0.21.0's code takes the same estimate, the first release where it is on by default).
 That captures, per mode (FULL_AND_PIECEWISE: PIECEWISE for every capture size, FULL for the
 uniform-decode sizes ≤ max_num_seqs), its two largest graphs and takes
 `max over modes of the first capture + Σ modes (graphs − 1) × max(second capture, 1 MiB)`.
