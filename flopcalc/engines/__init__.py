@@ -15,4 +15,6 @@ Modules:
   warm-up), which the memory for the cache is estimated without.
 - `overheads`: what else each vLLM release subtracts for the cache: CUDA's device total,
   PyTorch's cuBLAS workspace, the non-torch memory its snapshot counts.
+- `graphs`: what vLLM 0.33 also subtracts: the model runner's persistent buffers and the
+  CUDA-graph estimate (an interval).
 """

@@ -1,8 +1,9 @@
 """What vLLM subtracts for the cache beyond the weights and the profiling run's tensors, per
 release line (`--engine vllm==X`): the device total it multiplies by gpu_memory_utilization,
 PyTorch's cuBLAS workspace inside the torch peak, the memory outside torch's allocator its
-snapshot counts. (0.21+ also subtracts a CUDA-graph estimate it measures by capturing two
-graphs at start-up; not modelled: `profiling.NOT_COUNTED`.)
+snapshot counts. (0.33 also subtracts a CUDA-graph estimate it measures by capturing two
+graphs per mode at start-up, and its mem_get_info total takes the model runner's persistent
+buffers: `engines.graphs`.)
 
     available = total × gpu_memory_utilization − weights − (activation peak + cuBLAS workspace)
                 − non-torch memory the release counts

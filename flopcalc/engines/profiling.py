@@ -16,8 +16,9 @@ path runs depends on the install (FlashInfer present or not), so a release line 
 gives an interval, the first path its point.
 
 The memory outside torch's allocator each release counts, the device total it multiplies and
-PyTorch's cuBLAS workspace are `engines.overheads`. Not modelled: the CUDA-graph estimate vLLM
-0.21+ subtracts (a capture measured at start-up) and an extension's buffers (a KV connector).
+PyTorch's cuBLAS workspace are `engines.overheads`; the CUDA-graph estimate and the model
+runner's persistent buffers vLLM 0.33 also subtracts are `engines.graphs`. Not modelled: an
+extension's buffers (a KV connector).
 """
 
 from __future__ import annotations
@@ -180,14 +181,7 @@ def profile_peak(version: Optional[str], forward: int, tokens: int, max_num_seqs
     return ProfilePeak(peaks[0], min(peaks), max(peaks), rows, forward, hidden, sampler, how)
 
 
-# vLLM ≥ 0.21 captures its two largest graphs of each mode at start-up and subtracts the first
-# capture + (graphs − 1) × the second's (at least 1 MiB): 0.13 GiB estimated (0.09 actual) in a
-# published 2×RTX 5090 log (noonghunna/club-3090#1087); flopcalc has no model of a capture pool.
-NOT_COUNTED = ("not counted: the CUDA-graph estimate vLLM ≥ 0.21 subtracts (v1/worker/"
-               "gpu_model_runner.py profile_cudagraph_memory: two captures measured at "
-               "start-up; 0.13 GiB estimated in a published 2×RTX 5090 log, "
-               "noonghunna/club-3090#1087), an extension's buffers (a KV connector such as "
-               "LMCache); vLLM 0.33's mem_get_info total also takes the model runner's "
-               "persistent buffers (vllm/utils/mem_utils.py memory_profiling total_consumed: "
-               "inputs_embeds max_num_batched_tokens × d, the block table); the engine "
-               "measures these: give --kv-memory for its own figure")
+# vLLM 0.33's CUDA-graph estimate and persistent buffers are `engines.graphs`; the lines up to
+# 0.11 subtract neither.
+NOT_COUNTED = ("not counted: an extension's buffers (a KV connector such as LMCache); the "
+               "engine measures these: give --kv-memory for its own figure")

@@ -55,7 +55,7 @@ def capacity_tables(c: "Capacity", s: "ServeSettings", nums: Numbers) -> list[An
                       f"{nums.bytes(st.available_bytes)} = {st.available_gib} GiB")
         if st.available_low_bytes is not None and \
                 st.available_low_bytes != st.available_high_bytes:
-            table.add_row("  low-high (the sampler's path)",
+            table.add_row("  low-high (sampler path, CUDA graphs)",
                           f"{st.available_low_bytes / 2**30:.2f}-"
                           f"{st.available_high_bytes / 2**30:.2f} GiB")
     table.add_row("blocks (num_gpu_blocks)", f"{c.num_blocks:,}", style="bold")

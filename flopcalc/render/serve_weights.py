@@ -40,9 +40,15 @@ def weights_table(w: "Weights", memory: "MemoryBudget", nums: Numbers,
             table.add_row("activation peak (estimated)", nums.bytes(st.activation_bytes))
         if st.activation_low_bytes is not None and \
                 st.activation_low_bytes != st.activation_high_bytes:
-            table.add_row("  low-high (the sampler's path)",
+            table.add_row("  low-high (sampler path, CUDA graphs)",
                           f"{st.activation_low_bytes:,}-{st.activation_high_bytes:,}")
+        if st.cudagraph_bytes is not None:
+            table.add_row("  of which CUDA graphs (vLLM 0.33, point)",
+                          nums.bytes(st.cudagraph_bytes))
         if st.non_torch_bytes is not None:
             table.add_row("non-torch memory (as the release counts it)",
                           nums.bytes(st.non_torch_bytes))
+        if st.buffers_bytes is not None:
+            table.add_row("model runner's persistent buffers (vLLM 0.33)",
+                          nums.bytes(st.buffers_bytes))
     return table

@@ -129,6 +129,10 @@ class StageMemory:
     available_low_bytes: Optional[int] = None  # with the high activation peak
     available_high_bytes: Optional[int] = None
     non_torch_bytes: Optional[int] = None  # estimated: outside torch, as the release counts it
+    # estimated, vLLM 0.33 (engines.graphs): the model runner's persistent buffers, and the
+    # CUDA-graph estimate's point (inside activation_bytes; its interval inside the ends)
+    buffers_bytes: Optional[int] = None
+    cudagraph_bytes: Optional[int] = None
 
 
 @dataclass
@@ -325,6 +329,8 @@ class Available:
     # estimated: each stage's (activation low, activation high) over the sampler's paths
     bounds: Optional[list[tuple[int, int]]] = None
     non_torch: Optional[list[int]] = None  # estimated: each stage's non-torch memory
+    buffers: Optional[int] = None  # estimated, 0.33: the persistent buffers on each device
+    cudagraphs: Optional[int] = None  # estimated, 0.33: the CUDA-graph point, in the peak
 
 
 def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
@@ -334,6 +340,7 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
     memory x gpu_memory_utilization less each stage's weights and the profiling run's peak
     (the last stage samples; `engines.profiling`), with the ends of its interval."""
     from ..engines.overheads import cublas_workspace, device_total, non_torch
+    from ..engines.graphs import counts_graphs, graph_estimate, persistent_buffers
     from ..engines.profiling import NOT_COUNTED, profile_peak, run
 
     pp, n_layers = setup.engine.pp, spec.n_layers("decoder")
@@ -365,14 +372,29 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
     # every stage runs matmuls: PyTorch's cuBLAS workspace is in each one's torch peak
     workspace = cublas_workspace(hw.architecture)
     outside = non_torch(opts.vllm_release, setup.engine.tp, hw.name)
+    # 0.33 also takes the model runner's persistent buffers (in its mem_get_info total) and
+    # the CUDA-graph estimate (engines.graphs): the buffers with the non-torch memory, the
+    # graphs with the activation peak, as its "Actual usage" line groups them
+    buffers = graphs = None
+    if counts_graphs(opts.vllm_release):
+        buffers = persistent_buffers(
+            tokens, opts.max_num_seqs, setup.engine.max_model_len,
+            getattr(spec, "embed_dim", None) or spec.d_model,  # get_inputs_embeds_size
+            E.VALUE_BYTES.get(setup.engine.model_dtype, 2), opts.block_size)
+        graphs = graph_estimate(opts.max_num_seqs, tokens,
+                                hw.architecture == "blackwell" and "rtx" not in hw.name)
+    extra = buffers.bytes if buffers else 0
+    g_point, g_floor, g_high = (graphs.point, graphs.floor, graphs.high) if graphs else (0,) * 3
     available, stages, bounds = [], [], []
     for s, w in enumerate(stage_w):
         wb = p.ceil_fraction(w)
         # only the last pipeline stage samples (profile_run: get_pp_group().is_last_rank)
         act, low, high = (peak.point, peak.low, peak.high) if s == len(stage_w) - 1 else \
             (max(forward, peak.hidden),) * 3
-        act, low, high = act + workspace, low + workspace, high + workspace
-        available.append(requested - wb - act - outside.bytes)
+        # the graph interval widens the peak's: low activation with the floor, high with the top
+        act, low, high = (act + workspace + g_point, low + workspace + g_floor,
+                          high + workspace + g_high)
+        available.append(requested - wb - act - outside.bytes - extra)
         stages.append((total, requested, wb, act))
         bounds.append((low, high))
     release = run(opts.vllm_release).version
@@ -380,6 +402,8 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
            f"{requested:,} bytes (the device's memory x gpu_memory_utilization), less the "
            f"weights one device holds, the peak of vLLM {release}'s profiling run and the "
            "memory outside torch it counts"
+           + (", the model runner's persistent buffers and the CUDA-graph estimate"
+              if graphs else "")
            + ("" if release != "0.33" or opts.vllm_release else
               " (the current release; --engine vllm==X for another)"),
            *([f"device total {total:,} bytes: {total_source} (the preset's "
@@ -390,7 +414,8 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
            f"+ PyTorch's cuBLAS workspace {workspace:,} bytes in the torch peak "
            "(aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize: 32 MiB on "
            "Hopper, 4096 KiB x 2 + 16 KiB x 8 elsewhere; taken on the profiling run's first "
-           "matmul)", *outside.how]
+           "matmul)", *outside.how,
+           *([buffers.how, graphs.how] if buffers and graphs else [])]
     if peak.low != peak.high:
         how.append(f"the point takes the first sampler path ({peak.point + workspace:,} "
                    f"bytes); the install decides: activation peak {peak.low + workspace:,}-"
@@ -404,7 +429,8 @@ def available_memory(spec: ModelSpec, opts: EngineOptions, memory: CacheMemory,
             "(--weights-dtype) or raise --gpu-memory-utilization; weights: "
             f"{weights_source}")
     return Available(available, "estimated", how, stages, bounds,
-                     [outside.bytes] * len(stage_w))
+                     [outside.bytes] * len(stage_w), buffers.bytes if buffers else None,
+                     g_point if graphs else None)
 
 
 def build_capacity(spec: ModelSpec, plan: E.Plan, setup: EngineSetup, available: Available,
@@ -433,10 +459,12 @@ def build_capacity(spec: ModelSpec, plan: E.Plan, setup: EngineSetup, available:
         nt = available.non_torch[s] if available.non_torch is not None else None
         if available.bounds is not None and req is not None and wb is not None:
             low, high = available.bounds[s]
-            ends = (low, high, req - wb - high - (nt or 0), req - wb - low - (nt or 0))
+            less = (nt or 0) + (available.buffers or 0)
+            ends = (low, high, req - wb - high - less, req - wb - low - less)
         stages.append(StageMemory(s, list(bounds[s]), dev, req, wb, ab, st.available_bytes,
                                   E.format_gib(st.available_bytes), st.bytes_per_block,
-                                  st.num_blocks, st.fits, *ends, nt))
+                                  st.num_blocks, st.fits, *ends, nt, available.buffers,
+                                  available.cudagraphs))
     capacity = Capacity(
         engine=f"vLLM {E.VLLM_VERSION}", groups=groups, hybrid=hybrid,
         bytes_per_block=plan.bytes_per_block, num_blocks=plan.num_blocks,
