@@ -7,6 +7,9 @@ variants of settings transformers accepts (the same every run):
   the reversible layers, and training refuses lengths off the chunk multiple and off the axial
   shape's product). The count does not depend on the data (chunks of fixed sizes, whichever
   keys the hash picks).
+- ProphetNet: BART's post-norm layout, the decoder running the main and `ngram` predicting
+  streams through every layer (n-gram self-attention with relative position logits), the head
+  on the predicting streams.
 """
 
 import random
@@ -57,4 +60,32 @@ CASES = [
          variants=(dict(attn_layers=["lsh", "local"], lsh_attn_chunk_length=4,
                         local_attn_chunk_length=6, num_hashes=2, num_buckets=[2, 4]),
                    _reformer(1), _reformer(2), _reformer(3))),
+]
+
+
+# ------------------------------------------------------------ ProphetNet
+def _prophetnet(seed: int) -> dict:
+    rng = random.Random(seed)
+    return dict(num_encoder_layers=rng.choice([1, 2, 3]),
+                num_decoder_layers=rng.choice([1, 2, 3]),
+                ngram=rng.choice([1, 2, 3, 4]), num_buckets=rng.choice([8, 16, 32]),
+                relative_max_distance=rng.choice([16, 64, 128]),
+                activation_function=rng.choice(["gelu", "relu", "silu"]),
+                encoder_ffn_dim=rng.choice([40, 96, 130]),
+                decoder_ffn_dim=rng.choice([40, 96, 130]),
+                num_encoder_attention_heads=rng.choice([2, 4, 8]),
+                num_decoder_attention_heads=rng.choice([2, 4, 8]),
+                tie_word_embeddings=rng.choice([True, False]))
+
+
+# widths only (the variants' layer counts, streams and MLP widths stay)
+PROPHETNET = dict(vocab_size=99, hidden_size=32, max_position_embeddings=64)
+
+CASES += [
+    # the default (12 + 12 layers, 2 predicting streams, tied); untied with 3 streams; one
+    # stream (the head on it alone); seeded layer counts, streams, buckets, heads, widths
+    Case("prophetnet", auto="seq2seq", shrink=PROPHETNET,
+         variants=(dict(tie_word_embeddings=False, ngram=3, num_buckets=16),
+                   dict(ngram=1, num_encoder_layers=3, num_decoder_layers=1),
+                   _prophetnet(1), _prophetnet(2), _prophetnet(3))),
 ]

@@ -1,7 +1,8 @@
 """Encoders whose layers are not BERT's (transformers 5.24, counted as the class
 `AutoModelForMaskedLM` builds): Reformer. The converter reads the keys its config and model
 classes read (`models/reformer/configuration_reformer.py`, `modeling_reformer.py`), with their
-defaults.
+defaults. And ProphetNet, an encoder-decoder whose decoder runs n-gram streams
+(`AutoModelForSeq2SeqLM`'s ProphetNetForConditionalGeneration).
 """
 
 from __future__ import annotations
@@ -76,4 +77,28 @@ def _reformer(c: Config) -> Raw:
     }
 
 
-CONVERTERS = {"reformer": _reformer}
+def _prophetnet(c: Config) -> Raw:
+    """ProphetNetForConditionalGeneration (Qi et al. 2020, "ProphetNet: Predicting Future
+    N-gram for Sequence-to-Sequence Pre-training"; `prophetnet/modeling_prophetnet.py`):
+    BART's post-norm layout (a LayerNorm after each stack's embeddings, learned position tables
+    of `max_position_embeddings` rows per stack, q, k, v, o and the MLP with biases, no final
+    norm) with the decoder's self-attention the n-gram kind (`kinds.prophetnet`: the main and
+    `ngram` predicting streams through every layer, relative position logits over
+    `num_buckets`), `ngram_embeddings` (N × d) and the head on the predicting streams."""
+    from .seq2seq import bart_style
+
+    keys = {"d_model": "hidden_size", "encoder_layers": "num_encoder_layers",
+            "decoder_layers": "num_decoder_layers",
+            "encoder_attention_heads": "num_encoder_attention_heads",
+            "decoder_attention_heads": "num_decoder_attention_heads"}
+    data = dict(c.data)
+    for ours, theirs in keys.items():
+        if data.get(theirs) is not None:
+            data[ours] = data[theirs]
+    raw = bart_style(Config(data, c.label, c.model_type), 0, True, "post", False)
+    n = raw["n_layers"]
+    return {**raw, "layer_types": ["ngram"] * n,
+            "ngram": {"ngram": c("ngram", 2, int), "num_buckets": c("num_buckets", 32, int)}}
+
+
+CONVERTERS = {"reformer": _reformer, "prophetnet": _prophetnet}
