@@ -9,8 +9,8 @@ one entry per case of the type (a few types have a case in more than one family'
 - `params`: for the default config and each variant, the config.json `save_pretrained` writes
   and the parameter count of the model built on the meta device;
 - `flops`: for the shrunk copy of each, its config.json and, at each of the case's lengths and
-  batch 1 and 2, FlopCounterMode's count of one training-mode forward (eager attention, eager
-  experts), less what the case says transformers computes beyond the model (`extra_flops`,
+  batch 1 and 2, FlopCounterMode's count of one training-mode forward (eval mode under no_grad
+  for a case with `eval_mode`; eager attention, eager experts), less what the case says transformers computes beyond the model (`extra_flops`,
   e.g. Llama 4 running every expert on every token), written next to it;
 - `cache`: for cases that ask, the bytes of the cache after a real `generate`.
 

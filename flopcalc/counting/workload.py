@@ -48,7 +48,7 @@ class Workload:
     def span(self, stack: str, slot: str) -> Span:
         """What a sublayer of `stack` processes: its own tokens, or for cross-attention the
         decoder's queries over the encoder's keys."""
-        if slot == "cross_attn":
+        if slot in ("cross_attn", "ngram_attn"):  # ProphetNet's streams read the source too
             return Span(self.batch, self.tgt_seq, self.seq, self.attention, self.scan)
         n = self.length(stack)
         return Span(self.batch, n, n, self.attention, self.scan, self.packed)

@@ -41,7 +41,7 @@ def test_countable_settings_import():
 
 
 @pytest.mark.parametrize("model_type, words", [
-    ("reformer", "LSH"), ("prophetnet", "n-gram"), ("t5gemma2", "merged attention"),
+    ("t5gemma2", "merged attention"),
     ("cpmant", "prompt_length"),
 ])
 def test_uncountable_types_are_refused_naming_the_feature(model_type, words):

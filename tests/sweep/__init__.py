@@ -68,6 +68,11 @@ class Case:
     # the auto class that builds the whole wrapper for `count="text"` (AudioFlamingo3 is only
     # in AutoModelForSeq2SeqLM's mapping)
     wrapper_auto: str = "multimodal_lm"
+    # count an eval-mode forward under no_grad, on a copy of the config, where the
+    # training-mode one cannot run (Reformer's reversible layers: torch's module tracker asserts
+    # a gradient function; its training forward also refuses lengths off the chunk multiple)
+    # and the forward writes to its config (Reformer's num_buckets); the case's note says so
+    eval_mode: bool = False
 
 
 def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
@@ -190,10 +195,16 @@ def _attr(obj: Any, path: str) -> Any:
 
 
 def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
-    """FlopCounterMode's count of one training-mode forward without a cache."""
+    """FlopCounterMode's count of one training-mode forward without a cache (eval mode under
+    no_grad for a case with `eval_mode`)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
+    eval_mode = case.eval_mode
+    if eval_mode:
+        import copy
+
+        config = copy.deepcopy(config)
     case, config = wrapped(case, config)
     if case.count == "text":  # the language model alone
         text = config.get_text_config()
@@ -203,7 +214,7 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
             model = build(Case(case.model_type, auto=case.wrapper_auto), config, "cpu").train()
         config = text
     else:
-        model = build(case, config, "cpu").train()
+        model = build(case, config, "cpu").train(not eval_mode)
     inputs: dict[str, Any] = {}
     vocab = getattr(config, "vocab_size", None) or getattr(config.get_text_config(),
                                                              "vocab_size", None)
@@ -215,12 +226,14 @@ def hf_flops(case: Case, config: Any, batch: int, seq: int) -> int:
             inputs["decoder_input_ids"] = ids
     if case.inputs is not None:
         inputs = case.inputs(config, batch, seq)
+    grad = torch.no_grad() if eval_mode else contextlib.nullcontext()
     try:
-        _forward(model, inputs, use_cache=False)  # warm any lazy initialisation up
+        with grad:
+            _forward(model, inputs, use_cache=False)  # warm any lazy initialisation up
     except TypeError:
         pass
     with FlopCounterMode(display=False) as counter, warnings.catch_warnings(), \
-            contextlib.redirect_stderr(io.StringIO()):
+            contextlib.redirect_stderr(io.StringIO()), grad:
         warnings.simplefilter("ignore")
         try:
             _forward(model, inputs, use_cache=False)

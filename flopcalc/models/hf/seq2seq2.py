@@ -172,13 +172,6 @@ ALIASES = {**{t: _BART_ALIASES for t in CONVERTERS}, "longt5": _T5_ALIASES,
 
 _YAML = "; describe an approximation in a YAML file if one will do"
 REFUSED = {
-    "reformer": ("Reformer's LSH attention (which keys each query scores is set by hash "
-                 "buckets of the hidden states: data-dependent), chunked local attention, "
-                 "axial position embeddings and reversible layers are not layer kinds flopcalc "
-                 "has" + _YAML),
-    "prophetnet": ("ProphetNet's n-gram self-attention (a main stream and ngram predicting "
-                   "streams with relative position buckets) is not a layer kind flopcalc has"
-                   + _YAML),
     "t5gemma2": ("T5Gemma 2's merged attention (one set of projections scoring the decoder's "
                  "and the encoder's keys together) and the vision encoder feeding its encoder "
                  "are not layer kinds flopcalc has" + _YAML),
