@@ -27,7 +27,11 @@ def suggest(name: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
     'training_tokens'."""
     import difflib
 
-    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=cutoff)
+    # difflib's ratio depends on the order of its two strings (its matching blocks are found
+    # from the second); a name is offered only when it is close read either way ('experts_per_
+    # token' → 'extra_token_rows' is 0.61 one way, 0.55 the other)
+    close = [c for c in difflib.get_close_matches(name, list(choices), n=3, cutoff=cutoff)
+             if difflib.SequenceMatcher(None, name, c).ratio() >= cutoff]
     if not close:
         return ""
     return " did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
