@@ -346,9 +346,6 @@ def _lacks(what: str) -> str:
 
 # Decoders of transformers 5.24 whose counts need a feature flopcalc lacks, named.
 REFUSED: dict[str, str] = {
-    "dory": _lacks("Dory's scaled attention (sqk and s_gate vectors), scaled MLP (suv_gate, "
-                   "suv_up), learned residual mixing (lambda_1, lambda_2) and per-token logit "
-                   "scales"),
     "zaya": _lacks("ZAYA's convolutional compressed attention (CCA: depthwise and grouped "
                    "convolutions over q and k, current and delayed values), its MLP router and "
                    "learned residual scaling"),

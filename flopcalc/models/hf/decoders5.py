@@ -1,0 +1,91 @@
+"""More decoders of transformers 5.24 that flopcalc refused until their layer kinds existed:
+each converter reads the keys its class reads in `models/<type>/modeling_<type>.py`, with the
+configuration class's defaults, and says in its docstring what it counts.
+tests/sweep/cases_decoders_r2.py checks each against transformers (parameters on the meta
+device at the default config and at variants, forward FLOPs with FlopCounterMode)."""
+
+from __future__ import annotations
+
+from ...errors import FlopcalcError
+from .common import Config, Raw, bias, rotary_decoder
+
+_DORY_SPLIT = ("n_input_layers", "n_recurrent_layers", "n_output_layers")
+
+
+def _dory_layout(c: Config) -> tuple[list[str], dict[str, int]]:
+    """(each layer's type, the input/recurrent/output split) as DoryConfig.__post_init__ reads
+    them: a released file lists attention and "mlp" blocks alternately with every count
+    doubled, which transformers halves (each pair is one layer)."""
+    n = c.layers()
+    split = {"n_input_layers": c("n_input_layers", 8, int),
+             "n_output_layers": c("n_output_layers", 8, int)}
+    recurrent = c("n_recurrent_layers", None, int)
+    listed = c("layer_types", None, list)
+    if listed is not None and "mlp" in listed:
+        blocks = c.per_layer("layer_types", n,
+                             choices=("full_attention", "sliding_attention", "mlp"))
+        wrong = next((i for i, t in enumerate(blocks) if (t == "mlp") != (i % 2 == 1)), None)
+        if wrong is not None or n % 2:
+            at = len(blocks) if wrong is None else wrong
+            raise FlopcalcError(f"{c.label}: layer_types[{at}] breaks the released layout "
+                                "(attention and \"mlp\" blocks alternately, an attention "
+                                "block first, in pairs): list one entry per layer instead")
+        listed, n = blocks[::2], n // 2
+        split = {k: v // 2 for k, v in split.items()}
+        recurrent = None if recurrent is None else recurrent // 2
+    elif listed is not None:
+        listed = c.per_layer("layer_types", n, choices=("full_attention", "sliding_attention"))
+    else:
+        listed = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention"
+                  for i in range(n)]
+    split["n_recurrent_layers"] = (n - split["n_input_layers"] - split["n_output_layers"]
+                                   if recurrent is None else recurrent)
+    if min(split.values()) < 0 or sum(split.values()) != n:
+        raise FlopcalcError(f"{c.label}: n_input_layers + n_recurrent_layers + n_output_layers "
+                            f"= {' + '.join(str(split[k]) for k in _DORY_SPLIT)} must equal "
+                            f"num_hidden_layers={n}; fix the split")
+    return listed, split
+
+
+def _dory(c: Config) -> Raw:
+    """DoryForCausalLM (`dory/modeling_dory.py`; `kinds.dory`): nGPT-style layers (weightless
+    L2 norms in Gemma 2's sandwich, a per-element output gate d → h·d_h, the scales sqk,
+    s_gate, suv_gate, suv_up and residual rates lambda_1, lambda_2), windows of
+    `sliding_window` on the `layer_types` "sliding_attention" layers (absent: all but every
+    4th). The `n_recurrent_layers` after the first `n_input_layers` run `n_recurrent_loops`
+    times with one set of weights (`layer_weights`), then the `n_output_layers`. The head
+    (untied by default) holds a per-token `logit_scale` (V), counted as the head's one
+    V-wide vector (`lm_head_bias`: the same tensor size, its multiply element-wise as a
+    bias add is)."""
+    listed, split = _dory_layout(c)
+    loops = c("n_recurrent_loops", 2, int)
+    if loops < 1:
+        raise FlopcalcError(f"{c.label}: n_recurrent_loops={loops} must be at least 1")
+    first, rec = split["n_input_layers"], split["n_recurrent_layers"]
+    runs = list(range(first)) + list(range(first, first + rec)) * loops + list(
+        range(first + rec, len(listed)))
+    attn = bool(c("attention_bias", False))
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn, bool(c("mlp_bias", False))),
+                "n_layers": len(runs), "head_dim": c("head_dim", 256, int),
+                "norm_affine": False, "norm_placement": "sandwich", "attention_gate": True,
+                "activation": "silu", "lm_head_bias": 1,
+                "layer_types": [f"dory_{'full' if listed[i] == 'full_attention' else 'window'}"
+                                for i in runs],
+                "dory": {"window": c("sliding_window", 1024, int)
+                         if "sliding_attention" in listed else None}}
+    if loops > 1 and rec:
+        raw["layer_weights"] = runs
+    return raw
+
+
+CONVERTERS = {"dory": _dory}
+# The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
+# where the converters' own fallbacks differ.
+DEFAULTS: dict[str, Raw] = {
+    "dory": {"hidden_size": 2560, "intermediate_size": 7168, "num_hidden_layers": 36,
+             "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256,
+             "vocab_size": 131072, "max_position_embeddings": 8192,
+             "tie_word_embeddings": False},
+}
+ALIASES: dict[str, dict[str, str]] = {}
+REFUSED: dict[str, str] = {}

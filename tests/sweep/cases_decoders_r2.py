@@ -1,0 +1,29 @@
+"""Decoders imported by flopcalc/models/hf/decoders5.py (types flopcalc refused until their
+layer kinds existed). Variants are seeded draws of non-default settings transformers accepts
+(random.Random(38), written out so the file reads as data)."""
+
+from . import Case
+
+# Dory: the layer split (input, recurrent layers run n_recurrent_loops times on one set of
+# weights, output) kept as each config has it; windows of 4 on the sliding layers (shorter than
+# the longest run: the mask bites)
+_DORY = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=16, vocab_size=128, max_position_embeddings=64,
+             sliding_window=4)
+_DORY_VARIANTS = (
+    dict(num_hidden_layers=5, n_input_layers=2, n_output_layers=1, tie_word_embeddings=True,
+         n_recurrent_loops=3, attention_bias=True, mlp_bias=True),
+    # a released file's layout: attention and "mlp" blocks listed alternately, counts doubled
+    dict(num_hidden_layers=12, n_input_layers=4, n_output_layers=4, n_recurrent_layers=4,
+         layer_types=["sliding_attention", "mlp", "full_attention", "mlp"] * 3,
+         num_attention_heads=8, num_key_value_heads=8, head_dim=32, n_recurrent_loops=1),
+    dict(num_hidden_layers=7, n_input_layers=1, n_output_layers=2, n_recurrent_loops=4,
+         layer_types=["full_attention"] * 7, intermediate_size=5120, hidden_size=1536,
+         num_attention_heads=12, num_key_value_heads=3, head_dim=128),
+    dict(n_input_layers=0, n_output_layers=0, num_hidden_layers=6, n_recurrent_loops=2,
+         sliding_window=7, vocab_size=50000),
+)
+
+CASES = [
+    Case("dory", shrink=_DORY, variants=_DORY_VARIANTS, lengths=(1, 6, 13)),
+]
