@@ -27,3 +27,22 @@ _DORY_VARIANTS = (
 CASES = [
     Case("dory", shrink=_DORY, variants=_DORY_VARIANTS, lengths=(1, 6, 13)),
 ]
+
+# UltraBERT: the layer list kept as each config has it, windows of 3 positions on either side
+# (shorter than the longest run: the mask bites), a prediction head of 40
+_ULTRABERT = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, vocab_size=128, max_position_embeddings=64,
+                  sliding_window=3, prediction_head_size=40, pad_token_id=0, bos_token_id=1,
+                  eos_token_id=2)
+CASES += [
+    Case("ultrabert", auto="masked_lm", shrink=_ULTRABERT, lengths=(1, 9, 13),
+         variants=(
+             dict(num_hidden_layers=4, num_key_value_heads=2, attention_bias=True, mlp_bias=True,
+                  tie_word_embeddings=True, prediction_head_size=1024),
+             dict(num_hidden_layers=5, layer_types=["full_attention", "sliding_attention",
+                                                    "sliding_attention", "full_attention",
+                                                    "sliding_attention"],
+                  head_dim=96, num_attention_heads=16, num_key_value_heads=4,
+                  hidden_size=1536, sliding_window=7),
+             dict(layer_types=["full_attention"] * 32, prediction_head_size=3072,
+                  intermediate_size=2816, hidden_size=1024, num_attention_heads=8))),
+]

@@ -7,7 +7,7 @@ device at the default config and at variants, forward FLOPs with FlopCounterMode
 from __future__ import annotations
 
 from ...errors import FlopcalcError
-from .common import Config, Raw, bias, rotary_decoder
+from .common import Config, Raw, bias, rotary_decoder, shortest_period
 
 _DORY_SPLIT = ("n_input_layers", "n_recurrent_layers", "n_output_layers")
 
@@ -78,7 +78,31 @@ def _dory(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"dory": _dory}
+def _ultrabert(c: Config) -> Raw:
+    """UltrabertForMaskedLM (`ultrabert/modeling_ultrabert.py`): EuroBERT's pre-norm layers
+    (RMSNorm, grouped-query attention with `attention_bias`, a gated MLP with `mlp_bias`,
+    rotary positions, a final norm) attending bidirectionally, the `layer_types`
+    "sliding_attention" layers (absent: all but every 3rd) within `sliding_window` positions
+    on either side (`masking_utils.sliding_window_bidirectional_overlay`, so ModernBERT's
+    local window of 2·sliding_window), and its prediction head (`head: bottleneck`: linear1
+    d → prediction_head_size, linear2 back to d, both bias-free with a GELU after each, then
+    the decoder d → V, untied by default)."""
+    n = c.layers()
+    default = ["sliding_attention" if (i + 1) % 3 else "full_attention" for i in range(n)]
+    listed = c.per_layer("layer_types", n, default=default,
+                         choices=("full_attention", "sliding_attention"))
+    kinds = ["local" if t == "sliding_attention" else "bidirectional" for t in listed]
+    attn, mlp = bool(c("attention_bias", False)), bool(c("mlp_bias", False))
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn, mlp), "architecture": "encoder-only",
+                "norm_placement": "pre", "final_norm": True, "head": "bottleneck",
+                "head_width": c("prediction_head_size", 768, int),
+                "layer_types": shortest_period(kinds)}
+    if "local" in kinds:
+        raw["local_attention"] = {"window": 2 * c("sliding_window", 128, int)}
+    return raw
+
+
+CONVERTERS = {"dory": _dory, "ultrabert": _ultrabert}
 # The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
 # where the converters' own fallbacks differ.
 DEFAULTS: dict[str, Raw] = {
@@ -86,6 +110,9 @@ DEFAULTS: dict[str, Raw] = {
              "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256,
              "vocab_size": 131072, "max_position_embeddings": 8192,
              "tie_word_embeddings": False},
+    "ultrabert": {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+                  "num_attention_heads": 32, "vocab_size": 32000,
+                  "max_position_embeddings": 32768, "tie_word_embeddings": False},
 }
 ALIASES: dict[str, dict[str, str]] = {}
 REFUSED: dict[str, str] = {}
