@@ -50,6 +50,7 @@ def test_released_layout_halves_the_counts(cli, tmp_path):
 @pytest.mark.parametrize("keys, words", [
     (dict(n_input_layers=2, n_output_layers=2), "must equal num_hidden_layers=3"),
     (dict(n_recurrent_loops=0), "n_recurrent_loops=0"),
+    (dict(recurrent_kv_cache_mode="all"), "recurrent_kv_cache_mode 'all'"),
     (dict(layer_types=["full_attention", "mlp", "mlp"]), "layer_types[2]"),
     (dict(layer_types=["mlp", "full_attention", "full_attention"]), "layer_types[0]"),
 ])
@@ -58,3 +59,10 @@ def test_dory_refusals_name_the_key(cli, tmp_path, keys, words):
     assert r.code == 2
     assert len(r.err.strip().splitlines()) == 1, r.err
     assert words in r.err
+
+
+def test_last_loop_cache_mode_is_named(cli, tmp_path):
+    # the same weights and forward; only the cache differs, and the notes say how
+    doc = run(cli, "model", _write(tmp_path, recurrent_kv_cache_mode="last_loop"), "--seq", 4)
+    assert doc["params"]["total"] == 456
+    assert "last_loop" in doc["model"]["notes"]

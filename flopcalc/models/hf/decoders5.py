@@ -75,6 +75,16 @@ def _dory(c: Config) -> Raw:
                          if "sliding_attention" in listed else None}}
     if loops > 1 and rec:
         raw["layer_weights"] = runs
+    mode = c("recurrent_kv_cache_mode", "per_loop", str)
+    if mode not in ("per_loop", "last_loop"):
+        raise FlopcalcError(f"{c.label}: recurrent_kv_cache_mode {mode[:40]!r} is not one Dory "
+                            "has (per_loop, last_loop)")
+    if mode == "last_loop" and loops > 1 and rec:
+        note = ("recurrent_kv_cache_mode last_loop: transformers caches the recurrent layers' "
+                "keys and values of the last loop only (the earlier loops read them); the "
+                "cache is counted per loop, as per_loop keeps it: it overstates the cache by "
+                f"{loops - 1} of the recurrent layers' {loops} copies")
+        raw["notes"] = f"{raw['notes']} {note}" if raw.get("notes") else note
     return raw
 
 
