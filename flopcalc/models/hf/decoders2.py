@@ -351,8 +351,6 @@ REFUSED: dict[str, str] = {
                    "learned residual scaling"),
     "glm5_next": _lacks("GLM-5-Next's hyper-connections (several residual streams and a "
                         "hyper-head), forget-gated linear attention and indexer"),
-    "hrm_text": _lacks("HRM's two weight-shared stacks run in nested H and L cycles (and its "
-                       "prefix-LM masks)"),
     "neomme": _lacks("NeoMME's exclusive self-attention (alpha per head), sigmoid-gated "
                      "output projection and low-rank embedding factorisation"),
     "inkling_text": _lacks("Inkling's relative-position logits (r_proj and a learned table), "

@@ -112,7 +112,43 @@ def _ultrabert(c: Config) -> Raw:
     return raw
 
 
-CONVERTERS = {"dory": _dory, "ultrabert": _ultrabert}
+def _hrm_text(c: Config) -> Raw:
+    """HrmTextForCausalLM (`hrm_text/modeling_hrm_text.py`; `kinds.hrm`): two stacks (L and
+    H) of `num_layers_per_stack` layers (absent: num_hidden_layers is that count, as
+    HrmTextConfig.__post_init__ reads a legacy file; present: num_hidden_layers is the number
+    of runs, num_layers_per_stack·H_cycles·(L_cycles + 1)), run in nested cycles with one set
+    of weights per stack (`layer_weights`). Each layer: weightless RMSNorms before attention
+    and the MLP, multi-head attention with a per-element sigmoid gate (gate_proj d → h·d_h),
+    every projection with `attention_bias`, and a gated MLP with `mlp_bias`; each stack run
+    ends in a weightless norm. The embedding scale is element-wise; the prefix-LM mask (with
+    token_type_ids) moves no FLOP under the full convention. L_bp_cycles only stops the
+    gradient through the earlier L cycles: a training step's backward is counted over every
+    run."""
+    h_cycles, l_cycles = c("H_cycles", 2, int), c("L_cycles", 3, int)
+    if h_cycles < 1 or l_cycles < 1:  # L_cycles 0 holds the L stack and never runs it
+        raise FlopcalcError(f"{c.label}: H_cycles={h_cycles} and L_cycles={l_cycles} must be "
+                            "at least 1 (with L_cycles 0 the low stack is held and never run, "
+                            "which flopcalc does not describe)")
+    per_stack = c("num_layers_per_stack", None, int)
+    if per_stack is None:
+        per_stack = c.layers()
+    elif c.layers() != per_stack * h_cycles * (l_cycles + 1):
+        raise FlopcalcError(f"{c.label}: num_hidden_layers={c.layers()} must be "
+                            f"num_layers_per_stack·H_cycles·(L_cycles + 1) = {per_stack}·"
+                            f"{h_cycles}·{l_cycles + 1}; fix one of them")
+    low, high = list(range(per_stack)), list(range(per_stack, 2 * per_stack))
+    runs = (low * l_cycles + high) * h_cycles
+    attn = bool(c("attention_bias", False))
+    raw: Raw = {**rotary_decoder(c), **bias(attn, attn, bool(c("mlp_bias", False))),
+                "n_layers": len(runs), "n_kv_heads": c("num_attention_heads"),
+                "head_dim": c("head_dim", 128, int), "norm_affine": False,
+                "final_norm": False, "attention_gate": True, "activation": "silu",
+                "layer_types": ["hrm_first" if w == 0 else "full" for w in runs],
+                "layer_weights": runs}
+    return raw
+
+
+CONVERTERS = {"dory": _dory, "ultrabert": _ultrabert, "hrm_text": _hrm_text}
 # The config classes' defaults (transformers 5.24) for keys a hand-written file may leave out
 # where the converters' own fallbacks differ.
 DEFAULTS: dict[str, Raw] = {
@@ -120,6 +156,9 @@ DEFAULTS: dict[str, Raw] = {
              "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256,
              "vocab_size": 131072, "max_position_embeddings": 8192,
              "tie_word_embeddings": False},
+    "hrm_text": {"hidden_size": 1536, "intermediate_size": 4096, "num_hidden_layers": 16,
+                 "num_attention_heads": 12, "head_dim": 128, "vocab_size": 151808,
+                 "max_position_embeddings": 2048, "tie_word_embeddings": False},
     "ultrabert": {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
                   "num_attention_heads": 32, "vocab_size": 32000,
                   "max_position_embeddings": 32768, "tie_word_embeddings": False},
