@@ -26,7 +26,8 @@ def _doc(cli, tmp_path, **keys):
 
 
 def test_tiny_ultrabert_by_hand(cli, tmp_path):
-    # a layer: q, k, v, o 4·4 = 16 each → 64; gate, up, down 3·4·3 = 36; two RMSNorms 8 → 108;
+    # a layer: q, k, v, o 4·4 = 16 each → 64; gate, up, down 3·4·3 = 36; two RMSNorms 8
+    #   → 108;
     #   three layers 324; final norm 4; embeddings 10·4 = 40; the head's linear1 4·5 = 20 and
     #   linear2 5·4 = 20, the untied decoder 40 → 80: 448
     doc = _doc(cli, tmp_path)

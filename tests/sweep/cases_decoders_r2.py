@@ -31,7 +31,8 @@ CASES = [
 
 # UltraBERT: the layer list kept as each config has it, windows of 3 positions on either side
 # (shorter than the longest run: the mask bites), a prediction head of 40
-_ULTRABERT = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, vocab_size=128, max_position_embeddings=64,
+_ULTRABERT = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, vocab_size=128,
+                  max_position_embeddings=64,
                   sliding_window=3, prediction_head_size=40, pad_token_id=0, bos_token_id=1,
                   eos_token_id=2)
 CASES += [
