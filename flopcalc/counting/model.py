@@ -94,6 +94,14 @@ def _table_width(spec: ModelSpec) -> int:
     return spec.embed_dim if _factorised(spec) and spec.embed_dim else spec.d_model
 
 
+def _projection_input(spec: ModelSpec, e: int) -> int:
+    """The vocabulary projection's input width: RemBERT's head width, a bottleneck head's d
+    (its linear2 returns to d), else the tables'."""
+    if spec.head == "bottleneck":
+        return spec.d_model
+    return spec.head_width or e
+
+
 def _head_width(spec: ModelSpec) -> int:
     """The masked-LM transform's width: `head_width` where given (RemBERT), else the tables'."""
     return spec.head_width or _table_width(spec)
@@ -156,8 +164,14 @@ def _head_params(spec: ModelSpec) -> list[Part]:
             parts.append(Part("head.transform.bias", t, HEAD, (t,), REPLICATED, LAST,
                               module="head.transform"))
         parts += spec.norm.params(t, "head.norm", HEAD, LAST)
+    if spec.head == "bottleneck":  # UltraBERT: linear1 d x p, linear2 p x d, both bias-free
+        p = spec.head_width or d
+        parts += [Part("head.linear1.weight", d * p, HEAD, (d, p), COLUMN, LAST, matmul=True,
+                       module="head.linear1"),
+                  Part("head.linear2.weight", p * d, HEAD, (p, d), ROW, LAST, matmul=True,
+                       module="head.linear2")]
     if not spec.tie_embeddings:
-        h = spec.head_width or e  # RemBERT's decoder reads the head's own width
+        h = _projection_input(spec, e)  # RemBERT's decoder reads the head's own width
         parts.append(Part("lm_head.weight", h * vocab, EMBEDDING, (h, vocab), VOCAB, LAST,
                           matmul=True, module="lm_head"))
     if spec.lm_head_bias:
@@ -281,8 +295,12 @@ def head_flops(spec: ModelSpec, w: Workload) -> list[Part]:
                           2 * tokens * d * _head_width(spec), WEIGHTS, head=True))
     if spec.embed_dim is not None and not _factorised(spec):
         parts.append(Part("embed.project_out", 2 * tokens * d * e, WEIGHTS))  # (T×d)·(d×e)
+    if spec.head == "bottleneck":  # (T×d)·(d×p) then (T×p)·(p×d)
+        p = spec.head_width or d
+        parts += [Part("head.linear1", 2 * tokens * d * p, WEIGHTS, head=True),
+                  Part("head.linear2", 2 * tokens * p * d, WEIGHTS, head=True)]
     if spec.head != "none":
-        h = spec.head_width or e
+        h = _projection_input(spec, e)
         parts.append(Part("lm_head", 2 * tokens * h * spec.vocab_size, WEIGHTS,
                           head=True))  # (T×e)·(e×V)
     if spec.pooler:
@@ -380,7 +398,11 @@ def head_elementwise(spec: ModelSpec, tokens: int, sequences: int) -> list[Part]
         if spec.lm_head_bias:
             parts.append(Part("lm_head.elementwise.bias", tokens * spec.vocab_size,
                               ELEMENTWISE))
-    elif spec.lm_head_bias:
+    elif spec.head == "bottleneck":  # GELU after linear1 (p wide) and after linear2 (d)
+        p = spec.head_width or d
+        parts.append(Part("head.elementwise.activation",
+                          tokens * (p + d) * ACTIVATION_FLOPS["gelu"], ELEMENTWISE))
+    if spec.head != "masked-lm" and spec.lm_head_bias:
         parts.append(Part("lm_head.elementwise.bias", tokens * spec.vocab_size, ELEMENTWISE))
     if "logits" in spec.multipliers:  # the logits times (or over) a scalar
         parts.append(Part("lm_head.elementwise.multiplier", tokens * spec.vocab_size,

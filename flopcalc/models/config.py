@@ -143,11 +143,14 @@ class BaseConfig:
     share_encoder_embeddings: bool = True
     token_types: Count = 0
     embedding_norm: bool = False
-    head: Literal["lm", "masked-lm", "none"] = "lm"
+    # "bottleneck": UltraBERT's prediction head, d → head_width → d (bias-free, GELU after each)
+    # before the vocabulary projection
+    head: Literal["lm", "masked-lm", "bottleneck", "none"] = "lm"
     pooler: bool = False
     head_bias: bool = True  # the masked-LM transform's bias (ModernBERT: classifier_bias)
     # a masked-LM head's transform width and its untied vocabulary projection's input when not
-    # the embedding's (RemBERT's output_embedding_size); None: as the embedding
+    # the embedding's (RemBERT's output_embedding_size); None: as the embedding. A bottleneck
+    # head's inner width (UltraBERT's prediction_head_size)
     head_width: Optional[Positive] = None
     # A factorised embedding (encoder-only with embed_dim: ALBERT, ELECTRA, DeBERTa-v2): the
     # E -> d projection's bias, and whether the embedding norm is E wide before it ("embed") or

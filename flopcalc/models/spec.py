@@ -140,7 +140,8 @@ class ModelSpec:
     each stack. `relative_buckets` is T5's learned relative position bias (buckets x
     `relative_heads`, in the first layer of each stack). Encoder-only models may carry BERT's
     token-type table (`token_types`), an embedding norm, a masked-LM head (`head: masked-lm`:
-    dense d x d, its `head_activation`, a norm, then the vocabulary projection with a bias) and
+    dense d x d, its `head_activation`, a norm, then the vocabulary projection with a bias; or
+    `head: bottleneck`, UltraBERT's d → `head_width` → d, bias-free, GELU after each) and
     a pooler (dense d x d on the first token). `position_offset` adds rows to a learned
     position table (OPT's 2); `embed_dim` is the width of the token table and the head when it
     is not d (OPT's word_embed_proj_dim: project_in e → d after the embedding, project_out
@@ -248,9 +249,11 @@ class ModelSpec:
                              "embedding: an encoder-only model with embed_dim")
         if self.head == "none" and self.lm_head_bias:
             raise ValueError("a model without a head has no LM head bias")
-        if self.head_width is not None and (self.head != "masked-lm" or self.tie_embeddings):
-            raise ValueError("head_width (a masked-LM head wider or narrower than the embedding, "
-                             "RemBERT's) needs head: masked-lm and tie_embeddings: false")
+        rembert = self.head == "masked-lm" and not self.tie_embeddings
+        if (self.head == "bottleneck") != (self.head_width is not None) and not rembert:
+            raise ValueError("head_width is a bottleneck head's inner width (head: bottleneck "
+                             "needs it) or a masked-LM head's wider or narrower than the "
+                             "embedding (RemBERT's: head: masked-lm, tie_embeddings: false)")
         if not self.head_bias and self.head != "masked-lm":
             raise ValueError("head_bias: false applies to head: masked-lm (its transform)")
         if (self.encoder_max_seq_len is not None or self.encoder_vocab_size is not None

@@ -346,16 +346,11 @@ def _lacks(what: str) -> str:
 
 # Decoders of transformers 5.24 whose counts need a feature flopcalc lacks, named.
 REFUSED: dict[str, str] = {
-    "dory": _lacks("Dory's scaled attention (sqk and s_gate vectors), scaled MLP (suv_gate, "
-                   "suv_up), learned residual mixing (lambda_1, lambda_2) and per-token logit "
-                   "scales"),
     "zaya": _lacks("ZAYA's convolutional compressed attention (CCA: depthwise and grouped "
                    "convolutions over q and k, current and delayed values), its MLP router and "
                    "learned residual scaling"),
     "glm5_next": _lacks("GLM-5-Next's hyper-connections (several residual streams and a "
                         "hyper-head), forget-gated linear attention and indexer"),
-    "hrm_text": _lacks("HRM's two weight-shared stacks run in nested H and L cycles (and its "
-                       "prefix-LM masks)"),
     "neomme": _lacks("NeoMME's exclusive self-attention (alpha per head), sigmoid-gated "
                      "output projection and low-rank embedding factorisation"),
     "inkling_text": _lacks("Inkling's relative-position logits (r_proj and a learned table), "

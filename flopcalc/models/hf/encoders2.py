@@ -491,6 +491,4 @@ REFUSED = {
     "funnel": ("Funnel Transformer's pooling between blocks (`block_sizes`, `pooling_type`), "
                "relative attention and upsampling decoder are not layer kinds flopcalc has"
                + _YAML),
-    "ultrabert": ("UltraBERT's prediction head (linear1 d → prediction_head_size, linear2 back "
-                  "to d, then the decoder) is not a head flopcalc has" + _YAML),
 }
