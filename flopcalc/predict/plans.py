@@ -644,11 +644,13 @@ def lower_bound(prof: Profile, lay: Layout, mc: Machine, dispatcher: str = "") -
 
 def _floor(prof: Profile, lay: Layout, mc: Machine, dispatcher: str) -> float:
     """`exposed_floor` with this dispatcher, remembered: the same for every ZeRO stage,
-    data-parallel size (but for whether it leaves one micro-batch), virtual-stage count and
-    fp8 recipe of a layout."""
+    data-parallel size (but for whether it leaves one micro-batch, or, with a schedule that
+    overlaps the dispatch, how many), virtual-stage count and fp8 recipe of a layout."""
+    overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
     key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
            lay.recompute, lay.sequence_parallel, dispatcher, lay.tp_overlap, lay.moe_overlap,
-           lay.schedule in ("dualpipe", "dualpipev"), lay.micro_batches > 1, lay.capacity)
+           overlapped, lay.micro_batches if overlapped else lay.micro_batches > 1,
+           lay.capacity)
     held = _FLOORS.get(key)
     if held is None or held[0] is not prof or held[1] is not mc:
         if len(_FLOORS) > 50_000:

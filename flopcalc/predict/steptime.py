@@ -940,9 +940,16 @@ def exposed_floor(prof: Profile, lay: Layout, mc: Machine) -> float:
     overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
     if (lay.ep > 1 or lay.etp > 1) and comm.ep_size:
         t = (comm.ep_forward + comm.ep_backward) * _a2a_time(comm, lay, where, mc.net)
-        # hidden behind another micro-batch, the dispatch still holds COMM_SMS of the SMs
-        # for as long as it runs (`_schedule`): at least that share of it stays
-        floor += t * min(1.0, COMM_SMS / mc.sms) if overlapped and lay.micro_batches > 1 else t
+        m = lay.micro_batches
+        if overlapped and m > 1:
+            # hidden behind another micro-batch, the dispatch still holds COMM_SMS of the SMs
+            # for as long as it runs, and the unpaired chunks expose theirs whole
+            # (`_paired_a2a`): at least min(1, p/m) of the chunks are unpaired for any
+            # virtual-stage count (`unpaired_chunks` ≥ min(p·v, m·v))
+            u = min(1.0, lay.pp / m)
+            floor += t * (u + (1 - u) * min(1.0, COMM_SMS / mc.sms))
+        else:
+            floor += t
     return floor
 
 
