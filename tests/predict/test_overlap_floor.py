@@ -35,3 +35,29 @@ def test_the_floor_keeps_the_unpaired_share():
     f, b = S._paired_a2a(comp, lay, 1.0, 1.0, share)  # everything hides: the least exposed
     assert f + b >= 2.0 * (u + (1 - u) * share) - 1e-12
     assert u == 0.25
+
+
+@pytest.fixture(scope="module")
+def moe_prof(tmp_path_factory):
+    from flopcalc.models.registry import load_model
+    from tests.predict.test_communication import MOE
+
+    path = tmp_path_factory.mktemp("overlap_floor") / "moe.yaml"
+    path.write_text(MOE)
+    return S.profile(load_model(str(path)).spec, 32)
+
+
+@pytest.mark.parametrize("pp, m", [(1, 4), (2, 8), (2, 2)])
+def test_the_searchs_floor_takes_the_unpaired_share(moe_prof, pp, m):
+    # tp 1: the floor is the all-to-all alone, t without an overlapping schedule; with one,
+    # t·(u + (1 − u)·share), u = min(1, p/m), share = COMM_SMS / the device's SMs:
+    # (1, 4): 1/4 + 3/4·share; (2, 8): 1/4 + 3/4·share; (2, 2): all of it
+    from tests.predict.test_steptime import MC
+
+    base = dict(pp=pp, dp=1, ep=8, global_batch=m)
+    plain = S.exposed_floor(moe_prof, S.Layout(**base), MC)
+    overlapped = S.exposed_floor(moe_prof, S.Layout(**base, moe_overlap=True), MC)
+    u = min(1.0, pp / m)
+    share = min(1.0, S.COMM_SMS / MC.sms)
+    assert plain > 0
+    assert overlapped == pytest.approx(plain * (u + (1 - u) * share))
