@@ -100,6 +100,12 @@ STARTUP_CUMEM = 93 * CENTI  # shown, never subtracted
 # included: "non_torch_memory takes 0.20GiB" per RTX 3090 worker (vllm#14447, V0, 2025-04)
 NO_CUMEM = 20 * CENTI
 CONTEXT = 61 * CENTI  # in use before vLLM's first reading at tp 1: 79.18 − 78.57 GiB (llm-d)
+# SGLang at tp > 1, in use when `init_torch_distributed` reads the free memory before the weights
+# (the CUDA context, its NCCL and pynccl communicators with cuMem off, the custom all-reduce's
+# buffers): an H200 worker of DeepSeek-V4-Pro at tp 8 logs "Load weight end. quant=fp8,
+# fmt=e4m3, avail mem=12.25 GB, mem usage=125.65 GB" (SemiAnalysisAI/InferenceX#2128; SGLang's
+# GB are GiB): 137.90 GiB free before the weights of CUDA's 139.80 (143,156 MiB), 1.90 GiB.
+SGLANG_STARTUP = 190 * CENTI
 
 
 @dataclass(frozen=True)

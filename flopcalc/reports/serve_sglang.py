@@ -48,29 +48,36 @@ def _free_before_weights(hw: Any, gpu_mem: int, tp: int) -> tuple[int, str]:
     """What SGLang's `init_torch_distributed` reads as free (`get_available_gpu_memory`, i.e.
     `torch.cuda.mem_get_info`) once the CUDA context and, at tp > 1, NCCL's communicators and
     the custom all-reduce are up: CUDA's device total where it is published (the driver's
-    reservation below nvidia-smi's figure), less the context, less NCCL's start-up with cuMem
-    off (every release here sets NCCL_CUMEM_ENABLE=0 on one node: 0.4.9 and 0.5.5
+    reservation below nvidia-smi's figure), less the context at tp 1, less SGLang's start-up
+    at tp > 1 as a published SGLang log measures it (the context, the communicators with
+    NCCL_CUMEM_ENABLE=0, which every release here sets on one node: 0.4.9 and 0.5.5
     entrypoints/engine.py `_set_envs_and_config`, 0.5.23 unless symmetric memory or KV
-    sharding ask for it). The context and NCCL figures are published measurements
+    sharding ask for it, and the all-reduce's buffers). Both are measurements
     (engines.overheads), not SGLang's code: the estimate says so."""
-    from ..engines.overheads import CONTEXT, NO_CUMEM, device_total
+    from ..engines.overheads import CONTEXT, SGLANG_STARTUP, device_total
 
     usable = getattr(hw, "usable_memory_bytes", None)
     total, total_source = device_total(hw.name, hw.memory_bytes, usable)
     if total_source is None:
         total = gpu_mem * S.MiB
     parts = [f"{'CUDA' if total_source else 'the device'}'s {total:,} bytes"
-             + (" (its published mem_get_info total)" if total_source else ""),
-             f"the CUDA context {CONTEXT:,} (79.18 − 78.57 GiB free on an H100's start-up, "
-             "llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md)"]
-    free = total - CONTEXT
+             + (" (its published mem_get_info total)" if total_source else "")]
     if tp > 1:
-        free -= NO_CUMEM
-        parts.append(f"NCCL's communicators and the custom all-reduce with cuMem off "
-                     f"{NO_CUMEM:,} (0.20 GiB a worker, vllm-project/vllm#14447, measured on "
-                     "an RTX 3090)")
-    return free, " − ".join(parts) + (f"; measured on an H100, unverified on {hw.name}"
-                                      if hw.name != "h100-sxm" else "")
+        free = total - SGLANG_STARTUP
+        parts.append(f"SGLang's start-up at tp > 1 {SGLANG_STARTUP:,} (the CUDA context, NCCL's "
+                     "communicators with cuMem off and the custom all-reduce: 1.90 GiB in use "
+                     "before the weights of an H200 worker at tp 8, 'avail mem=12.25 GB, mem "
+                     "usage=125.65 GB', SemiAnalysisAI/InferenceX#2128)")
+        measured_on = "h200"
+    else:
+        free = total - CONTEXT
+        parts.append(f"the CUDA context {CONTEXT:,} (79.18 − 78.57 GiB free on an H100's "
+                     "start-up, llm-d/llm-d-benchmark config_explorer/"
+                     "empirical-vllm-memory-results.md)")
+        measured_on = "h100-sxm"
+    return free, " − ".join(parts) + (f"; measured on an {measured_on.split('-')[0].upper()}, "
+                                      f"unverified on {hw.name}"
+                                      if hw.name != measured_on else "")
 
 
 def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,

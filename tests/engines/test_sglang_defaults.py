@@ -27,9 +27,10 @@ QWEN3_235B = CONFIGS / "qwen3-235b-a22b-fp8.json"
 LLAMA = CONFIGS / "llama-3.1-8b.json"  # 8 KV heads of 128, 32 layers: 131,072 bytes a token
 H100_BYTES = 81_559 * 2**20  # 85,520,809,984: what SGLang reads on an H100 80GB
 # What SGLang reads free before the weights on an H100 at tp > 1 (estimated from published
-# measurements): CUDA's total 81,082 MiB = 85,020,639,232 − the CUDA context 0.61 GiB
-# (61·10,737,418 = 654,982,498) − NCCL with cuMem off 0.20 GiB (20·10,737,418 = 214,748,360)
-FREE_TP4 = 84_150_908_374
+# measurements): CUDA's total 81,082 MiB = 85,020,639,232 − SGLang's start-up at tp > 1, 1.90
+# GiB in use before the weights on an H200 worker at tp 8 (SemiAnalysisAI/InferenceX#2128:
+# 139.80 − (12.25 + 125.65) GiB), 190·10,737,418 = 2,040,109,420
+FREE_TP4 = 82_980_529_812
 
 
 @pytest.mark.parametrize("version, fraction, reserved", [
@@ -50,7 +51,7 @@ def test_qwen3_235b_fp8_on_four_h100_at_each_releases_defaults(cli, version: str
                                                                 reserved: int) -> None:
     """From the published config.json alone (fp8 blocks read from its quantization_config),
     4 H100, tp 4, SGLang's defaults. One KV head of 128 a rank: 1·128·94·2·2 = 48,128 bytes a
-    token; rest = fraction·84,150,908,374 (FREE_TP4) − the rank's 59,186,485,760 bytes of
+    token; rest = fraction·82,980,529,812 (FREE_TP4) − the rank's 59,186,485,760 bytes of
     weights."""
     d = run(cli, "serve", QWEN3_235B, "--accelerator", "h100", "--tp", "4", "--engine",
             f"sglang=={version}")["sglang"]
@@ -64,15 +65,15 @@ def test_qwen3_235b_fp8_on_four_h100_at_each_releases_defaults(cli, version: str
 
 
 def test_0_5_23_tokens_on_four_h100_by_hand(cli) -> None:
-    """0.819·84,150,908,374 = 68,919,593,958.306 − 59,186,485,760 = 9,733,108,198 bytes →
-    // 48,128 = 202,233 tokens (the published SGLang log of this checkpoint on 4 H100, at 0.93:
-    367,404). The request pool: min(max(int(202,233 / 40,960·512), 2048), 4096) = 2,527, under
-    202,233 // 2."""
+    """0.819·82,980,529,812 = 67,961,053,916.028 − 59,186,485,760 = 8,774,568,156 bytes →
+    // 48,128 = 182,317 tokens (the published SGLang log of this checkpoint on 4 H100, at 0.93:
+    367,404). The request pool: min(max(int(182,317 / 40,960·512), 2048), 4096) = 2,278, under
+    182,317 // 2."""
     d = run(cli, "serve", QWEN3_235B, "--accelerator", "h100", "--tp", "4", "--engine",
             "sglang==0.5.23")["sglang"]
-    assert d["rest_bytes"] == 9_733_108_198
-    assert d["max_total_num_tokens"] == 202_233
-    assert d["max_running_requests"] == 2_527
+    assert d["rest_bytes"] == 8_774_568_156
+    assert d["max_total_num_tokens"] == 182_317
+    assert d["max_running_requests"] == 2_278
     assert "memory_hook.py" in d["source"] and "pool_configurator.py" in d["source"]
 
 
@@ -180,29 +181,29 @@ def test_the_published_qwen3_log_at_its_own_setting(cli) -> None:
     """vllm-project/vllm#21348 (July 2025, SGLang's 0.4.9 line): Qwen3-235B-A22B-FP8 on 4 H100
     launched with `--tp 4 --mem-fraction-static 0.93` logs "KV Cache is allocated. #tokens:
     367404, K size: 8.23 GB, V size: 8.23 GB". The fraction was given, so no release's default
-    enters. Estimated: 0.93·84,150,908,374 (FREE_TP4) = 78,260,344,787.82 − 59,186,485,760 =
-    19,073,859,027 bytes // 48,128 = 396,315 tokens, 7.9% over the log (15.1% when the device's
-    81,559 MiB were taken as free): the 1.30 GiB a rank left between them is memory SGLang
-    measures beyond the published context and NCCL figures (allocations while loading, the
-    all-reduce's buffers), which no release's code states.
+    enters. Estimated: 0.93·82,980,529,812 (FREE_TP4) = 77,171,892,725.16 − 59,186,485,760 =
+    17,985,406,965 bytes // 48,128 = 373,699 tokens, 1.7% over the log (7.9% with only the CUDA
+    context and NCCL's 0.20 GiB subtracted, 15.1% when the device's 81,559 MiB were taken as
+    free): the 0.21 GiB a rank left between them is what loading allocates beyond the weights,
+    which no release's code states.
     Given the pool's bytes, 367,404·48,128 = 17,682,419,712, the log line is reproduced: the
     buffers (367,404 + 1)·48,128 / 2 bytes = 8.2345 GiB for K and for V."""
     base = ("serve", QWEN3_235B, "--tp", "4", "--engine", "sglang==0.4.9")
     est = run(cli, *base, "--accelerator", "h100", "--mem-fraction-static", "0.93")["sglang"]
-    assert est["rest_bytes"] == 19_073_859_027
-    assert est["max_total_num_tokens"] == 396_315
+    assert est["rest_bytes"] == 17_985_406_965
+    assert est["max_total_num_tokens"] == 373_699
     given = run(cli, *base, "--kv-memory", "17682419712")["sglang"]
     assert given["log_line"] == ("KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, "
                                  "V size: 8.23 GB")
 
 
 def test_the_python_api_takes_0_5_23() -> None:
-    """flopcalc.serve: the same figures as the CLI (0.819, 14,800 MiB, 202,233 tokens above);
+    """flopcalc.serve: the same figures as the CLI (0.819, 14,800 MiB, 182,317 tokens above);
     the model path reaches 0.5.23's llama-2 rule (0.903 on an H200 at tp 2, above)."""
     import flopcalc
 
     r = flopcalc.serve(str(QWEN3_235B), engine="sglang==0.5.23", accelerator="h100", tp=4)
-    assert (r.sglang.reserved_mib, r.sglang.max_total_num_tokens) == (14_800, 202_233)
+    assert (r.sglang.reserved_mib, r.sglang.max_total_num_tokens) == (14_800, 182_317)
     assert r.sglang.reserve_terms[-1] == "prefill CUDA graphs 8·58 sizes: 464 MiB"
     r = flopcalc.serve(str(CONFIGS / "llama-2-7b.json"), engine="sglang==0.5.23",
                        accelerator="h200", tp=2)
