@@ -138,8 +138,9 @@ NVFP4_GROUP = 16
 
 
 def nvfp4_layout(architecture: Optional[str]) -> str:
-    """How vLLM lays NVFP4 out on the device: FP4 tensor cores (Blackwell) or Marlin."""
-    if architecture == "blackwell":
+    """How vLLM lays NVFP4 out on the device: FP4 tensor cores (Blackwell, SM100 and SM120:
+    CUTLASS's FP4 GEMMs take the same swizzled scales) or Marlin."""
+    if architecture in ("blackwell", "blackwell-rtx"):
         return "swizzled"
     if architecture in ("cdna3", "cdna4", "tpu-v5p"):
         return "checkpoint"

@@ -25,12 +25,18 @@ from .files import read_mapping, user_path
 
 
 Dtype = Literal[COMPUTE_DTYPES]  # type: ignore[valid-type]
-Architecture = Literal["ampere", "hopper", "blackwell", "cdna3", "cdna4", "tpu-v5p"]
+# "ada": SM89 (RTX 4090, L40S, L4); "blackwell-rtx": SM120, the GeForce and RTX PRO Blackwell
+# parts, which have FP4 and microscaling tensor formats but not SM100's kernels (tcgen05,
+# tensor memory), so engines pick other kernels on them (e.g. vLLM's MXFP4 MoE: Marlin).
+Architecture = Literal["ampere", "ada", "hopper", "blackwell", "blackwell-rtx", "cdna3", "cdna4",
+                       "tpu-v5p"]
 # The generations with OCP microscaling formats in their tensor cores (MXFP8, MXFP4: NVIDIA's
-# Blackwell architecture technical brief; AMD's CDNA 4 instruction set architecture guide).
-MICROSCALING = ("blackwell", "cdna4")
-# NVIDIA's SM90 and SM100 generations, which FlashInfer's Hopper and Blackwell kernels need.
-HOPPER_UP = ("hopper", "blackwell")
+# Blackwell architecture technical brief and RTX Blackwell whitepaper; AMD's CDNA 4 instruction
+# set architecture guide).
+MICROSCALING = ("blackwell", "blackwell-rtx", "cdna4")
+# NVIDIA's SM90, SM100 and SM120 generations, which FlashInfer's Hopper and Blackwell kernels
+# need (its GDN prefill: SM90, SM100/SM120 with CUDA 13).
+HOPPER_UP = ("hopper", "blackwell", "blackwell-rtx")
 Size = Annotated[int, Parsed(parse_bytes)]
 Rate = Annotated[int, Parsed(parse_count)]
 

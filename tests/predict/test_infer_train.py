@@ -655,7 +655,7 @@ def test_unknown_accelerator_suggests_and_lists(cli):
     r = cli("infer", "gpt2", "--prompt", 10, "--gen", 10, "--accelerator", "h100-sx")
     one_line_error(r, "unknown accelerator 'h100-sx'", "did you mean", "'h100-sxm'", "mi300x")
     r = cli("train", "gpt2", "--accelerator", "tpu", "--mfu", 0.4)
-    one_line_error(r, "unknown accelerator 'tpu'", "available: a100-pcie-40gb", "h100 = h100-sxm")
+    one_line_error(r, "unknown accelerator 'tpu'", "available: a10, a100-pcie-40gb", "h100 = h100-sxm")
 
 
 @pytest.mark.parametrize("mfu", ["0", "1.5", "150%", "-0.1", "abc", "nan", "inf", "1e-20"])
