@@ -28,8 +28,8 @@ Releases up to 0.10 set NCCL_CUMEM_ENABLE=0; from 0.11 NCCL keeps its cuMem allo
 with them NVLink SHARP buffers on NVSwitch systems), which takes more at tp > 1.
 
 The device total and the non-torch parts are not in vLLM's source: they are the driver's and
-NCCL's. They come from published measurements (the sources below): device totals for the H100
-and H200; non-torch memory from H100 runs (an RTX 3090 worker's for tp > 1 with cuMem off).
+NCCL's. They come from published measurements (the sources below): device totals for the H100,
+H200, RTX 5090 and RTX 4090; non-torch memory from H100 runs (an RTX 3090 worker's for tp > 1 with cuMem off).
 Other devices keep their preset's memory and take these figures, and the output says where
 they were measured.
 """
@@ -83,6 +83,24 @@ DEVICE_TOTALS: dict[str, DeviceTotal] = {
         143_156 * MiB, "CUDA's total for an H200: 143,156 MiB (torch's get_device_properties "
         "total_memory=143156MB; a vLLM V0 log's 'total_gpu_memory (139.81GiB)' is within "
         "15 MiB), 615 MiB below the 143,771 MiB nvidia-smi shows: the driver's reservation"),
+    # RTX 5090: nvidia-smi 32,607 MiB. vLLM prints round(GiB, 2): "Free memory on device
+    # (30.27/31.4 GiB)" puts the total in [31.395, 31.405) GiB and "Desired GPU memory
+    # utilization is (0.92, 28.88 GiB)" 0.92 x total in [28.875, 28.885), so total in
+    # [31.395, 31.3967) GiB = [32,148.5, 32,150.2] MiB: 32,149 (32,150 fits as well).
+    "rtx-5090": DeviceTotal(
+        32_149 * MiB, "CUDA's total for an RTX 5090: 32,149 MiB (±1), from a vLLM log's 'Free "
+        "memory on device (30.27/31.4 GiB)' and 'Desired GPU memory utilization is (0.92, "
+        "28.88 GiB)' (noonghunna/club-3090#1087), 458 MiB below the 32,607 MiB nvidia-smi "
+        "shows: the driver's reservation"),
+    # RTX 4090: nvidia-smi 24,564 MiB; PyTorch's out-of-memory message "GPU 0 has a total
+    # capacity of 23.64 GiB" (3DTopia/Phidias-Diffusion#8, ali-vilab/VGen#104), printed to
+    # 0.01 GiB: [23.635, 23.645) GiB = [24,202.2, 24,212.5) MiB, 24,207 taken; other drivers
+    # print 23.61-23.68 GiB.
+    "rtx-4090": DeviceTotal(
+        24_207 * MiB, "CUDA's total for an RTX 4090: 23.64 GiB (24,207 MiB ± 5) as PyTorch's "
+        "out-of-memory messages print it (3DTopia/Phidias-Diffusion#8, ali-vilab/VGen#104; "
+        "other drivers 23.61-23.68 GiB), about 357 MiB below the 24,564 MiB nvidia-smi shows: "
+        "the driver's reservation"),
 }
 
 # Measured outside torch, per device (each a published log's figure, hundredths of a GiB):
