@@ -15,13 +15,21 @@ Run as they are written, taken from the source files by name (ast):
   `mm_runtime_reservation_gb`, `calculate_mla_kv_cache_dim`; `MemoryPoolConfig` and
   `DefaultPoolConfigurator` (`__init__`, `_compute_cell_size`, `calculate_pool_sizes`,
   `calculate_pool_sizes_from_max_tokens`); `ModelConfig.get_total_num_kv_heads` /
-  `get_num_kv_heads`.
+  `get_num_kv_heads`;
+- hybrid models (`hybrid_config`): their own config classes (`configs/qwen3_next.py`,
+  `nemotron_h.py`, `granitemoehybrid.py`, imported with `configs/mamba_utils.py`),
+  `_mamba_radix_cache_resolution` and `supports_mamba_cache_extra_buffer`
+  (`arg_groups/overrides.py`), `validate_mamba_extra_buffer` / `validate_mamba_no_buffer`
+  (`arg_groups/mamba_hook.py`), `mamba_extra_buffer_of`, `get_mamba_tracking_slots`, and
+  `KVCacheConfigurator._handle_max_mamba_cache` / `_calculate_mamba_ratio`;
+  `mamba_full_memory_ratio` is the `fallback=` its field declares.
 
 Stand-ins (the same as reference.py's, plus): environment switches at the defaults
 `environ.py` declares (post-capture KV sizing off); the settings hooks that run before
 `handle_gpu_memory_settings` leave the defaults for these models (no DP attention, no DeepEP,
 no disaggregation, one pipeline stage, not multimodal, no KV sharding, no context
-parallelism, no drafter); `model_path` is the case's model name (0.5.23 caps the prefill graphs
+parallelism, no drafter; for hybrid models no linear-attention registry entry, no ReplaySSM,
+no fused draft state, CUDA with Mamba state snapshots); `model_path` is the case's model name (0.5.23 caps the prefill graphs
 of a path naming llama-2).
 """
 
