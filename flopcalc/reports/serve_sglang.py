@@ -162,7 +162,7 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         raise FlopcalcError(f"SGLang {rel.version} {rel.no_recurrent}: give --engine "
                             f"sglang=={S.SGLANG_VERSION}")
     interval = rel.state_track_interval
-    if per_req and interval and interval % (page_size or 1):
+    if per_req and interval and (page_size or 1) > 0 and interval % (page_size or 1):
         # the radix cache's extra buffer tracks a state every `interval` tokens, on page
         # boundaries (0.5.23 arg_groups/mamba_hook.py:134-135 asserts it at start-up)
         raise FlopcalcError(f"SGLang {rel.version} refuses --page-size {page_size} for a "
