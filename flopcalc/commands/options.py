@@ -213,7 +213,8 @@ _ALL = (
            "max_total_num_tokens, with SGLang's own options below) or trtllm (takes vLLM's); "
            "each with its per-step overhead under load. vllm==X.Y takes that release's "
            "defaults and profiling run (0.6, 0.8, 0.10, 0.11, 0.33); sglang==X that release's arithmetic "
-           "(0.4.9, 0.5.5).", "vllm", metavar="NAME"),
+           "(0.4.9, 0.5.5, 0.5.23; hybrid Mamba / linear-attention models from 0.5.5).", "vllm",
+           metavar="NAME"),
     _length("max_model_len", "Longest request the engine admits (--max-model-len). Default: the "
             "model's context."),
     Option("gpu_memory_utilization", "share", "Share of each device's memory the engine takes. "

@@ -30,6 +30,12 @@ repository):
   max_mamba_cache_size = int(rest·0.9/1.9) // mamba_cache_per_req, and the token pool gets
   rest − max_mamba_cache_size·mamba_cache_per_req; only full-attention layers count in the
   cell size.
+- 0.5.23 (`KVCacheConfigurator._handle_max_mamba_cache`, `_calculate_mamba_ratio`): the same
+  split with the state pool's padding slot, max_mamba_cache_size = int((budget − per_req) //
+  per_req) and (size + 1)·per_req taken (size ≤ 0 refused); the radix cache's strategy resolves
+  to extra_buffer (overlap schedule on, triton linear-attention backend), so a request holds
+  3 + 2 state slots: the request pool ≤ max_mamba_cache_size // 5 (0 refused), and the page
+  size must divide the 256-token track interval.
 """
 
 from __future__ import annotations
@@ -216,8 +222,13 @@ class SglangRelease:
     mem_fraction: Any  # (gpu_mem_mib, tp, pp, chunk, graph_bs, **model) -> Reserve
     recurrent: bool  # has handle_max_mamba_cache (Qwen3-Next, Nemotron-H, ...)
     # model_runner.py MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO: max_num_reqs is capped at
-    # max_mamba_cache_size // this with the radix cache on
+    # max_mamba_cache_size // this with the radix cache on (0.5.23: 3 + the extra buffer's 2)
     state_slots_per_request: int = 3
+    # the state pool's padding slot counted in its split (0.5.23 _handle_max_mamba_cache)
+    state_padding_slot: bool = False
+    # tokens between tracked states of the Mamba radix cache's extra buffer, which the page
+    # size must divide (0.5.23 validate_mamba_extra_buffer); None: no such rule
+    state_track_interval: Optional[int] = None
     # the request pool is also capped at half the token pool (0.5.23 resolve_max_num_reqs)
     requests_at_most_half_the_tokens: bool = False
     # keys and values of different widths sized as n·(head_dim + v_head_dim) (0.5.23)
@@ -249,11 +260,21 @@ SGLANG_RELEASES: dict[str, SglangRelease] = {
         ":47-343, reserve_for_graph_mb :357-399), arg_groups/cuda_graph_hook.py (prefill "
         "graph sizes :480-497), mem_cache/kv_cache_configurator.py (_profile_available_bytes "
         ":2990-3060, resolve_max_num_reqs :3119-3132) and model_executor/pool_configurator.py "
-        "(DefaultPoolConfigurator: cell size :520-531, calculate_pool_sizes :637-647)",
-        gpu_defaults_0_5_23, default_mem_fraction_0_5_23, recurrent=False,
+        "(DefaultPoolConfigurator: cell size :520-531, calculate_pool_sizes :637-647); "
+        "hybrid models: mem_cache/kv_cache_configurator.py (_handle_max_mamba_cache "
+        ":3229-3409, _calculate_mamba_ratio :3062-3088, "
+        "MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3 :227, the state cap in "
+        "resolve_max_num_reqs :3134-3161), model_executor/pool_configurator.py (full-attention "
+        "layers only :229-236), arg_groups/overrides.py (_mamba_radix_cache_resolution "
+        ":453-487: extra_buffer with the overlap schedule), mem_cache/allocation_sizing.py "
+        "(get_mamba_tracking_slots :11-19: 2 more slots), arg_groups/mamba_hook.py "
+        "(validate_mamba_extra_buffer :115-135: the page divides mamba_track_interval 256), "
+        "arg_groups/fields/schedule.py (mamba_full_memory_ratio fallback 0.9 :220-227) and "
+        "configs/mamba_utils.py (mamba2_state_dtype :47-107: conv bf16, SSM fp32; "
+        "mamba_cache_per_req :115-125)",
+        gpu_defaults_0_5_23, default_mem_fraction_0_5_23, recurrent=True,
         requests_at_most_half_the_tokens=True, mixed_kv_dims=True,
-        no_recurrent="sizes its recurrent (Mamba / linear attention) state pool with padding "
-        "slots and extra buffers that flopcalc does not model"),
+        state_slots_per_request=5, state_padding_slot=True, state_track_interval=256),
 }
 
 
@@ -285,12 +306,25 @@ def mamba_cache_per_req(caches: Iterable[Any], model_bytes: int = 2,
 
 
 def split_for_states(rest: Fraction, per_req: int,
-                     ratio: Fraction = MAMBA_FULL_MEMORY_RATIO) -> tuple[int, Fraction]:
+                     ratio: Fraction = MAMBA_FULL_MEMORY_RATIO,
+                     padding_slot: bool = False) -> tuple[int, Fraction]:
     """(max_mamba_cache_size, rest left for the token pool): handle_max_mamba_cache solving
-    states + KV = rest and states / KV = ratio."""
+    states + KV = rest and states / KV = ratio. `padding_slot` (0.5.23
+    kv_cache_configurator.py:3350-3409): the pool holds one slot more than its size (slot 0
+    pads), so size = int((budget − per_req) // per_req) and the states take (size + 1)·per_req;
+    a size ≤ 0 is refused there."""
     raw = rest * ratio / (1 + ratio)
-    size = int(raw) // per_req if raw > 0 else 0
-    return size, rest - size * per_req
+    if not padding_slot:
+        size = int(raw) // per_req if raw > 0 else 0
+        return size, rest - size * per_req
+    size = (raw - per_req) // per_req  # floor, as the float // SGLang takes
+    if size <= 0:
+        raise FlopcalcError(
+            f"SGLang would refuse to start: Not enough GPU memory for hybrid (mamba/linear-"
+            f"attention) state cache (max_mamba_cache_size {size}: {max(int(rest), 0):,} bytes "
+            f"left, {per_req:,} bytes of states a request); give a larger "
+            "--mem-fraction-static or more devices (--tp)")
+    return int(size), rest - (size + 1) * per_req
 
 
 def cell_size(caches: Iterable[Any], kv_cache_dtype: str, mixed_kv_dims: bool = False) -> int:

@@ -161,14 +161,40 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
     if per_req and not rel.recurrent:
         raise FlopcalcError(f"SGLang {rel.version} {rel.no_recurrent}: give --engine "
                             f"sglang=={S.SGLANG_VERSION}")
+    interval = rel.state_track_interval
+    if per_req and interval and (page_size or 1) > 0 and interval % (page_size or 1):
+        # the radix cache's extra buffer tracks a state every `interval` tokens, on page
+        # boundaries (0.5.23 arg_groups/mamba_hook.py:134-135 asserts it at start-up)
+        raise FlopcalcError(f"SGLang {rel.version} refuses --page-size {page_size} for a "
+                            f"hybrid model: its Mamba radix cache tracks states every "
+                            f"{interval} tokens, which the page must divide; give a page "
+                            f"size dividing {interval} (1, 16, 64 ...)")
     if per_req:
-        states, rest = S.split_for_states(rest, per_req)
+        states, rest = S.split_for_states(rest, per_req, padding_slot=rel.state_padding_slot)
+        held = states + 1 if rel.state_padding_slot else states
         how.append(f"recurrent states: {per_req:,} bytes per request (conv in bf16, SSM in "
                    f"fp32); mamba_full_memory_ratio 0.9 gives max_mamba_cache_size "
-                   f"{states:,} ({states * per_req:,} bytes); the rest is the token pool")
+                   f"{states:,} ({held * per_req:,} bytes"
+                   + (", its padding slot included" if rel.state_padding_slot else "")
+                   + f"); the rest is the token pool; at most {states:,} // "
+                   f"{rel.state_slots_per_request} requests (state slots a request"
+                   + (": 3 + 2 for the radix cache's extra buffer with the overlap schedule"
+                      if rel.state_slots_per_request == 5 else "") + ")")
     pool = S.token_pool(rest, cell, page_size or 1, context, max_running_requests,
                         max_total_tokens, latent=latent,
                         half_cap=rel.requests_at_most_half_the_tokens)
+    reqs = pool.max_num_reqs
+    if states is not None:
+        # the request pool capped by the state pool: max_mamba_cache_size //
+        # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (3 slots a request with the radix cache;
+        # 0.5.23 kv_cache_configurator.py:3134-3157: + 2 with the extra buffer, none refused)
+        reqs = min(reqs, states // rel.state_slots_per_request)
+        if reqs <= 0 and rel.state_padding_slot:
+            raise FlopcalcError(f"SGLang would refuse to start: its hybrid (mamba/linear-"
+                                f"attention) state cache is too small to serve any requests "
+                                f"(max_mamba_cache_size {states} // "
+                                f"{rel.state_slots_per_request} slots a request = 0); give a "
+                                "larger --mem-fraction-static or more devices (--tp)")
     return SglangCapacity(
         engine="sglang", version=rel.version, gpu_mem_mib=gpu_mem,
         mem_fraction_static=float(fraction), mem_fraction_static_source=f_source,
@@ -177,10 +203,7 @@ def sglang_capacity(spec: Any, hw: Any, *, tp: int, pp: int, weights_bytes: int,
         total_gpu_memory_bytes=total, weights_bytes=weights_bytes if total else None,
         rest_bytes=pool.rest_bytes, cell_size=cell,
         max_total_num_tokens=pool.max_total_num_tokens, kv_cache_bytes=pool.kv_cache_bytes,
-        # init_memory_pool caps the request pool by the state pool: max_mamba_cache_size //
-        # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO (3 slots a request with the radix cache)
-        max_running_requests=min(pool.max_num_reqs, states // rel.state_slots_per_request)
-        if states is not None else pool.max_num_reqs,
+        max_running_requests=reqs,
         max_concurrency=pool.max_total_num_tokens / context, log_line=pool.log_line, how=how,
         mamba_cache_per_req=per_req, max_mamba_cache_size=states,
         reserved_mib=reserve.reserved_mib if reserve is not None else None,

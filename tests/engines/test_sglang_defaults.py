@@ -171,9 +171,17 @@ def test_unknown_release_lists_the_known_ones(cli, engine: str) -> None:
 
 
 def test_0_5_23_refuses_recurrent_models_in_one_line(cli) -> None:
-    r = cli("serve", "nemotron-h-8b", "--accelerator", "h100", "--engine", "sglang==0.5.23")
+    """0.5.23 serves hybrid models (tests/engines/test_sglang_hybrid_0_5_23.py) but refuses,
+    at start-up, a page size that does not divide its Mamba radix cache's 256-token track
+    interval (arg_groups/mamba_hook.py:135); 0.4.9 has no state pool at all."""
+    r = cli("serve", "nemotron-h-8b", "--accelerator", "h100", "--engine", "sglang==0.5.23",
+            "--page-size", "48")
     assert r.code == 2
-    assert "SGLang 0.5.23" in r.err and "--engine sglang==0.5.5" in r.err
+    assert "SGLang 0.5.23" in r.err and "--page-size 48" in r.err and "256" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    r = cli("serve", "nemotron-h-8b", "--accelerator", "h100", "--engine", "sglang==0.4.9")
+    assert r.code == 2
+    assert "SGLang 0.4.9" in r.err and "--engine sglang==0.5.5" in r.err
     assert len(r.err.strip().splitlines()) == 1
 
 

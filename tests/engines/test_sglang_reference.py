@@ -1,8 +1,10 @@
 """`serve --engine sglang[==X]` against SGLang's own code: the token pools that SGLang 0.4.9's
 and 0.5.5's `profile_max_num_token` / `handle_max_mamba_cache` / `init_memory_pool` and their
-ServerArgs' memory defaults computed, run on CPU by tools/sglang_reference (recorded in
-tests/data/serve/sglang_reference.json). Every case exact: max_total_num_tokens, the request
-pool, the state pool, the default mem_fraction_static and chunked_prefill_size."""
+ServerArgs' memory defaults computed, and 0.5.23's settings hooks and pool configurators
+(`_handle_max_mamba_cache` for the hybrid models), run on CPU by tools/sglang_reference
+(recorded in tests/data/serve/sglang_reference.json). Every case exact: max_total_num_tokens,
+the request pool, the state pool, the default mem_fraction_static and chunked_prefill_size;
+where SGLang refused to start, flopcalc refuses for the same reason."""
 
 from __future__ import annotations
 
@@ -24,6 +26,11 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "serve"
 RECORDED = json.loads((DATA / "sglang_reference.json").read_text())["releases"]
 CASES = [(version, row["case"], row["sglang"]) for version, rows in RECORDED.items()
          for row in rows]
+# SGLang's refusal (its message's start, as recorded) → words flopcalc's message must hold
+REFUSALS = [("Not enough GPU memory for hybrid", "Not enough GPU memory for hybrid"),
+            ("mamba_track_interval % view.page_size", "which the page must divide"),
+            ("memory", "Not enough memory"),
+            ("has no", "no pool for recurrent")]
 
 
 def capacity(version: str, case: dict):
@@ -48,6 +55,10 @@ def test_every_kind_of_model_is_recorded() -> None:
     assert {"llama-2-7b", "llama-3.1-8b", "deepseek-v3", "qwen3-next-80b-a3b",
             "nemotron-h-8b"} <= models  # MHA, GQA, MLA, hybrid GDN, hybrid Mamba-2
     assert set(RECORDED) == set(S.SGLANG_RELEASES)
+    # 0.5.23's own state pool sizing, run for each hybrid family with a config here
+    hybrid = {case["model"] for version, case, sglang in CASES
+              if version == "0.5.23" and "max_mamba_cache_size" in sglang}
+    assert hybrid == {"qwen3-next-80b-a3b", "nemotron-h-8b", "granite-4.0-h-tiny"}
 
 
 @pytest.mark.parametrize("version, case, sglang", CASES,
@@ -57,7 +68,7 @@ def test_token_pool_equals_sglangs_own(version: str, case: dict, sglang: dict) -
     if "max_total_num_tokens" not in sglang:  # SGLang refused: flopcalc refuses too
         with pytest.raises(FlopcalcError) as e:
             capacity(version, case)
-        words = "Not enough memory" if "memory" in sglang["error"] else "no pool for recurrent"
+        words = next(w for key, w in REFUSALS if key in sglang["error"])
         assert words in str(e.value)
         return
     got = capacity(version, case)

@@ -15,13 +15,21 @@ Run as they are written, taken from the source files by name (ast):
   `mm_runtime_reservation_gb`, `calculate_mla_kv_cache_dim`; `MemoryPoolConfig` and
   `DefaultPoolConfigurator` (`__init__`, `_compute_cell_size`, `calculate_pool_sizes`,
   `calculate_pool_sizes_from_max_tokens`); `ModelConfig.get_total_num_kv_heads` /
-  `get_num_kv_heads`.
+  `get_num_kv_heads`;
+- hybrid models (`hybrid_config`): their own config classes (`configs/qwen3_next.py`,
+  `nemotron_h.py`, `granitemoehybrid.py`, imported with `configs/mamba_utils.py`),
+  `_mamba_radix_cache_resolution` and `supports_mamba_cache_extra_buffer`
+  (`arg_groups/overrides.py`), `validate_mamba_extra_buffer` / `validate_mamba_no_buffer`
+  (`arg_groups/mamba_hook.py`), `mamba_extra_buffer_of`, `get_mamba_tracking_slots`, and
+  `KVCacheConfigurator._handle_max_mamba_cache` / `_calculate_mamba_ratio`;
+  `mamba_full_memory_ratio` is the `fallback=` its field declares.
 
 Stand-ins (the same as reference.py's, plus): environment switches at the defaults
 `environ.py` declares (post-capture KV sizing off); the settings hooks that run before
 `handle_gpu_memory_settings` leave the defaults for these models (no DP attention, no DeepEP,
 no disaggregation, one pipeline stage, not multimodal, no KV sharding, no context
-parallelism, no drafter); `model_path` is the case's model name (0.5.23 caps the prefill graphs
+parallelism, no drafter; for hybrid models no linear-attention registry entry, no ReplaySSM,
+no fused draft state, CUDA with Mamba state snapshots); `model_path` is the case's model name (0.5.23 caps the prefill graphs
 of a path naming llama-2).
 """
 
@@ -32,6 +40,7 @@ import copy
 import gc
 import importlib.util
 import json
+import linecache
 import logging
 import math
 import os
@@ -52,9 +61,11 @@ def functions(version: str, rel: str, names: list[str], globs: dict) -> dict:
     out = {}
     for node in ast.parse(text).body:
         if isinstance(node, ast.FunctionDef) and node.name in names:
-            src = ast.get_source_segment(text, node, padded=True)
-            exec(compile(textwrap.dedent(src), f"<sglang {version} {rel} {node.name}>", "exec"),
-                 globs)
+            src = textwrap.dedent(ast.get_source_segment(text, node, padded=True))
+            name = f"<sglang {version} {rel} {node.name}>"
+            # the source for tracebacks: an assertion's refusal quotes its line
+            linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+            exec(compile(src, name, "exec"), globs)
             out[node.name] = globs[node.name]
     missing = set(names) - set(out)
     if missing:
@@ -168,6 +179,110 @@ def server_defaults(version: str, case: dict, raw: dict, env: NS) -> dict:
             "page_size": fields.get("page_size")}
 
 
+# hybrid models whose config classes (configs/<file>) the cases run: Mamba-2 or gated delta net
+# layers beside full attention
+HYBRID = {"Qwen3NextForCausalLM": ("qwen3_next", "Qwen3NextConfig"),
+          "NemotronHForCausalLM": ("nemotron_h", "NemotronHConfig"),
+          "GraniteMoeHybridForCausalLM": ("granitemoehybrid", "GraniteMoeHybridConfig")}
+
+
+def module_value(version: str, rel: str, name: str):
+    """A module-level constant, evaluated as written (frozenset({...}) included)."""
+    for node in ast.parse(R.read(version, rel)).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name
+                                                 for t in node.targets):
+            return eval(compile(ast.Expression(node.value), f"<{rel} {name}>", "eval"),
+                        {"frozenset": frozenset})
+    raise LookupError(name)
+
+
+def arg_fallback(version: str, rel: str, cls: str, name: str):
+    """The `fallback=` a field declares in its Arg(...) (resolved when nothing sets it)."""
+    for item in R.class_node(R.read(version, rel), cls).body:
+        if isinstance(item, ast.AnnAssign) and getattr(item.target, "id", None) == name:
+            for call in ast.walk(item.annotation):
+                if isinstance(call, ast.Call):
+                    for kw in call.keywords:
+                        if kw.arg == "fallback":
+                            return ast.literal_eval(kw.value)
+    raise LookupError(name)
+
+
+def hybrid_config(version: str, case: dict, raw: dict, env: NS) -> dict:
+    """A hybrid model's settings and state shapes as SGLang resolves them: its own config class
+    (configs/qwen3_next.py, nemotron_h.py, granitemoehybrid.py with mamba_utils.py), the
+    radix-cache strategy (`_mamba_radix_cache_resolution`, arg_groups/overrides.py, and its
+    validators in arg_groups/mamba_hook.py), the extra-buffer switches and
+    `mamba_full_memory_ratio`'s fallback (arg_groups/fields/schedule.py)."""
+    import importlib
+
+    tp = case["tp"]
+    module, cls_name = HYBRID[raw["architectures"][0]]
+    parallel = NS(attn_tp_size=tp, tp_size=tp, enable_cp_tp_group_sharing=False,
+                  attn_cp_size=1, attn_dp_size=1)
+    rc = sys.modules["sglang.srt.runtime_context"]  # graph_module's stand-in, extended
+    rc.get_parallel = lambda: parallel
+    rc.linear_attn_tp_size = lambda: tp  # attention-TP: no CP-TP group sharing
+    sys.modules["sglang.srt.utils"].is_cpu = lambda: False
+    stub("sglang.srt.environ", envs=env)
+    stub("sglang.srt.configs.update_config",  # used on CPU only
+         adjust_tp_num_heads_if_necessary=lambda *a: None)
+    import transformers.modeling_rope_utils as rope
+    if not hasattr(rope, "rope_config_validation"):  # gone from transformers 5
+        rope.rope_config_validation = lambda *a, **k: None
+    cls = getattr(importlib.import_module(f"sglang.srt.configs.{module}"), cls_name)
+    hf = cls(**{k: v for k, v in raw.items() if k not in ("architectures", "auto_map")})
+    hf.architectures = raw["architectures"]
+
+    fields = {**R.literal_fields(version, "srt/arg_groups/fields/exec_.py", "ExecMamba"),
+              **R.literal_fields(version, "srt/arg_groups/fields/schedule.py", "Schedule"),
+              **R.literal_fields(version, "srt/arg_groups/fields/memory.py", "Memory")}
+    view = NS(disable_radix_cache=fields["disable_radix_cache"],
+              mamba_radix_cache_strategy=fields["mamba_radix_cache_strategy"],
+              disable_overlap_schedule=fields["disable_overlap_schedule"],
+              mamba_track_interval=fields["mamba_track_interval"],
+              linear_attn_backend=fields["linear_attn_backend"],
+              page_size=case.get("page_size") or 1,  # _page_size_default: 1 on CUDA
+              speculative_num_draft_tokens=None, disaggregation_mode="null",
+              chunked_prefill_size=None, attention_backend=None,
+              uses_mamba_radix_cache=False)
+    ov = "srt/arg_groups/overrides.py"
+    g = {"Any": Any, "Dict": dict, "logger": logging.getLogger("sglang"),
+         "get_platform": lambda: NS(is_xpu=False, is_cuda=True, is_musa=False, is_npu=False,
+                                    is_hip=False),
+         "model_config_of": lambda view: NS(hf_config=hf),
+         "_MAMBA_RADIX_CACHE_ARCHS": module_value(version, ov, "_MAMBA_RADIX_CACHE_ARCHS"),
+         "_MAMBA_EXTRA_BUFFER_ARCHS": module_value(version, ov, "_MAMBA_EXTRA_BUFFER_ARCHS"),
+         # CUDA is among the platforms with Mamba state snapshots (mamba_hook.py)
+         "_platform_supports_mamba_cache_extra_buffer": lambda: True}
+    f = functions(version, ov, ["supports_mamba_cache_extra_buffer",
+                                "_mamba_radix_cache_resolution", "mamba_extra_buffer_lazy_of"],
+                  g)
+    f.update(functions(version, "srt/arg_groups/model_override_base.py",
+                       ["mamba_extra_buffer_of"], g))
+    f.update(functions(version, "srt/arg_groups/mamba_hook.py",
+                       ["validate_mamba_extra_buffer", "validate_mamba_no_buffer"], g))
+    for k, v in f["_mamba_radix_cache_resolution"](view).items():
+        setattr(view, k, v)
+    extra = f["mamba_extra_buffer_of"](view)
+    try:  # model_hook.py handle_mamba_radix_cache: the validation after the resolution
+        if view.uses_mamba_radix_cache and extra:
+            f["validate_mamba_extra_buffer"](view, hf, mamba_cache_chunk_size_of=lambda: 1)
+        elif view.uses_mamba_radix_cache:
+            f["validate_mamba_no_buffer"](view, raw["architectures"][0])
+    except AssertionError as e:  # the assertion's message, or its line where it has none
+        import traceback
+        return {"error": f"refused: {e}" if str(e) else
+                "refused: " + traceback.extract_tb(e.__traceback__)[-1].line}
+    return {"hf": hf, "strategy": view.mamba_radix_cache_strategy, "extra_buffer": extra,
+            "lazy": f["mamba_extra_buffer_lazy_of"](view),
+            "disable_overlap_schedule": view.disable_overlap_schedule,
+            "disable_radix_cache": view.disable_radix_cache,
+            "mamba_full_memory_ratio": arg_fallback(
+                version, "srt/arg_groups/fields/schedule.py", "Schedule",
+                "mamba_full_memory_ratio")}
+
+
 def run_case(version: str, case: dict) -> dict:
     import torch
 
@@ -175,12 +290,12 @@ def run_case(version: str, case: dict) -> dict:
     R.install_packages(version, tp)
     with open(os.path.join(R.CONFIGS, case["model"] + ".json")) as f:
         raw = json.load(f)
-    if raw["architectures"][0] in ("Qwen3NextForCausalLM", "NemotronHForCausalLM"):
-        # the recurrent-state pool's sizing (padding slots, extra buffers) is not run here,
-        # and flopcalc refuses these models for this release
-        return {"error": f"recurrent-state pool of SGLang {version} not modelled"}
     env = envs(version)
     defaults = server_defaults(version, case, raw, env)
+    hybrid = hybrid_config(version, case, raw, env) if raw["architectures"][0] in HYBRID \
+        else None
+    if hybrid is not None and "error" in hybrid:
+        return {"defaults": defaults, "error": hybrid["error"]}
     fraction = case.get("mem_fraction_static")
     if fraction is None:
         fraction = defaults["mem_fraction_static"]
@@ -192,7 +307,7 @@ def run_case(version: str, case: dict) -> dict:
     kv = R.methods(version, "srt/configs/model_config.py", "ModelConfig",
                    ["get_total_num_kv_heads", "get_num_kv_heads"], {})
     heads = raw.get("num_attention_heads")
-    hf = NS(**raw)
+    hf = hybrid["hf"] if hybrid else NS(**raw)
     head_dim = raw.get("head_dim") or (raw["hidden_size"] // heads if heads else None)
     mc = NS(hf_config=hf, hf_text_config=hf, is_draft_model=False, head_dim=head_dim,
             v_head_dim=raw.get("v_head_dim") or head_dim, num_hidden_layers=
@@ -205,16 +320,33 @@ def run_case(version: str, case: dict) -> dict:
 
     schedule = NS(mem_fraction_static=fraction, max_total_tokens=case.get("max_total_tokens"),
                   max_running_requests=case.get("max_running_requests"), page_size=page,
-                  prefill_max_requests=None, max_mamba_cache_size=None)
+                  prefill_max_requests=None, max_mamba_cache_size=None,
+                  mamba_full_memory_ratio=hybrid and hybrid["mamba_full_memory_ratio"],
+                  disable_overlap_schedule=bool(hybrid and hybrid["disable_overlap_schedule"]))
+    mamba = NS(enable_mamba_extra_buffer=bool(hybrid and hybrid["extra_buffer"]),
+               enable_mamba_extra_buffer_lazy=bool(hybrid and hybrid["lazy"]),
+               enable_linear_replayssm_spec=False, enable_linear_replayssm=False,
+               linear_replayssm_cache_len=16)
+    sizes = {}
+
+    def override(key, **kw):  # runtime_context get_context().override: the resolved sizes
+        sizes[key] = kw
+        for k, v in kw.items():
+            setattr(schedule, k, v)
     parallel = NS(attn_tp_size=tp, attn_dcp_size=1, pp_size=1, launch_world_size=tp,
                   world_group=NS(cpu_group=None), attn_cp_size=1)
     cg = sys.modules["sglang.srt.model_executor.cuda_graph_config"]
     g = {"torch": torch, "gc": gc, "math": math, "logging": logging, "Optional": Optional,
          "logger": logging.getLogger("sglang"), "envs": env, "Backend": cg.Backend,
          "get_schedule": lambda: schedule, "get_parallel": lambda: parallel,
-         "get_exec": lambda: NS(graph=NS(cuda_graph_config=cg.default_cuda_graph_config())),
-         "get_disagg": lambda: NS(disaggregation_mode="null"),
-         "get_memory": lambda: NS(enable_unified_memory=False, enable_hisparse=False),
+         "get_exec": lambda: NS(graph=NS(cuda_graph_config=cg.default_cuda_graph_config()),
+                                mamba=mamba),
+         "get_disagg": lambda: NS(disaggregation_mode="null", enable_pd_role_switch=False),
+         "get_memory": lambda: NS(enable_unified_memory=False, enable_hisparse=False,
+                                  disable_radix_cache=bool(hybrid and
+                                                           hybrid["disable_radix_cache"])),
+         "get_context": lambda: NS(override=override),
+         "get_spec": lambda: NS(speculative_num_draft_tokens=None), "_is_npu": False,
          "get_mm": lambda: NS(mm_feature_transport=None),
          # the device: free bytes / 2³⁰ (utils/common.py get_available_gpu_memory)
          "get_available_gpu_memory": lambda *a, **k: available / (1 << 30),
@@ -222,7 +354,14 @@ def run_case(version: str, case: dict) -> dict:
          "is_deepseek_dsa": lambda cfg: False, "is_minimax_sparse": lambda cfg: False,
          "is_float4_e2m1fn_x2": lambda dtype: False, "dataclass": dataclass,
          "compute_page_shard_scratch_bytes": lambda *a, **k: 0,  # no KV sharding
-         "mambaish_config": lambda model_config: None}
+         "mambaish_config": lambda model_config: hf if hybrid else None}
+    kvc_rel = "srt/mem_cache/kv_cache_configurator.py"
+    for name in ("MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO",
+                 "MAMBA_CACHE_BASE_RATIO_DROP_ON_SKIP",
+                 "MAMBA_CACHE_V2_ADDITIONAL_RATIO_NO_BUFFER"):
+        g[name] = R.module_constant(version, kvc_rel, name)
+    functions(version, "srt/mem_cache/allocation_sizing.py", ["get_mamba_tracking_slots"], g)
+    functions(version, kvc_rel, ["_pd_prefill_skips_mamba_spec_state"], g)
     functions(version, "srt/mem_cache/kv_cache_configurator.py",
               ["mm_runtime_reservation_gb", "calculate_mla_kv_cache_dim"], g)
     stub("sglang.srt.mem_cache.kv_cache_configurator",
@@ -247,8 +386,13 @@ def run_case(version: str, case: dict) -> dict:
 
     m = R.methods(version, "srt/mem_cache/kv_cache_configurator.py", "KVCacheConfigurator",
                   ["_profile_available_bytes", "_resolve_memory_pool_config",
-                   "config_from_budget", "_apply_token_constraints", "resolve_max_num_reqs"], g)
-    kvc = NS(model_config=mc, mambaish_config=None, post_capture_kv_active=False,
+                   "config_from_budget", "_apply_token_constraints", "resolve_max_num_reqs",
+                   "_handle_max_mamba_cache", "_calculate_mamba_ratio"], g)
+    kvc = NS(model_config=mc, mambaish_config=hf if hybrid else None,
+             hybrid_gdn_config=hf if raw["architectures"][0] == "Qwen3NextForCausalLM"
+             else None, hybrid_kda_config=None, extra_mamba_cache_bytes_per_req=0,
+             fused_entry_bytes=lambda name: None,  # no fused draft state
+             post_capture_kv_active=False,
              layer_info=NS(num_effective_layers=raw["num_hidden_layers"], start_layer=0,
                            end_layer=raw["num_hidden_layers"]),
              kv_cache_dtype={"auto": torch.bfloat16, "fp8_e4m3": torch.float8_e4m3fn}[
@@ -257,7 +401,7 @@ def run_case(version: str, case: dict) -> dict:
              use_mla_backend=latent, server_args=NS(enable_hisparse=False),
              is_draft_worker=False, spec_algorithm=NS(
                  is_eagle=lambda: False, is_standalone=lambda: False,
-                 is_dflash_family=lambda: False), attn_dp_size=1, device="cuda", gpu_id=0,
+                 is_dflash_family=lambda: False, is_none=lambda: True), attn_dp_size=1, device="cuda", gpu_id=0,
              is_hybrid_swa=False)
     for name, fn in m.items():
         setattr(kvc, name, types.MethodType(fn, kvc))
@@ -271,4 +415,10 @@ def run_case(version: str, case: dict) -> dict:
     row["max_num_reqs"] = config.max_running_requests
     row["cell_size"] = configurator(kvc)._cell_size
     row["kv_cache_dtype"] = str(kvc.kv_cache_dtype)
+    if hybrid:
+        row["max_mamba_cache_size"] = schedule.max_mamba_cache_size
+        row["mamba_cache_per_req"] = hf.mamba2_cache_params.mamba_cache_per_req
+        row["mamba_ratio"] = kvc._calculate_mamba_ratio()  # state slots a request
+        row["mamba_radix_cache_strategy"] = hybrid["strategy"]
+        row["mamba_full_memory_ratio"] = hybrid["mamba_full_memory_ratio"]
     return row
