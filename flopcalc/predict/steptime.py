@@ -66,8 +66,13 @@ the ideal time for 1F1B and (p−1)/(v·m) interleaved (Narayanan et al. 2021 §
 are the slowest stage's, with the exposed tensor-, context-, expert-parallel and ZeRO-3 time of
 each micro-batch inside them.
 
-The interval: `low` hides every communication and takes the best published efficiencies;
-`high` hides none and takes the worst; `estimate` takes the typical efficiencies and this
+The interval: `low` takes the best published efficiencies and hides every communication that
+a mechanism of the layout can hide (the gradient reduction and ZeRO gathers behind compute,
+the ring's K/V steps, tensor parallelism with --tp-overlap, the expert all-to-all with
+--moe-overlap or DualPipe, interleaved pipelines' steady-state sends); what nothing can hide
+stays exposed there as in the estimate, at the network's achievable bandwidth (tensor-parallel
+collectives without --tp-overlap, the expert dispatch without an overlapping schedule, 1F1B's
+blocking sends, the tied-embedding all-reduce); `high` hides none and takes the worst; `estimate` takes the typical efficiencies and this
 overlap model (attention with sinks: the flash rate at `low`, the unfused path at `high`,
 half-way in the estimate, `SINK_EAGER_SHARE`) (Megatron-LM's and PyTorch FSDP's, from their code):
 - tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
@@ -1018,9 +1023,9 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     # --- tensor parallelism: every micro-batch, on the critical path --------------------
     t_coll = _tp_time(comm, lay, where, net)
     tp_f_all, tp_b_all = comm.tp_forward * t_coll, comm.tp_backward * t_coll
-    if hidden_all:
+    if hidden_all and lay.tp_overlap:
         tp_f = tp_b = 0.0
-    elif none_hidden or not lay.tp_overlap:
+    elif none_hidden or not lay.tp_overlap:  # nothing hides them, not even at `low`
         tp_f, tp_b = tp_f_all, tp_b_all
     else:
         per_layer_gemm = comp.gemm_f / layers
@@ -1046,11 +1051,12 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     if (lay.ep > 1 or lay.etp > 1) and comm.ep_size:
         t_a2a = _a2a_time(comm, lay, where, net)
         ep_all = (comm.ep_forward + comm.ep_backward) * t_a2a
-        if not hidden_all:
+        overlapped = (lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")) and (
+            lay.micro_batches > 1 and comp.moe_layers)
+        # without an overlapping schedule nothing hides the dispatch: exposed at `low` too
+        if not (hidden_all and overlapped):
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
-            overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
-            if (overlapped and not none_hidden and lay.micro_batches > 1
-                    and comp.moe_layers and ep_f + ep_b > 0):
+            if overlapped and not none_hidden and ep_f + ep_b > 0:
                 ep_f, ep_b = _paired_a2a(comp, lay, ep_f, ep_b, min(1.0, COMM_SMS / mc.sms))
     # --- data parallelism ------------------------------------------------------------------
     dense, expert = _remembered(prof, ("params", lay.pp, lay.tp, lay.ep, lay.etp, which),
@@ -1127,10 +1133,10 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         pp_all = sends * t_send
         if none_hidden:
             pp_exposed = pp_all
-        elif not hidden_all:
+        else:  # 1F1B's blocking sends hide behind nothing, at `low` too
             pp_exposed = (2 * (p - 1) if v > 1 else sends) * t_send
     emb = 0.0
-    if p > 1 and prof.tied and not hidden_all:
+    if p > 1 and prof.tied:  # nothing hides it
         emb = collective("allreduce", prof.vocab * prof.d / lay.tp * g_bytes, 2, 1, net)
     # --- optimizer ----------------------------------------------------------------------------
     local = dense + expert
