@@ -57,6 +57,10 @@ Compute, per micro-batch and device (`StageCost`):
   engine_step's per-slot operator counts, one GEMM per local expert and linear as Transformer
   Engine's GroupedLinear issues them, each at host.py's EAGER_OP_S): the device idles the
   difference (`exposed["host"]`). Small routed layers at micro-batch 1 are host-bound.
+  Each routed layer's forward synchronises the host with the device (the dispatcher's split
+  sizes copied to the host before the all-to-all), so the host starts each one with no lead:
+  the estimate keeps the max layer by layer; the high end runs the routed layers' forward
+  issuing in series with the device (`synced_host`, HOST_SYNC_SERIAL).
 
 Communication: `predict.communication` (bytes per axis) and `predict.collectives` (time).
 
@@ -197,6 +201,21 @@ SINK_EAGER_SHARE = {"low": 0.0, "estimate": 0.5, "high": 1.0}
 # graph (`cuda_graph`, Megatron-Core's --cuda-graph-impl full_iteration) replays the step
 # without them.
 EXPERT_LINEARS = 2
+# The host's synchronisation in each routed layer's forward. Megatron-Core's
+# MoEAlltoAllTokenDispatcher copies the all-to-all's split sizes to the host and waits for
+# them before the expert all-to-all (token_dispatcher.py at d98e8a64: `preprocess` sets
+# cuda_sync_point "before_ep_alltoall" whenever ep or tp > 1, "before_finish" otherwise;
+# `_maybe_dtoh_and_synchronize` calls d2h_event.synchronize()); the flex dispatcher's HybridEP
+# backend sums tokens_per_expert on the host for the combine's buffer ("(CPU sync)", the same
+# file); TEGroupedMLP's fp8 path calls tokens_per_expert.tolist() for the grouped GEMM's
+# m_splits (experts.py). At each such point the device's queue runs empty and the host starts
+# again with no lead: how much of the next layer's issuing the device then waits for depends
+# on the order of its kernels (a long all-to-all first lets the host catch up), which no
+# source measures. The estimate keeps the host's max with the device layer by layer; the
+# high end takes none of a routed layer's forward issuing as hidden (the host and device in
+# series, the most a synchronisation per layer can cost); the low end as the estimate. The
+# backward issues from split sizes already on the host: no synchronisation there.
+HOST_SYNC_SERIAL = {"low": 0.0, "estimate": 0.0, "high": 1.0}
 BACKWARD_OPS = 2
 EXPERT_BACKWARD_OPS = 4
 FP8_RECIPES = ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8")
@@ -459,6 +478,20 @@ def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float,
                         + (f if lay.recompute == "full" else 0))
     each = EAGER_OP_S[ENDS.index(end)]
     return fwd * each, bwd * each
+
+
+def synced_host(prof: Profile, lay: Layout, end: str, layers: int) -> float:
+    """Seconds of `host_time`'s forward that the host issues in routed layers (each kind in
+    proportion to the stage's `layers`): the part a device-to-host synchronisation per routed
+    layer keeps from running ahead of the device (HOST_SYNC_SERIAL); 0 under a CUDA graph."""
+    if lay.cuda_graph:
+        return 0.0
+    fwd = 0.0
+    for lp in prof.layers:
+        if lp.moe[0]:
+            local = max(1, lp.moe[0] // lay.ep)
+            fwd += lp.count * layers / prof.n_layers * (lp.host_ops + EXPERT_LINEARS * local)
+    return fwd * EAGER_OP_S[ENDS.index(end)]
 
 
 # ------------------------------------------------------------------------- matmul timing
@@ -1076,8 +1109,14 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     # --- the host: the device waits where issuing its kernels takes longer than they run
     host_f, host_b = _remembered(prof, ("host", end, lay.ep, lay.recompute, lay.cuda_graph,
                                         layers), lambda: host_time(prof, lay, end, layers))
-    wait = max(0.0, host_f - t_f0) + max(0.0, host_b - t_b0)
-    t_f0, t_b0 = max(t_f0, host_f), max(t_b0, host_b)
+    synced = HOST_SYNC_SERIAL[end] * _remembered(
+        prof, ("synced", end, lay.ep, lay.cuda_graph, layers),
+        lambda: synced_host(prof, lay, end, layers))
+    # a routed layer's forward waits for its split sizes on the host: the `synced` part of the
+    # host's forward runs beside no device work (HOST_SYNC_SERIAL), the rest as before
+    host_f_overlapped = host_f - synced
+    wait = (max(0.0, host_f_overlapped - t_f0) + synced) + max(0.0, host_b - t_b0)
+    t_f0, t_b0 = max(t_f0, host_f_overlapped) + synced, max(t_b0, host_b)
     if frozen:  # ZeRO-3 gathers every weight, frozen or not; only adapters are reduced
         dp_groups[0] = (dense, n_dp, where["dp"], frozen)
     for params, n, per, *gathered in dp_groups:  # one rank or no bytes: 0
