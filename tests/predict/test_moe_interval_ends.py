@@ -2,7 +2,8 @@
 `predict/steptime.py`'s docstring states:
 
 - the low end hides only what a mechanism of the layout hides: the expert all-to-all without
-  --moe-overlap (or DualPipe) is exposed there as in the estimate;
+  --moe-overlap (or DualPipe) and the tied-embedding all-reduce are exposed there as in the
+  estimate;
 - the host's synchronisation in each routed layer's forward (the dispatcher's split sizes
   copied to the host before the all-to-all) leaves the host no lead: at the high end the
   routed layers' forward issuing runs in series with the device (HOST_SYNC_SERIAL), where the
