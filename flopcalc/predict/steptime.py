@@ -76,9 +76,10 @@ the ring's K/V steps, tensor parallelism with --tp-overlap, the expert all-to-al
 --moe-overlap or DualPipe, interleaved pipelines' steady-state sends); what nothing can hide
 stays exposed there as in the estimate, at the network's achievable bandwidth (tensor-parallel
 collectives without --tp-overlap, the expert dispatch without an overlapping schedule, 1F1B's
-blocking sends, the tied-embedding all-reduce); `high` hides none and takes the worst; `estimate` takes the typical efficiencies and this
-overlap model (attention with sinks: the flash rate at `low`, the unfused path at `high`,
-half-way in the estimate, `SINK_EAGER_SHARE`) (Megatron-LM's and PyTorch FSDP's, from their code):
+blocking sends, the tied-embedding all-reduce); `high` hides none and takes the worst;
+`estimate` takes the typical efficiencies and this overlap model (attention with sinks: the
+flash rate at `low`, the unfused path at `high`, half-way in the estimate, `SINK_EAGER_SHARE`)
+(Megatron-LM's and PyTorch FSDP's, from their code):
 - tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
   hides behind ¼ of the layer's forward matmul time (½ in backward);
 - context parallelism: each ring step hides behind one block of attention;

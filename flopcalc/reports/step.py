@@ -1,8 +1,9 @@
 """The `step` report: the time of one training step on a parallel layout, as an interval
-[communication hidden where the layout can hide it, none hidden] with an estimate between (its overlap model stated),
-where the time goes, the communication of every axis, the pipeline bubble, MFU, tokens/s,
-days and cost for D tokens, and the memory per device (`predict.steptime`,
-`predict.communication`, `predict.plans` hold the arithmetic and its sources).
+[communication hidden where the layout can hide it, none hidden] with an estimate between
+(its overlap model stated), where the time goes, the communication of every axis, the
+pipeline bubble, MFU, tokens/s, days and cost for D tokens, and the memory per device
+(`predict.steptime`, `predict.communication`, `predict.plans` hold the arithmetic and its
+sources).
 """
 
 from __future__ import annotations
@@ -293,7 +294,8 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
         "alpha-beta model (ring, hierarchical or tree, the fastest; predict.collectives)",
         "interval: low = best published efficiencies, every communication hidden that the "
         "layout can hide (what nothing hides stays exposed: TP without --tp-overlap, EP "
-        "without --moe-overlap, 1F1B's sends); high = none hidden, worst; estimate = typical efficiencies and Megatron-LM's / FSDP's overlap: "
+        "without --moe-overlap, 1F1B's sends); high = none hidden, worst; estimate = "
+        "typical efficiencies and Megatron-LM's / FSDP's overlap: "
         "TP exposed" + (" (hidden behind 1/4 of each layer's matmuls with --tp-overlap)"
                         if lay.tp_overlap else "")
         + ", CP ring steps behind the attention blocks, EP exposed, pipeline sends exposed "

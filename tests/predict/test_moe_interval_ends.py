@@ -100,9 +100,10 @@ def test_the_high_end_issues_a_routed_forward_in_series_with_the_device(prof):
 def test_the_low_end_exposes_the_tied_embedding_all_reduce():
     # tests/data/serve/tiny.yaml with tied embeddings on 2 stages: the first and last stage
     # all-reduce the embedding's gradient, 16·8 values × 2 bytes = 256 bytes over 2 ranks,
-    # taken one to a domain (the two stages' ranks). Nothing hides it. The fastest of NCCL's schemes is the ring across the domains: base
-    # 10 µs + 2 steps × 5 µs + (2·1/2)·256 / 10¹⁰ B/s (the hierarchical scheme with one rank a
-    # domain; the flat ring pays the multi-node plateau 1.4, the tree 2·S at 0.92)
+    # taken one to a domain (the two stages' ranks). Nothing hides it. The fastest of NCCL's
+    # schemes is the ring across the domains: base 10 µs + 2 steps × 5 µs + (2·1/2)·256 /
+    # 10¹⁰ B/s (the hierarchical scheme with one rank a domain; the flat ring pays the
+    # multi-node plateau 1.4, the tree 2·S at 0.92)
     spec = load(str(Path(TINY_MOE).with_name("tiny.yaml"))).spec
     tied = S.profile(replace(spec, tie_embeddings=True), 16)
     lay = S.Layout(pp=2, dp=2, global_batch=8)
