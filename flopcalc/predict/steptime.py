@@ -1110,9 +1110,9 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     # --- the host: the device waits where issuing its kernels takes longer than they run
     host_f, host_b = _remembered(prof, ("host", end, lay.ep, lay.recompute, lay.cuda_graph,
                                         layers), lambda: host_time(prof, lay, end, layers))
-    synced = HOST_SYNC_SERIAL[end] * _remembered(
-        prof, ("synced", end, lay.ep, lay.cuda_graph, layers),
-        lambda: synced_host(prof, lay, end, layers))
+    serial = HOST_SYNC_SERIAL[end]  # 0 but at the high end: the plan's search never asks
+    synced = serial * _remembered(prof, ("synced", end, lay.ep, lay.cuda_graph, layers),
+                                  lambda: synced_host(prof, lay, end, layers)) if serial else 0.0
     # a routed layer's forward waits for its split sizes on the host: the `synced` part of the
     # host's forward runs beside no device work (HOST_SYNC_SERIAL), the rest as before
     host_f_overlapped = host_f - synced
