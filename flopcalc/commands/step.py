@@ -106,8 +106,8 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
 
 
 COMMAND = Command(
-    "step", "Time of one training step on a parallel layout: an interval (all communication "
-    "hidden, none hidden) and an estimate, where the time goes, communication per axis, the "
+    "step", "Time of one training step on a parallel layout: an interval (communication "
+    "hidden where the layout can hide it, none hidden) and an estimate, where the time goes, communication per axis, the "
     "bubble, MFU, tokens/s, days and cost for D tokens, and the memory per device.",
     (*pick("seq", "packed", "tp", "pp"),
      OPTIONS["vp"].but(default=None, why=UNKNOWN + " (1, and every value that fits)"),

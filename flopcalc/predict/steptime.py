@@ -57,6 +57,10 @@ Compute, per micro-batch and device (`StageCost`):
   engine_step's per-slot operator counts, one GEMM per local expert and linear as Transformer
   Engine's GroupedLinear issues them, each at host.py's EAGER_OP_S): the device idles the
   difference (`exposed["host"]`). Small routed layers at micro-batch 1 are host-bound.
+  Each routed layer's forward synchronises the host with the device (the dispatcher's split
+  sizes copied to the host before the all-to-all), so the host starts each one with no lead:
+  the estimate keeps the max layer by layer; the high end runs the routed layers' forward
+  issuing in series with the device (`synced_host`, HOST_SYNC_SERIAL).
 
 Communication: `predict.communication` (bytes per axis) and `predict.collectives` (time).
 
@@ -66,10 +70,16 @@ the ideal time for 1F1B and (p−1)/(v·m) interleaved (Narayanan et al. 2021 §
 are the slowest stage's, with the exposed tensor-, context-, expert-parallel and ZeRO-3 time of
 each micro-batch inside them.
 
-The interval: `low` hides every communication and takes the best published efficiencies;
-`high` hides none and takes the worst; `estimate` takes the typical efficiencies and this
-overlap model (attention with sinks: the flash rate at `low`, the unfused path at `high`,
-half-way in the estimate, `SINK_EAGER_SHARE`) (Megatron-LM's and PyTorch FSDP's, from their code):
+The interval: `low` takes the best published efficiencies and hides every communication that
+a mechanism of the layout can hide (the gradient reduction and ZeRO gathers behind compute,
+the ring's K/V steps, tensor parallelism with --tp-overlap, the expert all-to-all with
+--moe-overlap or DualPipe, interleaved pipelines' steady-state sends); what nothing can hide
+stays exposed there as in the estimate, at the network's achievable bandwidth (tensor-parallel
+collectives without --tp-overlap, the expert dispatch without an overlapping schedule, 1F1B's
+blocking sends, the tied-embedding all-reduce); `high` hides none and takes the worst;
+`estimate` takes the typical efficiencies and this overlap model (attention with sinks: the
+flash rate at `low`, the unfused path at `high`, half-way in the estimate, `SINK_EAGER_SHARE`)
+(Megatron-LM's and PyTorch FSDP's, from their code):
 - tensor parallelism: exposed; with `tp_overlap` (Megatron's --tp-comm-overlap) each collective
   hides behind ¼ of the layer's forward matmul time (½ in backward);
 - context parallelism: each ring step hides behind one block of attention;
@@ -192,6 +202,21 @@ SINK_EAGER_SHARE = {"low": 0.0, "estimate": 0.5, "high": 1.0}
 # graph (`cuda_graph`, Megatron-Core's --cuda-graph-impl full_iteration) replays the step
 # without them.
 EXPERT_LINEARS = 2
+# The host's synchronisation in each routed layer's forward. Megatron-Core's
+# MoEAlltoAllTokenDispatcher copies the all-to-all's split sizes to the host and waits for
+# them before the expert all-to-all (token_dispatcher.py at d98e8a64: `preprocess` sets
+# cuda_sync_point "before_ep_alltoall" whenever ep or tp > 1, "before_finish" otherwise;
+# `_maybe_dtoh_and_synchronize` calls d2h_event.synchronize()); the flex dispatcher's HybridEP
+# backend sums tokens_per_expert on the host for the combine's buffer ("(CPU sync)", the same
+# file); TEGroupedMLP's fp8 path calls tokens_per_expert.tolist() for the grouped GEMM's
+# m_splits (experts.py). At each such point the device's queue runs empty and the host starts
+# again with no lead: how much of the next layer's issuing the device then waits for depends
+# on the order of its kernels (a long all-to-all first lets the host catch up), which no
+# source measures. The estimate keeps the host's max with the device layer by layer; the
+# high end takes none of a routed layer's forward issuing as hidden (the host and device in
+# series, the most a synchronisation per layer can cost); the low end as the estimate. The
+# backward issues from split sizes already on the host: no synchronisation there.
+HOST_SYNC_SERIAL = {"low": 0.0, "estimate": 0.0, "high": 1.0}
 BACKWARD_OPS = 2
 EXPERT_BACKWARD_OPS = 4
 FP8_RECIPES = ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8")
@@ -454,6 +479,20 @@ def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float,
                         + (f if lay.recompute == "full" else 0))
     each = EAGER_OP_S[ENDS.index(end)]
     return fwd * each, bwd * each
+
+
+def synced_host(prof: Profile, lay: Layout, end: str, layers: int) -> float:
+    """Seconds of `host_time`'s forward that the host issues in routed layers (each kind in
+    proportion to the stage's `layers`): the part a device-to-host synchronisation per routed
+    layer keeps from running ahead of the device (HOST_SYNC_SERIAL); 0 under a CUDA graph."""
+    if lay.cuda_graph:
+        return 0.0
+    fwd = 0.0
+    for lp in prof.layers:
+        if lp.moe[0]:
+            local = max(1, lp.moe[0] // lay.ep)
+            fwd += lp.count * layers / prof.n_layers * (lp.host_ops + EXPERT_LINEARS * local)
+    return fwd * EAGER_OP_S[ENDS.index(end)]
 
 
 # ------------------------------------------------------------------------- matmul timing
@@ -1018,9 +1057,9 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     # --- tensor parallelism: every micro-batch, on the critical path --------------------
     t_coll = _tp_time(comm, lay, where, net)
     tp_f_all, tp_b_all = comm.tp_forward * t_coll, comm.tp_backward * t_coll
-    if hidden_all:
+    if hidden_all and lay.tp_overlap:
         tp_f = tp_b = 0.0
-    elif none_hidden or not lay.tp_overlap:
+    elif none_hidden or not lay.tp_overlap:  # nothing hides them, not even at `low`
         tp_f, tp_b = tp_f_all, tp_b_all
     else:
         per_layer_gemm = comp.gemm_f / layers
@@ -1046,11 +1085,12 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     if (lay.ep > 1 or lay.etp > 1) and comm.ep_size:
         t_a2a = _a2a_time(comm, lay, where, net)
         ep_all = (comm.ep_forward + comm.ep_backward) * t_a2a
-        if not hidden_all:
+        overlapped = (lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")) and (
+            lay.micro_batches > 1 and comp.moe_layers)
+        # without an overlapping schedule nothing hides the dispatch: exposed at `low` too
+        if not (hidden_all and overlapped):
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
-            overlapped = lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")
-            if (overlapped and not none_hidden and lay.micro_batches > 1
-                    and comp.moe_layers and ep_f + ep_b > 0):
+            if overlapped and not none_hidden and ep_f + ep_b > 0:
                 ep_f, ep_b = _paired_a2a(comp, lay, ep_f, ep_b, min(1.0, COMM_SMS / mc.sms))
     # --- data parallelism ------------------------------------------------------------------
     dense, expert = _remembered(prof, ("params", lay.pp, lay.tp, lay.ep, lay.etp, which),
@@ -1070,8 +1110,14 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
     # --- the host: the device waits where issuing its kernels takes longer than they run
     host_f, host_b = _remembered(prof, ("host", end, lay.ep, lay.recompute, lay.cuda_graph,
                                         layers), lambda: host_time(prof, lay, end, layers))
-    wait = max(0.0, host_f - t_f0) + max(0.0, host_b - t_b0)
-    t_f0, t_b0 = max(t_f0, host_f), max(t_b0, host_b)
+    serial = HOST_SYNC_SERIAL[end]  # 0 but at the high end: the plan's search never asks
+    synced = serial * _remembered(prof, ("synced", end, lay.ep, lay.cuda_graph, layers),
+                                  lambda: synced_host(prof, lay, end, layers)) if serial else 0.0
+    # a routed layer's forward waits for its split sizes on the host: the `synced` part of the
+    # host's forward runs beside no device work (HOST_SYNC_SERIAL), the rest as before
+    host_f_overlapped = host_f - synced
+    wait = (max(0.0, host_f_overlapped - t_f0) + synced) + max(0.0, host_b - t_b0)
+    t_f0, t_b0 = max(t_f0, host_f_overlapped) + synced, max(t_b0, host_b)
     if frozen:  # ZeRO-3 gathers every weight, frozen or not; only adapters are reduced
         dp_groups[0] = (dense, n_dp, where["dp"], frozen)
     for params, n, per, *gathered in dp_groups:  # one rank or no bytes: 0
@@ -1127,10 +1173,10 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         pp_all = sends * t_send
         if none_hidden:
             pp_exposed = pp_all
-        elif not hidden_all:
+        else:  # 1F1B's blocking sends hide behind nothing, at `low` too
             pp_exposed = (2 * (p - 1) if v > 1 else sends) * t_send
     emb = 0.0
-    if p > 1 and prof.tied and not hidden_all:
+    if p > 1 and prof.tied:  # nothing hides it
         emb = collective("allreduce", prof.vocab * prof.d / lay.tp * g_bytes, 2, 1, net)
     # --- optimizer ----------------------------------------------------------------------------
     local = dense + expert

@@ -1,8 +1,9 @@
 """The `step` report: the time of one training step on a parallel layout, as an interval
-[every communication hidden, none hidden] with an estimate between (its overlap model stated),
-where the time goes, the communication of every axis, the pipeline bubble, MFU, tokens/s,
-days and cost for D tokens, and the memory per device (`predict.steptime`,
-`predict.communication`, `predict.plans` hold the arithmetic and its sources).
+[communication hidden where the layout can hide it, none hidden] with an estimate between
+(its overlap model stated), where the time goes, the communication of every axis, the
+pipeline bubble, MFU, tokens/s, days and cost for D tokens, and the memory per device
+(`predict.steptime`, `predict.communication`, `predict.plans` hold the arithmetic and its
+sources).
 """
 
 from __future__ import annotations
@@ -291,8 +292,10 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
         f"{mc.net.up / 1e9:,.0f} GB/s each way per device (achievable), "
         f"{mc.net.out / 1e9:,.0f} GB/s per device across domains; collectives as NCCL's "
         "alpha-beta model (ring, hierarchical or tree, the fastest; predict.collectives)",
-        "interval: low = every communication hidden, best published efficiencies; high = none "
-        "hidden, worst; estimate = typical efficiencies and Megatron-LM's / FSDP's overlap: "
+        "interval: low = best published efficiencies, every communication hidden that the "
+        "layout can hide (what nothing hides stays exposed: TP without --tp-overlap, EP "
+        "without --moe-overlap, 1F1B's sends); high = none hidden, worst; estimate = "
+        "typical efficiencies and Megatron-LM's / FSDP's overlap: "
         "TP exposed" + (" (hidden behind 1/4 of each layer's matmuls with --tp-overlap)"
                         if lay.tp_overlap else "")
         + ", CP ring steps behind the attention blocks, EP exposed, pipeline sends exposed "
@@ -312,7 +315,8 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
             "time to issue their operators (per layer e.g. attention 16, a routed feed-forward 38 "
             "and its experts' GEMMs one per local expert, backward twice; 5/15/30 us each at "
             "low/estimate/high), the device waiting the difference (exposed host; "
-            "--cuda-graph: none)")
+            "--cuda-graph: none); at the high end a routed layer's forward issues in series "
+            "with the device (its split sizes synchronise the host with it)")
     if lay.fp8_recipe:
         lines.append(
             f"fp8 matmuls scaled {lay.fp8_recipe}"

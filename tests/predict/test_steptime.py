@@ -268,14 +268,18 @@ def test_schedule_by_hand_zero_0(prof):
     assert st.comm_all["pp"] == approx(sends * SEND)
 
 
-def test_the_low_end_hides_every_collective_and_the_high_end_none(prof):
+def test_the_low_end_hides_what_a_mechanism_hides_and_the_high_end_none(prof):
+    # without --tp-overlap nothing hides the 4 tensor-parallel collectives of a micro-batch,
+    # and 1F1B's blocking sends (2·(v·m + p − 1) = 10) hide behind nothing: exposed at `low`;
+    # the gradient reduction (behind the backward) is hidden
     low = schedule(LAY, "low", prof)
-    t = COMP.forward + COMP.backward
-    assert low.total == approx(5 * t + 44 * LAST / 3.6e12)
-    assert low.exposed == {"tp": 0.0, "cp": 0.0, "ep": 0.0, "pp": 0.0, "dp": 0.0,
-                           "embedding": 0.0}
+    t = COMP.forward + COMP.backward + 4 * TP
+    assert low.total == approx(5 * t + 10 * SEND + 44 * LAST / 3.6e12)
+    assert low.exposed == approx({"tp": 4 * 4 * TP, "cp": 0.0, "ep": 0.0, "pp": 10 * SEND,
+                                  "dp": 0.0, "embedding": 0.0})
+    # with --tp-overlap the low end hides them
+    assert schedule(replace(LAY, tp_overlap=True), "low", prof).exposed["tp"] == 0.0
     high = schedule(LAY, "high", prof)
-    t = t + 4 * TP
     assert high.total == approx(5 * t + 10 * SEND + ring("allreduce", LAST * 2, 2)
                                 + 44 * LAST / 2.8e12)
 
@@ -446,7 +450,9 @@ def test_expert_parallel_all_to_alls_are_exposed(tmp_path):
     prof = S.profile(spec, 16)
     lay = S.Layout(ep=2, dp=2, global_batch=4)
     a2a = ring("alltoall", 512, 2)
-    for end, exposed in (("estimate", 2 * 8 * a2a), ("high", 2 * 8 * a2a), ("low", 0.0)):
+    # without --moe-overlap nothing hides them, at the low end either
+    for end, exposed in (("estimate", 2 * 8 * a2a), ("high", 2 * 8 * a2a),
+                         ("low", 2 * 8 * a2a)):
         st = S._schedule(prof, lay, MC, end, COMP, "only", S.placement(lay, NET))
         assert st.exposed["ep"] == approx(exposed)
         assert st.comm_all["ep"] == approx(2 * 8 * a2a)
