@@ -16,8 +16,11 @@ How a source's words become options (the source of each in SOURCES.md and framew
   dynamic tensorwise scaling); MXFP8 is `--fp8-recipe mxfp8`.
 - Activation checkpointing: torchtitan's per-op selective AC is `--recompute selective`, full AC
   (AutoModel's `activation_checkpointing: true` wraps each layer) `--recompute full`.
-- TP runs with sequence parallelism (torchtitan's SequenceParallel norms); Async TP is
-  `--tp-overlap`, vanilla TP `--no-tp-overlap`.
+- TP runs with sequence parallelism where the source does (torchtitan's SequenceParallel
+  norms; AutoModel's `sequence_parallel` key); Async TP is `--tp-overlap`, vanilla TP
+  `--no-tp-overlap`.
+- LoRA rows (AutoModel's fine-tuning table, `kind` "lora") are `--lora-rank` 16 on every
+  projection, as their configs set (`dim: 16`, every linear / '*_proj').
 - Gradients are reduced in fp32 (`--grad-fp32`): torchtitan's mixed_precision_reduce defaults
   to "float32" (torchtitan/config_manager.py line 227 at 820504e), AutoModel's MoE parallelizer
   sets reduce_dtype=torch.float32 (nemo_automodel/components/moe/parallelizer.py line 126 at
@@ -41,7 +44,9 @@ from typing import Any, Optional
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "training" / "frameworks.json"
 
-PRESETS = {"Llama 3.1 8B": "llama-3.1-8b", "Llama 3.1 70B": "llama-3.1-70b",
+# AutoModel's "Llama3 70B" LoRA rows fine-tune Llama-3.3-70B-Instruct: Llama 3.1 70B's
+# architecture (the same config.json dimensions), so its preset
+PRESETS = {"Llama 3.1 8B": "llama-3.1-8b", "Llama3 8B": "llama-3.1-8b", "Llama 3.1 70B": "llama-3.1-70b",
            "Llama3 70B": "llama-3.1-70b", "Llama 3.1 405B": "llama-3.1-405b",
            "Llama 4 Scout": "llama-4-scout", "DeepSeek V3 671B": "deepseek-v3",
            "Kimi K2": "kimi-k2", "Qwen3 MoE 30B": "qwen3-30b-a3b", "GPT-OSS 20B": "gpt-oss-20b",
@@ -89,7 +94,8 @@ def options(r: dict[str, Any]) -> list[dict[str, Any]]:
     opts: dict[str, Any] = dict(
         seq=r["seq"], tp=tp, pp=pp, cp=cp, dp=r["gpus"] // (tp * pp * cp),
         global_batch=r["global_batch"], zero=3, dropout="off", grad_fp32=True,
-        recompute=RECOMPUTE[r["activation_checkpointing"]], sequence_parallel=tp > 1)
+        recompute=RECOMPUTE[r["activation_checkpointing"]],
+        sequence_parallel=bool(r["sequence_parallel"]))
     if tp > 1:
         opts["tp_overlap"] = bool(r["async_tp"])
     if r["micro_batch"]:
@@ -104,6 +110,8 @@ def options(r: dict[str, Any]) -> list[dict[str, Any]]:
     if ep and ep > 1:
         opts["ep"] = ep
         opts["dispatcher"] = "flex" if r["dispatcher"] == "deepep" else "alltoall"
+    if r["lora_rank"]:
+        opts["lora_rank"] = r["lora_rank"]
     if r["dtype"] in ("fp8", "mxfp8"):
         opts["dtype"] = "fp8"
         opts["fp8_recipe"] = r["float8_recipe"]
@@ -150,7 +158,7 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
             mid = (lo + hi) / 2
             p = predict(r, Path(tmp))
             row = {"id": r["id"], "run": r, "measured": mid, "measured_range": (lo, hi),
-                   "half": half(r), "moe": PRESETS[r["model"]] in MOE}
+                   "half": half(r), "moe": PRESETS[r["model"]] in MOE, "lora": bool(r["lora_rank"])}
             if "refused" in p:
                 row["refused"] = p["refused"]
             else:
@@ -165,7 +173,9 @@ def summary(rows: list[dict[str, Any]], title: str = "") -> str:
     done = [r for r in rows if "refused" not in r]
     lines = [f"{title}predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
     for name, sel in (("all", done), ("moe", [r for r in done if r["moe"]]),
-                      ("dense", [r for r in done if not r["moe"]])):
+                      ("dense", [r for r in done if not r["moe"]]),
+                      ("dense pre-training", [r for r in done if not r["moe"] and not r["lora"]]),
+                      ("lora", [r for r in done if r["lora"]])):
         if not sel:
             continue
         errs = sorted(abs(r["error_pct"]) for r in sel)
