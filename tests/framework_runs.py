@@ -204,6 +204,17 @@ def main() -> None:
         print(summary([r for r in rows if r["half"] == name], f"{name}: "))
         print()
     print(summary(rows, "both halves: "))
+    print()
+    for name in dict.fromkeys(source(r["run"]) for r in rows):
+        sel = [r for r in rows if source(r["run"]) == name]
+        print(summary(sel).split("\n")[1].replace("all:", name + ":"))
+
+
+def source(r: dict[str, Any]) -> str:
+    """The page a torchtitan run comes from; AutoModel's pre-training or LoRA table."""
+    if r["framework"] == "torchtitan":
+        return "torchtitan " + r["source"]["path"].rsplit("/", 1)[-1]
+    return f"NeMo AutoModel {'LoRA' if r['lora_rank'] else 'pre-training'}"
 
 
 if __name__ == "__main__":
