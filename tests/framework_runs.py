@@ -46,8 +46,8 @@ DATA = ROOT / "tests" / "data" / "training" / "frameworks.json"
 
 # AutoModel's "Llama3 70B" LoRA rows fine-tune Llama-3.3-70B-Instruct: Llama 3.1 70B's
 # architecture (the same config.json dimensions), so its preset
-PRESETS = {"Llama 3.1 8B": "llama-3.1-8b", "Llama3 8B": "llama-3.1-8b", "Llama 3.1 70B": "llama-3.1-70b",
-           "Llama3 70B": "llama-3.1-70b", "Llama 3.1 405B": "llama-3.1-405b",
+PRESETS = {"Llama 3.1 8B": "llama-3.1-8b", "Llama3 8B": "llama-3.1-8b",
+           "Llama 3.1 70B": "llama-3.1-70b", "Llama3 70B": "llama-3.1-70b", "Llama 3.1 405B": "llama-3.1-405b",
            "Llama 4 Scout": "llama-4-scout", "DeepSeek V3 671B": "deepseek-v3",
            "Kimi K2": "kimi-k2", "Qwen3 MoE 30B": "qwen3-30b-a3b", "GPT-OSS 20B": "gpt-oss-20b",
            "GPT-OSS 120B": "gpt-oss-120b"}
@@ -76,7 +76,8 @@ def half(r: dict[str, Any]) -> str:
 
 
 def measured(r: dict[str, Any]) -> tuple[float, float]:
-    """Step seconds, ± half the last digit of the published figure."""
+    """Step seconds, ± half the last digit of the published figure as the JSON keeps it (a
+    trailing zero, 15.00 s, is lost: ± 0.05 there, a wider range than the page's)."""
     if r.get("step_time_s"):
         text = repr(r["step_time_s"])
         ulp = 10 ** -(len(text.split(".")[1]) if "." in text else 0)
@@ -158,7 +159,8 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
             mid = (lo + hi) / 2
             p = predict(r, Path(tmp))
             row = {"id": r["id"], "run": r, "measured": mid, "measured_range": (lo, hi),
-                   "half": half(r), "moe": PRESETS[r["model"]] in MOE, "lora": bool(r["lora_rank"])}
+                   "half": half(r), "moe": PRESETS[r["model"]] in MOE,
+                   "lora": bool(r["lora_rank"])}
             if "refused" in p:
                 row["refused"] = p["refused"]
             else:
