@@ -47,7 +47,8 @@ DATA = ROOT / "tests" / "data" / "training" / "frameworks.json"
 # AutoModel's "Llama3 70B" LoRA rows fine-tune Llama-3.3-70B-Instruct: Llama 3.1 70B's
 # architecture (the same config.json dimensions), so its preset
 PRESETS = {"Llama 3.1 8B": "llama-3.1-8b", "Llama3 8B": "llama-3.1-8b",
-           "Llama 3.1 70B": "llama-3.1-70b", "Llama3 70B": "llama-3.1-70b", "Llama 3.1 405B": "llama-3.1-405b",
+           "Llama 3.1 70B": "llama-3.1-70b", "Llama3 70B": "llama-3.1-70b",
+           "Llama 3.1 405B": "llama-3.1-405b",
            "Llama 4 Scout": "llama-4-scout", "DeepSeek V3 671B": "deepseek-v3",
            "Kimi K2": "kimi-k2", "Qwen3 MoE 30B": "qwen3-30b-a3b", "GPT-OSS 20B": "gpt-oss-20b",
            "GPT-OSS 120B": "gpt-oss-120b"}
