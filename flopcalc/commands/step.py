@@ -81,6 +81,18 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
     if lora_rank:
         lay = replace(lay, lora_rank=lora_rank)
     mem = dict(precision=precision, optimizer=optimizer, fp8=dtype == "fp8", qlora=qlora)
+    if "vp" in unknown and lay.schedule == "interleaved":
+        # an interleaved schedule whose virtual stages a source does not state (torchtitan's
+        # Llama 3.1 405B table): the estimate takes the fewest that work (more stages cut the
+        # bubble but add point-to-point sends), the interval every one that works
+        prof = profile(spec, seq, samples)
+        fewest = next((v for v in range(2, 65) if valid_vp(prof, replace(lay, vp=v), v)
+                       is None), None)
+        if fewest is None:
+            raise FlopcalcError(valid_vp(prof, replace(lay, vp=2), 2) or "--schedule "
+                                "interleaved: no number of virtual stages up to 64 fits this "
+                                "layout; give --vp or --schedule 1f1b")
+        lay = replace(lay, vp=fewest)
     problem = check_setup(spec, setup_of(seq, lay, **mem)) or valid_vp(
         profile(spec, seq, samples), lay, lay.vp)
     if problem:
