@@ -3,13 +3,17 @@
 release's own model registry, so `serve --engine sglang==X` / `vllm==X` can refuse a model the
 release cannot load.
 
+    pip download --no-deps --only-binary :all: -d W vllm==0.8.5.post1   # each release
     python tools/sglang_reference/architectures.py \\
-        --sglang 0.4.9=$SGLANG_VENV/sglang-0.4.9 --sglang 0.5.5=... --sglang 0.5.23=... \\
-        --vllm 0.6=vllm-0.6.0.tar.gz --vllm 0.8=vllm-0.8.0.tar.gz ...
+        --sglang 0.4.9=$SGLANG_VENV/sglang-0.4.9 --sglang 0.4.9.post6=W/sglang-0.4.9.post6-...whl \\
+        --sglang 0.5.5=... --sglang 0.5.5.post3=... --sglang 0.5.23=... \\
+        --vllm 0.6.0=W/vllm-0.6.0.tar.gz --vllm 0.6.6.post1=W/vllm-0.6.6.post1-...whl ...
 
-Each source is an install folder (install.sh's `sglang-<version>`), a source tree, a wheel or
-a source distribution (`pip download --no-deps --no-binary :all: vllm==0.8.0`); nothing in it
-is imported or run, only parsed:
+The shipped file holds SGLang 0.4.9, 0.4.9.post6, 0.5.5, 0.5.5.post3, 0.5.23 and vLLM 0.6.0,
+0.6.6.post1, 0.8.0, 0.8.5.post1, 0.10.0, 0.10.1.1, 0.10.2, 0.11.0, 0.11.2, 0.33.0: the first
+and last release of each line flopcalc knows (serve checks a line against its last). Each
+source is an install folder (install.sh's `sglang-<version>`), a source tree, a wheel or a
+source distribution; nothing in it is imported or run, only parsed:
 
 - SGLang (`sglang/srt/models/registry.py`, `import_model_classes`): every module of
   `sglang/srt/models/` that is not a package is imported and its `EntryClass` (a class or a
