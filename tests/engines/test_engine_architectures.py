@@ -120,3 +120,16 @@ def test_the_lists_are_read_only_when_a_release_is_named() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=120)
     assert out.stdout.strip() == "False", out.stderr[-500:]
+
+
+def test_every_release_flopcalc_knows_has_its_registry_read() -> None:
+    """A release added to flopcalc's arithmetic without regenerating the lists would go
+    unchecked: each SGLang release and vLLM line must have a registry read."""
+    from flopcalc.engines.architectures import registry_release
+    from flopcalc.engines.registry import VLLM_DEFAULTS
+    from flopcalc.engines.sglang import SGLANG_RELEASES
+
+    for version in SGLANG_RELEASES:
+        assert registry_release("sglang", version) == version
+    for line in VLLM_DEFAULTS:
+        assert registry_release("vllm", line) is not None, line
