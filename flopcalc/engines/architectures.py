@@ -72,7 +72,9 @@ def registry_release(engine: str, version: str) -> Optional[str]:
 def shown(name: Any) -> str:
     """An architecture as an error may print it: word characters only, at most 80 of them (a
     config.json is input; its strings may carry escape sequences or run to megabytes)."""
-    text = name if isinstance(name, str) else repr(type(name).__name__)
+    if not isinstance(name, str):
+        return "(an entry that is not a name)"
+    text = name
     clean = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "?" for c in text[:80])
     return clean + ("…" if len(text) > 80 else "") if clean else "(empty)"
 
