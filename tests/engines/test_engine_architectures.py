@@ -133,3 +133,41 @@ def test_every_release_flopcalc_knows_has_its_registry_read() -> None:
         assert registry_release("sglang", version) == version
     for line in VLLM_DEFAULTS:
         assert registry_release("vllm", line) is not None, line
+
+
+def _tool():
+    import importlib.util
+
+    path = ROOT / "tools" / "sglang_reference" / "architectures.py"
+    spec = importlib.util.spec_from_file_location("architectures_tool", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_generator_reads_registries_as_the_engines_do(tmp_path: Path) -> None:
+    """A made-up release: SGLang registers each EntryClass class under its `__name__` (an alias
+    or an import registers the class it binds), skips packages and modules without one; vLLM's
+    table is the union, a comprehension over an earlier table included."""
+    tool = _tool()
+    models = tmp_path / "sg" / "sglang" / "srt" / "models"
+    (models / "sub").mkdir(parents=True)
+    (models / "__init__.py").write_text("")
+    (models / "a.py").write_text("class AForCausalLM: pass\nB = AForCausalLM\n"
+                                 "class C: pass\nEntryClass = [B, C]\n")
+    (models / "d.py").write_text("from sglang.srt.models.a import C as D\n"
+                                 "class EModel(D): pass\nEntryClass = EModel\n")
+    (models / "helpers.py").write_text("class NotRegistered: pass\n")
+    (models / "sub" / "x.py").write_text("class XForCausalLM: pass\nEntryClass = XForCausalLM\n")
+    assert tool.sglang_architectures(tool.Source(str(tmp_path / "sg"), "sglang")) == \
+        ["AForCausalLM", "C", "EModel"]
+    reg = tmp_path / "vl" / "vllm" / "model_executor" / "models"
+    reg.mkdir(parents=True)
+    (reg / "registry.py").write_text(
+        '_TEXT = {"LlamaForCausalLM": ("llama", "LlamaForCausalLM"), "Q": ("q", "Q")}\n'
+        '_EMB = {"LlamaModel": ("llama", "X"), **{k: v for k, v in _TEXT.items() '
+        'if v[1] == "LlamaForCausalLM"}}\n'
+        '_OTHER = {"NotServed": ("n", "N")}\n'
+        '_VLLM_MODELS = {**_TEXT, **_EMB}\n')
+    assert tool.vllm_architectures(tool.Source(str(tmp_path / "vl"), "vllm")) == \
+        ["LlamaForCausalLM", "LlamaModel", "Q"]
