@@ -36,6 +36,22 @@ def _engine(name: str, given: dict[str, Any], kv_cache_dtype: str) -> tuple[Any,
     return chosen, version
 
 
+def _implemented(engine: str, version: str, loaded: Any, config: Any) -> None:
+    """Refuse a model whose architecture the named release cannot load (its config.json's
+    `architectures`, or a preset's `checkpoint.architectures`; unchecked where none is
+    stated): `engines.architectures`."""
+    from ..engines.architectures import check
+
+    if config is not None:
+        from ..models.files import read_mapping
+
+        archs = read_mapping(config, "config.json").get("architectures")
+    else:
+        stored = loaded.raw.get("checkpoint")
+        archs = stored.get("architectures") if isinstance(stored, dict) else None
+    check(engine, version, archs)
+
+
 def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_utilization,
         block_size, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, async_scheduling,
         prefix_caching, hybrid_kv_cache_manager, mamba_cache_dtype, mamba_ssm_cache_dtype,
@@ -48,6 +64,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         context_length, max_total_tokens, set):  # noqa: A002
     values = dict(locals())  # serve's parsed options, for an engine's own capacity
     chosen, version = _engine(engine, values, kv_cache_dtype)
+    asked = engine.partition("==")[2].strip() if isinstance(engine, str) else ""  # as given
     engine = chosen.name
     values["release"] = None  # an engine's own release (--engine sglang==0.4.9)
     if version is not None and chosen.name != "vllm":
@@ -61,6 +78,8 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
     dp = data_parallel(count, dp, tp, pp)
     loaded = load(model, set)
     config = config_json(loaded.origin)
+    if asked:  # a release named: it must implement the model
+        _implemented(engine, asked, loaded, config)
     ssm_from = None  # the config.json keys vLLM's per-family defaults read
     if mamba_ssm_cache_dtype == "auto" and config is not None:  # as vLLM: the config's word
         from ..models.files import read_mapping

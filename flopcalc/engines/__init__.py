@@ -8,6 +8,8 @@ Modules:
   capacity arithmetic and options (a new engine is an entry here).
 - `vllm`: vLLM's paged KV-cache blocks, cache groups and maximum concurrency.
 - `sglang`: SGLang's token pool (`max_total_num_tokens`).
+- `architectures`: the Hugging Face architectures each SGLang and vLLM release implements
+  (`data/architectures.json`, generated from their registries): serve refuses the rest.
 - `loading`: weights as vLLM allocates them per device (MXFP4 experts padded for its MoE
   backend).
 - `lora`: the LoRA adapter slots vLLM reserves on each device.
