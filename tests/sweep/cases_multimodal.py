@@ -107,6 +107,8 @@ CASES = [
     # run), other merge, temporal patch, channels and position-table sizes
     tower("qwen3_vl", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
           (Q3V_WIDE, UNTIED, TIED)),
+    tower("cosmos3_omni", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
+          (Q3V_WIDE, TIED)),
     tower("qwen3_vl_moe", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "num_experts": 4,
                            "num_experts_per_tok": 2, "moe_intermediate_size": 16,
                            "top": {"vision_config": Q3V}}, (Q3V_WIDE, TIED)),
@@ -165,8 +167,6 @@ CASES = [
     text_only("exaone4_5", {**LLAMA, "sliding_window": 8}, (TIED,),
               fix={"model_type": "exaone4"}),
     # text types no causal-LM class takes: the FLOP check runs the wrapper, its tower shrunk
-    text_only("cosmos3_omni", {**LLAMA, "head_dim": 16, **QWEN_ROPE,
-                               "top": {"vision_config": Q3V}}),
     text_only("glm_ocr", {**LLAMA, "head_dim": 16, **QWEN_ROPE,
                           "top": {"vision_config": dict(depth=2, hidden_size=32, num_heads=4,
                                                         image_size=16, patch_size=4,

@@ -449,6 +449,9 @@ WRAPPERS: dict[str, Wrapper] = {
     "qwen3_vl": Wrapper("qwen3_vl_text", tower=_qwen3_vl, vision_type="qwen3_vl_vision"),
     "qwen3_vl_moe": Wrapper("qwen3_vl_moe_text", tower=_qwen3_vl,
                             vision_type="qwen3_vl_moe_vision"),
+    # Cosmos3-Omni: Qwen3-VL's tower and text model under another name (Cosmos3OmniConfig
+    # reads any vision_config as qwen3_vl_vision)
+    "cosmos3_omni": Wrapper("qwen3_vl_text", tower=_qwen3_vl, vision_type="qwen3_vl_vision"),
     # Qwen3.5's head ties by the wrapper's own flag (Qwen3_5ForConditionalGeneration), not the
     # text config's
     "qwen3_5": Wrapper("qwen3_5_text", flat=True, tower=_qwen3_vl, vision_type="qwen3_5_vision"),
@@ -456,7 +459,7 @@ WRAPPERS: dict[str, Wrapper] = {
                            vision_type="qwen3_5_moe_vision"),
     # the language model alone (their towers are not read)
     "aya_vision": Wrapper("cohere2", tied=_T), "blip-2": Wrapper("opt", tie="text"),
-    "cohere2_vision": Wrapper("cohere2", tied=_T), "cosmos3_omni": Wrapper("qwen3_vl_text"),
+    "cohere2_vision": Wrapper("cohere2", tied=_T), 
     "deepseek_vl": Wrapper("llama", tied=_T), "deepseek_vl_hybrid": Wrapper("llama", tied=_T),
     "exaone4_5": Wrapper("exaone4"), "fast_vlm": Wrapper("qwen2", or_text=_T),
 "fun_asr_nano": Wrapper("qwen3", tied=_T),
@@ -566,7 +569,9 @@ def vision_config(c: Config, entry: Wrapper) -> Optional[Config]:
     if not isinstance(raw, dict):
         raise c.wrong("vision_config", raw, dict)
     kind = raw.get("model_type") or entry.vision_type
-    if kind == c.model_type:  # older Qwen3.5 files name the wrapper's type, as its config fixes
+    if kind == c.model_type or c.model_type == "cosmos3_omni":
+        # older Qwen3.5 files name the wrapper's type (Qwen3_5Config reads it as its vision
+        # type); Cosmos3OmniConfig reads any vision_config as Qwen3-VL's
         kind = entry.vision_type
     if kind not in VISION_DEFAULTS:
         return None
