@@ -103,15 +103,6 @@ CASES = [
           ({"top": {"vision_config": {"fullatt_block_indexes": [0], "window_size": 56,
                                       "out_hidden_size": 1024, "in_channels": 1}}},
            {"tie_word_embeddings": True})),
-    # Qwen3-VL: deepstack mergers (a repeated index and one past the last layer: built, not
-    # run), other merge, temporal patch, channels and position-table sizes
-    tower("qwen3_vl", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
-          (Q3V_WIDE, UNTIED, TIED)),
-    tower("cosmos3_omni", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
-          (Q3V_WIDE, TIED)),
-    tower("qwen3_vl_moe", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "num_experts": 4,
-                           "num_experts_per_tok": 2, "moe_intermediate_size": 16,
-                           "top": {"vision_config": Q3V}}, (Q3V_WIDE, TIED)),
     tower("internvl", {**LLAMA, "top": {"vision_config": VIT}},
           ({"top": {"vision_config": {"use_qk_norm": True, "norm_type": "rms_norm",
                                       "attention_bias": True, "use_mask_token": True,
@@ -166,6 +157,15 @@ CASES = [
                               layer_types=["conv", "full_attention"])),
     text_only("exaone4_5", {**LLAMA, "sliding_window": 8}, (TIED,),
               fix={"model_type": "exaone4"}),
+    # Qwen3-VL: deepstack mergers (a repeated index and one past the last layer: built, not
+    # run), other merge, temporal patch, channels and position-table sizes
+    tower("qwen3_vl", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
+          (Q3V_WIDE, UNTIED, TIED)),
+    tower("cosmos3_omni", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
+          (Q3V_WIDE, TIED)),
+    tower("qwen3_vl_moe", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "num_experts": 4,
+                           "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+                           "top": {"vision_config": Q3V}}, (Q3V_WIDE, TIED)),
     # text types no causal-LM class takes: the FLOP check runs the wrapper, its tower shrunk
     text_only("glm_ocr", {**LLAMA, "head_dim": 16, **QWEN_ROPE,
                           "top": {"vision_config": dict(depth=2, hidden_size=32, num_heads=4,
