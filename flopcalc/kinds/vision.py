@@ -126,7 +126,7 @@ class VisionConfig:
     full_blocks: Optional[list[Count]] = None
     merge: Positive = 1
     projector: Optional[list[ProjectorStep]] = None
-    deepstack: Optional[list[Count]] = None  # layers feeding a deepstack merger each
+    deepstack: Optional[list[int]] = None  # layers feeding a deepstack merger each
     deepstack_projector: Optional[list[ProjectorStep]] = None
     positions: Optional[Positive] = None  # rows of a resampled position table (Qwen3-VL)
     processor: Literal["fixed", "qwen", "pixtral", "tiles", "internvl", "llama4"] = "fixed"
@@ -211,7 +211,8 @@ class VisionTower(Kind):
     @property
     def deepstack_runs(self) -> int:
         """Deepstack mergers a forward runs: one per distinct layer index the tower has."""
-        return len({i for i in self.c.deepstack or () if i < self.c.n_layers})
+        # a negative index or one past the last block matches no block: built, never run
+        return len({i for i in self.c.deepstack or () if 0 <= i < self.c.n_layers})
 
     def layer_params(self) -> list[Part]:
         """One encoder layer's tensors."""

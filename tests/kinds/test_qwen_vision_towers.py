@@ -89,10 +89,12 @@ def test_qwen3_vl_one_image(cli, tmp_path):
 
 
 def test_a_deepstack_layer_the_tower_lacks_is_built_but_never_run(cli, tmp_path):
-    # indexes 0, 0 and 9 of 2 blocks: three mergers' parameters, one merger's FLOPs
-    doc = run(cli, "model", config(tmp_path, "qwen3_vl", deepstack_visual_indexes=[0, 0, 9]),
+    # indexes 0, 0, 9 and -1 of 2 blocks (transformers builds a merger for each and runs one
+    # where `layer_num in deepstack_visual_indexes`): four mergers' parameters, one's FLOPs
+    doc = run(cli, "model",
+              config(tmp_path, "qwen3_vl", deepstack_visual_indexes=[0, 0, 9, -1]),
               "--seq", 10, "--images", 1, "--image-size", "256x256")
-    assert sum(vision(doc["params"]["components"]).values()) == QWEN3_5_TOWER + 3 * 25_024
+    assert sum(vision(doc["params"]["components"]).values()) == QWEN3_5_TOWER + 4 * 25_024
     f = doc["flops"]["components"]
     assert (f["vision.deepstack.2"], f["vision.deepstack.3"]) == (33_554_432, 16_777_216)
 
