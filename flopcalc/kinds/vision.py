@@ -38,8 +38,9 @@ One declaration covers the towers of transformers 5.24's vision-language models
   projector, `deepstack_projector`, its output added to the text model's hidden states at the
   image tokens of its first layers, which adds no token and no FLOP to FlopCounterMode): each
   merger's parameters counted once per entry of the list, its linears run once per distinct
-  layer index below `n_layers` (`qwen3_vl/modeling_qwen3_vl.py` Qwen3VLVisionModel.forward:
-  `if layer_num in deepstack_visual_indexes`, the first merger of a repeated index);
+  index of a block the tower has, 0 to `n_layers` − 1 (`qwen3_vl/modeling_qwen3_vl.py`
+  Qwen3VLVisionModel.forward: `if layer_num in deepstack_visual_indexes`, the first merger of
+  a repeated index);
 - a learned position table of `positions` rows resampled to each image's grid (Qwen3-VL's
   `num_position_embeddings`, bilinear: a weighted sum of 4 rows, no matmul), where the table is
   not one row per patch of `image_size`.
@@ -463,7 +464,8 @@ def build(cfg: Any) -> Optional[VisionTower]:
     if c.d_model % c.n_heads:
         raise ValueError(f"vision.d_model {c.d_model} must be a multiple of vision.n_heads "
                          f"{c.n_heads}")
-    needs_size = (c.position_table and c.positions is None) or c.processor in ("fixed", "tiles", "internvl", "llama4")
+    needs_size = ((c.position_table and c.positions is None)
+                  or c.processor in ("fixed", "tiles", "internvl", "llama4"))
     if needs_size and c.image_size is None:
         raise ValueError("vision.image_size is required (the trained image size: it sizes the "
                          "position table and the processor's tiles)")
