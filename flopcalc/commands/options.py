@@ -206,6 +206,10 @@ _ALL = (
            "quantization_config, a preset's checkpoint), else bf16.", None, WEIGHT_FORMATS),
     Option("experts_dtype", "choice", "How routed experts are stored (gpt-oss: mxfp4). Default: "
            "--weights-dtype.", None, WEIGHT_FORMATS),
+    Option("language_model_only", "flag", "Load a multimodal model's language model alone, "
+           "without its vision tower (vLLM's --language-model-only; 0.10 and 0.11: "
+           "--limit-mm-per-prompt with image and video 0). Default: the tower is loaded, as "
+           "vLLM loads it when images are allowed.", False),
     Option("max_batch", "flag", "Serve the largest batch whose weights and KV cache fit the "
            "devices (needs --accelerator).", False),
     Option("engine", "text", "The serving engine (flopcalc/engines/registry.py): vllm (its "

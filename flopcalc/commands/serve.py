@@ -56,7 +56,7 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         block_size, kv_cache_dtype, max_num_batched_tokens, max_num_seqs, async_scheduling,
         prefix_caching, hybrid_kv_cache_manager, mamba_cache_dtype, mamba_ssm_cache_dtype,
         gdn_prefill_backend, mxfp4_backend, max_loras, max_lora_rank, max_cpu_loras,
-        kv_memory, kv_blocks, weights_dtype, experts_dtype, shared_prefix,
+        kv_memory, kv_blocks, weights_dtype, experts_dtype, language_model_only, shared_prefix,
         draft, draft_tokens, acceptance, prompt, gen, batch, network, efficiency, compute_dtype,
         compute_efficiency, memory_efficiency, peak, bandwidth, attention, engine, concurrency,
         request_rate, requests, random_state, range_ratio, pareto, price, board_watts,
@@ -77,6 +77,9 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
 
     dp = data_parallel(count, dp, tp, pp)
     loaded = load(model, set)
+    left_out = None
+    if language_model_only:
+        loaded, left_out = _language_model_only(model, set, loaded, chosen, version)
     config = config_json(loaded.origin)
     if asked:  # a release named: it must implement the model
         _implemented(engine, asked, loaded, config)
@@ -168,6 +171,8 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
                                 load=load_opts, **common)
     report.warnings.extend(found.warnings)
     _versioned(report, version, defaults[3], async_scheduling, prefix_caching)
+    if left_out is not None:
+        report.conventions.append(left_out)
     if ssm_from is None and mamba_ssm_cache_dtype == "auto" and \
             report.settings.mamba_cache_mode is not None:
         report.warnings.append(
@@ -183,6 +188,28 @@ def run(model, *, accelerator, count, tp, pp, dp, ep, max_model_len, gpu_memory_
         values["kv_memory"] = memories
         getattr(importlib.import_module(path), function)(report, loaded, hw, values)
     return report
+
+
+def _language_model_only(model: str, overrides, loaded, chosen, version) -> tuple[Any, str]:
+    """The model without its vision towers, as vLLM loads it with --language-model-only (0.33;
+    0.10 and 0.11 skip Qwen2-VL's to Qwen3-VL's towers when --limit-mm-per-prompt allows no
+    image and no video: `model_executor/models/qwen2_5_vl.py`, `qwen3_vl.py`; 0.33's
+    `_mark_tower_model` for every model that marks its towers), and the line saying so. vLLM
+    0.6 and 0.8 build the tower whatever the limits, and SGLang (0.5.5's Qwen3-VL) too."""
+    if chosen.name != "vllm" or (version is not None and version.version in ("0.6", "0.8")):
+        which = (f"vLLM {version.version}" if chosen.name == "vllm" else chosen.name)
+        raise FlopcalcError(f"--language-model-only: {which} loads the vision tower whatever "
+                            "the image limits; leave the flag out (vLLM 0.10 and later skip it)")
+    if not loaded.spec.towers:
+        raise FlopcalcError(f"--language-model-only: {loaded.name} has no vision tower that "
+                            "flopcalc counts; leave the flag out")
+    from ..counting.model import tower_params
+
+    n = sum(p.value for p in tower_params(loaded.spec))
+    names = ", ".join(t.label() for t in loaded.spec.towers)
+    return load(model, (*(overrides or ()), "vision=")), (
+        f"--language-model-only: the {names} ({n:,} params) is not loaded, as vLLM's "
+        "--language-model-only (or --limit-mm-per-prompt with image and video 0) leaves it out")
 
 
 def _versioned(report, version, line: str, async_scheduling: bool,
@@ -317,7 +344,8 @@ COMMAND = Command(
            "max_num_seqs", "async_scheduling", "prefix_caching", "hybrid_kv_cache_manager",
            "mamba_cache_dtype", "mamba_ssm_cache_dtype", "gdn_prefill_backend",
            "mxfp4_backend", "max_loras", "max_lora_rank", "max_cpu_loras", "kv_memory",
-           "kv_blocks", "weights_dtype", "experts_dtype", "shared_prefix", "draft",
+           "kv_blocks", "weights_dtype", "experts_dtype", "language_model_only",
+           "shared_prefix", "draft",
            "draft_tokens", "acceptance", "prompt", "gen", "batch", "network", "efficiency",
            "compute_dtype", "compute_efficiency", "memory_efficiency", "peak", "bandwidth"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL),

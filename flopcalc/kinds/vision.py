@@ -33,7 +33,17 @@ One declaration covers the towers of transformers 5.24's vision-language models
   pooling: no FLOPs) and `linear` to `out` (2·tokens·in·out); the class token dropped first
   when `drop_first` (llava's `default` feature strategy drops the first token: CLIP's class
   token, or a SigLIP tower's first patch), the outputs of `feature_layers` layers concatenated
-  (llava's list of vision_feature_layer).
+  (llava's list of vision_feature_layer);
+- Qwen3-VL's deepstack mergers (`deepstack`: the layers whose outputs each feed one more
+  projector, `deepstack_projector`, its output added to the text model's hidden states at the
+  image tokens of its first layers, which adds no token and no FLOP to FlopCounterMode): each
+  merger's parameters counted once per entry of the list, its linears run once per distinct
+  index of a block the tower has, 0 to `n_layers` − 1 (`qwen3_vl/modeling_qwen3_vl.py`
+  Qwen3VLVisionModel.forward: `if layer_num in deepstack_visual_indexes`, the first merger of
+  a repeated index);
+- a learned position table of `positions` rows resampled to each image's grid (Qwen3-VL's
+  `num_position_embeddings`, bilinear: a weighted sum of 4 rows, no matmul), where the table is
+  not one row per patch of `image_size`.
 
 The tokens it adds to the text: each tile's features after the projector, and the processor's
 special tokens around them (`processor`, `markers`; see `kinds.image_processors`). Parameters:
@@ -117,6 +127,9 @@ class VisionConfig:
     full_blocks: Optional[list[Count]] = None
     merge: Positive = 1
     projector: Optional[list[ProjectorStep]] = None
+    deepstack: Optional[list[int]] = None  # layers feeding a deepstack merger each
+    deepstack_projector: Optional[list[ProjectorStep]] = None
+    positions: Optional[Positive] = None  # rows of a resampled position table (Qwen3-VL)
     processor: Literal["fixed", "qwen", "pixtral", "tiles", "internvl", "llama4"] = "fixed"
     markers: Count = 0
     min_pixels: Optional[Positive] = None
@@ -162,6 +175,23 @@ def _linear(name: str, n_in: int, n_out: int, bias: bool, role: str) -> list[Par
     return parts
 
 
+def _steps(steps: Optional[list[ProjectorStep]], width: int, prefix: str) -> list[Part]:
+    """The tensors of a projector's steps, the first reading `width`-wide features."""
+    parts: list[Part] = []
+    for n, step in enumerate(steps or ()):
+        name = f"{prefix}.{n}"
+        if step.op == "linear":
+            assert step.out is not None  # build() checked it
+            parts += _linear(name, step.input or width, step.out, step.bias, COLUMN)
+            width = step.out
+        elif step.op == "norm":
+            parts += _norm(step.norm, width, name)
+        elif step.op == "shuffle":
+            assert step.factor is not None
+            width *= step.factor ** 2
+    return parts
+
+
 @dataclass(frozen=True)
 class VisionTower(Kind):
     """An image encoder and its projector (see `VisionConfig`)."""
@@ -174,8 +204,16 @@ class VisionTower(Kind):
     @property
     def patches(self) -> int:
         """Patches of a trained image: the position table's rows without the class token."""
+        if self.c.positions is not None:
+            return self.c.positions
         s = self.c.image_size or 0
         return (s // self.c.patch) ** 2
+
+    @property
+    def deepstack_runs(self) -> int:
+        """Deepstack mergers a forward runs: one per distinct layer index the tower has."""
+        # a negative index or one past the last block matches no block: built, never run
+        return len({i for i in self.c.deepstack or () if 0 <= i < self.c.n_layers})
 
     def layer_params(self) -> list[Part]:
         """One encoder layer's tensors."""
@@ -227,18 +265,12 @@ class VisionTower(Kind):
             parts += _norm("layernorm", w, "head.norm")
             parts += _linear("head.mlp.up", w, i, True, COLUMN)
             parts += _linear("head.mlp.down", i, w, True, ROW)
-        width = w * c.feature_layers
-        for n, step in enumerate(c.projector or ()):
-            name = f"projector.{n}"
-            if step.op == "linear":
-                assert step.out is not None  # build() checked it
-                parts += _linear(name, step.input or width, step.out, step.bias, COLUMN)
-                width = step.out
-            elif step.op == "norm":
-                parts += _norm(step.norm, width, name)
-            elif step.op == "shuffle":
-                assert step.factor is not None
-                width *= step.factor ** 2
+        parts += _steps(c.projector, w * c.feature_layers, "projector")
+        copies = len(c.deepstack or ())
+        if copies:  # one merger per listed layer, each its own tensors
+            parts += [Part(p.name, copies * p.value, p.family, p.shape, p.role, FIRST,
+                           matmul=p.matmul, module=p.module)
+                      for p in _steps(c.deepstack_projector, w, "deepstack")]
         return parts
 
     # ------------------------------------------------------------------------ the images
@@ -306,15 +338,18 @@ class VisionTower(Kind):
             raise ValueError(f"a {h}x{w} image is smaller than the vision tower's patch of {p}")
         return h // p, w // p
 
-    def _project(self, h: int, w: int, d_text: Optional[int] = None
+    def _project(self, h: int, w: int, d_text: Optional[int] = None, deepstack: bool = False
                  ) -> tuple[int, list[tuple[str, int]]]:
-        """Tokens out of the projector for one h x w piece, and the FLOPs of its steps."""
+        """Tokens out of the projector (or one deepstack merger) for one h x w piece, and the
+        FLOPs of its steps."""
         c = self.c
         rows, cols = self._grid(h, w)
         extra = int(c.cls_token) - int(c.drop_first)  # tokens beside the patch grid
-        width, out = c.d_model * c.feature_layers, []
-        for n, step in enumerate(c.projector or ()):
-            name = f"projector.{n}"
+        steps, prefix = ((c.deepstack_projector, "deepstack") if deepstack else
+                         (c.projector, "projector"))
+        width, out = c.d_model * (1 if deepstack else c.feature_layers), []
+        for n, step in enumerate(steps or ()):
+            name = f"{prefix}.{n}"
             tokens = rows * cols + extra
             if step.op == "linear":
                 assert step.out is not None
@@ -367,6 +402,9 @@ class VisionTower(Kind):
                 head += n * (2 * w * w + 4 * N * w * w + 4 * N * w + 2 * w * w + 4 * w * i)
             for name, f in self._project(h, wd, d)[1]:
                 proj[name] = proj.get(name, 0) + n * f
+            if self.deepstack_runs:  # each merger's linears over the piece's patches
+                for name, f in self._project(h, wd, d, deepstack=True)[1]:
+                    proj[name] = proj.get(name, 0) + self.deepstack_runs * n * f
         if c.attention == "batch":  # one sequence of every image's patches
             pairs = c.n_layers * tokens * tokens
         L = c.n_layers
@@ -426,7 +464,8 @@ def build(cfg: Any) -> Optional[VisionTower]:
     if c.d_model % c.n_heads:
         raise ValueError(f"vision.d_model {c.d_model} must be a multiple of vision.n_heads "
                          f"{c.n_heads}")
-    needs_size = c.position_table or c.processor in ("fixed", "tiles", "internvl", "llama4")
+    needs_size = ((c.position_table and c.positions is None)
+                  or c.processor in ("fixed", "tiles", "internvl", "llama4"))
     if needs_size and c.image_size is None:
         raise ValueError("vision.image_size is required (the trained image size: it sizes the "
                          "position table and the processor's tiles)")
@@ -435,10 +474,14 @@ def build(cfg: Any) -> Optional[VisionTower]:
     if c.attention == "window" and (c.window or 0) // c.merge // c.patch < 1:
         raise ValueError("vision.window must be at least vision.merge x vision.patch pixels")
     need = {"linear": "out", "shuffle": "factor", "pool": "tokens"}
-    for n, step in enumerate(c.projector or ()):
-        key = need.get(step.op)
-        if key is not None and getattr(step, key) is None:
-            raise ValueError(f"vision.projector.{n}: a {step.op} step needs '{key}'")
+    for group in ("projector", "deepstack_projector"):
+        for n, step in enumerate(getattr(c, group) or ()):
+            key = need.get(step.op)
+            if key is not None and getattr(step, key) is None:
+                raise ValueError(f"vision.{group}.{n}: a {step.op} step needs '{key}'")
+    if c.deepstack and not c.deepstack_projector:
+        raise ValueError("vision.deepstack needs vision.deepstack_projector (the steps of "
+                         "each deepstack merger)")
     return VisionTower(c)
 
 

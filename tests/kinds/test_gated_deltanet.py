@@ -236,17 +236,24 @@ def test_qwen3_5_nested_and_flat_forms_agree(cli, tmp_path):
     top = _total(cli, tmp_path, "top", {"model_type": "qwen3_5", **keys,
                                         "tie_word_embeddings": True})
     # The text model, its head tied by the wrapper's flag as Qwen3_5ForConditionalGeneration
-    # ties it (the text config says nothing: untied on its own); the vision tower is named in
-    # the notes and not counted.
-    assert nested["params"]["total"] == flat["params"]["total"] == top["params"]["total"]
-    assert "vision" not in nested["params"]["components"]
-    assert "not counted" in nested["model"]["notes"]
-    assert nested["flops"]["forward"] == flat["flops"]["forward"]
+    # ties it (the text config says nothing: untied on its own), and the wrapper's vision tower
+    # (Qwen3_5VisionConfig's defaults: 1,152 wide, MLP 4,304, patch 16 x 16 x 2 frames, 2,304
+    # positions, merger to 3,584): per block 2·2·1,152 + 1,152·3,456 + 3,456 + 1,152² + 1,152
+    # + 1,152·4,304 + 4,304 + 4,304·1,152 + 1,152 = 15,239,504; conv 1,536·1,152 + 1,152 =
+    # 1,770,624; positions 2,304·1,152 = 2,654,208; merger 2·1,152 + 4,608² + 4,608 +
+    # 4,608·3,584 + 3,584 = 37,759,232. The nested file's 2 blocks: 72,663,072; the flat file
+    # without vision_config gets the default 27 blocks: 453,650,672.
+    rest = 1_770_624 + 2_654_208 + 37_759_232
+    assert nested["params"]["total"] == flat["params"]["total"] + 2 * 15_239_504 + rest
+    assert top["params"]["total"] == flat["params"]["total"] + 27 * 15_239_504 + rest
+    assert "all in params.total" in nested["model"]["notes"]
+    assert nested["flops"]["forward"] == flat["flops"]["forward"]  # no images: no tower run
     assert "lm_head.weight" not in nested["params"]["components"]
     # the text config's own flag does not tie the wrapper's head: V x d more (97 x 64)
     untied = _total(cli, tmp_path, "untied", {
         "model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text", **keys,
-                                                 "tie_word_embeddings": True}})
+                                                 "tie_word_embeddings": True},
+        "vision_config": {"depth": 2}})
     assert untied["params"]["total"] - nested["params"]["total"] == 97 * 64
 
 

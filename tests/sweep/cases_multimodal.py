@@ -23,6 +23,11 @@ VIT = dict(hidden_size=48, intermediate_size=80, num_hidden_layers=2, num_attent
 Q3V = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=4, patch_size=4,
            spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=64,
            num_position_embeddings=16, deepstack_visual_indexes=[0])
+Q3V_WIDE = {"top": {"vision_config": dict(depth=4, hidden_size=96, intermediate_size=200,
+                                           num_heads=6, patch_size=14, spatial_merge_size=3,
+                                           temporal_patch_size=1, in_channels=1,
+                                           out_hidden_size=1024, num_position_embeddings=100,
+                                           deepstack_visual_indexes=[1, 1, 7])}}
 NEMOTRON_H = dict(vocab_size=97, hidden_size=32, intermediate_size=48, num_attention_heads=4,
                   num_key_value_heads=2, head_dim=8, mamba_num_heads=8, mamba_head_dim=8,
                   n_groups=2, ssm_state_size=8, chunk_size=8, n_routed_experts=4,
@@ -152,13 +157,16 @@ CASES = [
                               layer_types=["conv", "full_attention"])),
     text_only("exaone4_5", {**LLAMA, "sliding_window": 8}, (TIED,),
               fix={"model_type": "exaone4"}),
+    # Qwen3-VL: deepstack mergers (a repeated index and one past the last layer: built, not
+    # run), other merge, temporal patch, channels and position-table sizes
+    tower("qwen3_vl", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
+          (Q3V_WIDE, UNTIED, TIED)),
+    tower("cosmos3_omni", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}},
+          (Q3V_WIDE, TIED)),
+    tower("qwen3_vl_moe", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "num_experts": 4,
+                           "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+                           "top": {"vision_config": Q3V}}, (Q3V_WIDE, TIED)),
     # text types no causal-LM class takes: the FLOP check runs the wrapper, its tower shrunk
-    text_only("qwen3_vl", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "top": {"vision_config": Q3V}}),
-    text_only("cosmos3_omni", {**LLAMA, "head_dim": 16, **QWEN_ROPE,
-                               "top": {"vision_config": Q3V}}),
-    text_only("qwen3_vl_moe", {**LLAMA, "head_dim": 16, **QWEN_ROPE, "num_experts": 4,
-                               "num_experts_per_tok": 2, "moe_intermediate_size": 16,
-                               "top": {"vision_config": Q3V}}),
     text_only("glm_ocr", {**LLAMA, "head_dim": 16, **QWEN_ROPE,
                           "top": {"vision_config": dict(depth=2, hidden_size=32, num_heads=4,
                                                         image_size=16, patch_size=4,

@@ -157,6 +157,10 @@ VISION_DEFAULTS: dict[str, Raw] = {
                               in_channels=3, patch_size=14, spatial_merge_size=2,
                               temporal_patch_size=2, window_size=112, out_hidden_size=3584,
                               fullatt_block_indexes=[7, 15, 23, 31]),
+    "qwen3_vl_vision": dict(depth=27, hidden_size=1152, intermediate_size=4304, num_heads=16,
+                            in_channels=3, patch_size=16, spatial_merge_size=2,
+                            temporal_patch_size=2, out_hidden_size=3584,
+                            num_position_embeddings=2304, deepstack_visual_indexes=[8, 16, 24]),
     "llama4_vision_model": dict(hidden_size=768, num_hidden_layers=34, num_attention_heads=16,
                                 num_channels=3, intermediate_size=5632, vision_output_dim=7680,
                                 image_size=448, patch_size=14, pixel_shuffle_ratio=0.5,
@@ -168,6 +172,11 @@ VISION_DEFAULTS: dict[str, Raw] = {
                             use_absolute_position_embeddings=True, use_mean_pooling=True),
 }
 VISION_DEFAULTS["smolvlm_vision"] = VISION_DEFAULTS["idefics3_vision"]
+VISION_DEFAULTS["qwen3_vl_moe_vision"] = VISION_DEFAULTS["qwen3_vl_vision"]
+# Qwen3.5's: Qwen3-VL's without deepstack (Qwen3_5VisionConfig has no such key)
+VISION_DEFAULTS["qwen3_5_vision"] = {k: v for k, v in VISION_DEFAULTS["qwen3_vl_vision"].items()
+                                     if k != "deepstack_visual_indexes"}
+VISION_DEFAULTS["qwen3_5_moe_vision"] = VISION_DEFAULTS["qwen3_5_vision"]
 
 
 def _square(v: Config, key: str) -> int:
@@ -314,6 +323,38 @@ def _qwen2_5_vl(c: Config, v: Config, text: Raw) -> Raw:
                           {"op": "linear", "out": v("out_hidden_size"), "bias": True}]}
 
 
+# Qwen3-VL's and Qwen3.5's image processor as their published preprocessor_config.json set it
+# (Qwen/Qwen3-VL-8B-Instruct, Qwen/Qwen3.5-27B: size shortest_edge 65536, longest_edge
+# 16777216 pixels; the processor class's own defaults are Qwen2-VL's)
+QWEN3_MIN_PIXELS, QWEN3_MAX_PIXELS = 65_536, 16_777_216
+
+
+def _qwen3_vl(c: Config, v: Config, text: Raw) -> Raw:
+    """Qwen3VLVisionModel (and Qwen3.5's, the same without deepstack): Conv3d with a bias,
+    a learned table of num_position_embeddings rows resampled to each image's grid, LayerNorms,
+    qkv and proj biased, a plain MLP (linear_fc1, linear_fc2, biased); the merger: LayerNorm(E),
+    m x m patches concatenated, Linear(E·m², E·m²) and Linear(E·m², out_hidden_size), biased;
+    one more merger per deepstack_visual_indexes entry with its LayerNorm after the
+    concatenation (E·m² wide). `out_hidden_size` is the text width, `hidden_size` the tower's."""
+    e, m = v("hidden_size"), v("spatial_merge_size", 2)
+    out = v("out_hidden_size", 3584)
+    merger = [{"op": "linear", "out": e * m * m, "bias": True},
+              {"op": "linear", "out": out, "bias": True}]
+    block: Raw = {"name": "Qwen3-VL" if "vl" in v.model_type else "Qwen3.5",
+                  "d_model": e, "n_layers": v("depth"), "n_heads": v("num_heads"),
+                  "d_ff": v("intermediate_size"), "patch": _square(v, "patch_size"),
+                  "channels": v("in_channels", 3),
+                  "temporal_patch": _square(v, "temporal_patch_size"), "patch_bias": True,
+                  "positions": v("num_position_embeddings", 2304), "merge": m,
+                  "processor": "qwen", "markers": 2, "min_pixels": QWEN3_MIN_PIXELS,
+                  "max_pixels": QWEN3_MAX_PIXELS,
+                  "projector": [{"op": "norm"}, {"op": "shuffle", "factor": m}, *merger]}
+    if "vl" in v.model_type:  # Qwen3.5's tower has no deepstack mergers
+        block["deepstack"] = list(v.ints("deepstack_visual_indexes", [8, 16, 24]))
+        block["deepstack_projector"] = [{"op": "shuffle", "factor": m}, {"op": "norm"}, *merger]
+    return block
+
+
 def llama4_vision(c: Config, v: Config, text: Raw) -> Raw:
     """Llama4VisionModel: unfold + Linear (no bias), a class token appended, N + 1 positions,
     LayerNorms before and after, biased ViT layers; the vision adapter (pixel shuffle by
@@ -405,9 +446,20 @@ WRAPPERS: dict[str, Wrapper] = {
     "qwen2_5_vl": Wrapper("qwen2_5_vl_text", or_text=_T, tower=_qwen2_5_vl,
                           vision_type="qwen2_5_vl_vision", flat=True),
     "internvl": Wrapper("qwen2", tied=_T, tower=_internvl, vision_type="internvl_vision"),
+    "qwen3_vl": Wrapper("qwen3_vl_text", tower=_qwen3_vl, vision_type="qwen3_vl_vision"),
+    "qwen3_vl_moe": Wrapper("qwen3_vl_moe_text", tower=_qwen3_vl,
+                            vision_type="qwen3_vl_moe_vision"),
+    # Cosmos3-Omni: Qwen3-VL's tower and text model under another name (Cosmos3OmniConfig
+    # reads any vision_config as qwen3_vl_vision)
+    "cosmos3_omni": Wrapper("qwen3_vl_text", tower=_qwen3_vl, vision_type="qwen3_vl_vision"),
+    # Qwen3.5's head ties by the wrapper's own flag (Qwen3_5ForConditionalGeneration), not the
+    # text config's
+    "qwen3_5": Wrapper("qwen3_5_text", flat=True, tower=_qwen3_vl, vision_type="qwen3_5_vision"),
+    "qwen3_5_moe": Wrapper("qwen3_5_moe_text", flat=True, tower=_qwen3_vl,
+                           vision_type="qwen3_5_moe_vision"),
     # the language model alone (their towers are not read)
     "aya_vision": Wrapper("cohere2", tied=_T), "blip-2": Wrapper("opt", tie="text"),
-    "cohere2_vision": Wrapper("cohere2", tied=_T), "cosmos3_omni": Wrapper("qwen3_vl_text"),
+    "cohere2_vision": Wrapper("cohere2", tied=_T), 
     "deepseek_vl": Wrapper("llama", tied=_T), "deepseek_vl_hybrid": Wrapper("llama", tied=_T),
     "exaone4_5": Wrapper("exaone4"), "fast_vlm": Wrapper("qwen2", or_text=_T),
 "fun_asr_nano": Wrapper("qwen3", tied=_T),
@@ -430,12 +482,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "omniasr": Wrapper("llama", tie="never"), "ovis2": Wrapper("qwen2", tied=_T),
     "perception_lm": Wrapper("llama", tied=None), "pp_chart2table": Wrapper("qwen2", tied=_T),
     "qianfan_ocr": Wrapper("qwen3"), "qwen2_audio": Wrapper("qwen2", tie="never"),
-    "qwen3_asr": Wrapper("qwen3", tied=_T), "qwen3_vl": Wrapper("qwen3_vl_text"),
-    "qwen3_vl_moe": Wrapper("qwen3_vl_moe_text"),
-    # Qwen3.5's towers (a Qwen3-VL-style ViT with a patch merger) are not read either; the head
-    # ties by the wrapper's own flag (Qwen3_5ForConditionalGeneration), not the text config's
-    "qwen3_5": Wrapper("qwen3_5_text", flat=True),
-    "qwen3_5_moe": Wrapper("qwen3_5_moe_text", flat=True),
+    "qwen3_asr": Wrapper("qwen3", tied=_T),
     # transformers 5.25 (their text model an AutoModel of text_config, Qwen3 by default)
     "llava_onevision1_5": Wrapper("qwen3"), "ovis2_5": Wrapper("qwen3"),
     "vibevoice_asr": Wrapper("qwen2", tie="never"),
@@ -522,6 +569,10 @@ def vision_config(c: Config, entry: Wrapper) -> Optional[Config]:
     if not isinstance(raw, dict):
         raise c.wrong("vision_config", raw, dict)
     kind = raw.get("model_type") or entry.vision_type
+    if kind == c.model_type or c.model_type == "cosmos3_omni":
+        # older Qwen3.5 files name the wrapper's type (Qwen3_5Config reads it as its vision
+        # type); Cosmos3OmniConfig reads any vision_config as Qwen3-VL's
+        kind = entry.vision_type
     if kind not in VISION_DEFAULTS:
         return None
     data = {**VISION_DEFAULTS[kind], **{k: v for k, v in raw.items() if v is not None}}
