@@ -114,8 +114,10 @@ _ALL = (
            "weights (gathered layer by layer).", 0,
            tuple(map(str, ZERO_STAGES))),
     Option("recompute", "choice", "Activation recomputation: selective recomputes the attention "
-           "core (its s² tensors are not kept), full each layer's forward from its input.",
-           "none", RECOMPUTE),
+           "core (its s² tensors are not kept), full each layer's forward from its input, op "
+           "torchtitan's per-op selective checkpointing (every second matmul of a layer and "
+           "all its element-wise ops run again; attention and the other matmuls are kept).",
+           "none", RECOMPUTE + ("op",)),
     Option("recompute_modules", "text", "Megatron-Core's selective recomputation by module "
            "(--recompute-granularity selective --recompute-modules), a comma list of core_attn, "
            "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts: each frees its saved "
