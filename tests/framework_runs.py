@@ -14,7 +14,7 @@ How a source's words become options (the source of each in SOURCES.md and framew
   splits over dp, the closest it can say).
 - float8 is `--dtype fp8` with the row's recipe (torchtitan before 2025 had only torchao's
   dynamic tensorwise scaling); MXFP8 is `--fp8-recipe mxfp8`.
-- Activation checkpointing: torchtitan's per-op selective AC is `--recompute selective`, full AC
+- Activation checkpointing: torchtitan's per-op selective AC is `--recompute op`, full AC
   (AutoModel's `activation_checkpointing: true` wraps each layer) `--recompute full`.
 - TP runs with sequence parallelism where the source does (torchtitan's SequenceParallel
   norms; AutoModel's `sequence_parallel` key); Async TP is `--tp-overlap`, vanilla TP
@@ -61,7 +61,7 @@ GRAND_TETON = {"title": "H100 96GB HBM2e, 500 W (Grand Teton)", "vendor": "NVIDI
                "H100 96GB HBM2e, 2.4 TB/s, 500 W; peak between SXM and NVL (footnote 2)",
                "memory_bytes": "96GB", "memory_bandwidth": "2.4TB",
                "peak_flops": {"bf16": "989.5T", "fp8": "1979T"}}
-RECOMPUTE = {"selective (per op)": "selective", "full": "full", "none": "none"}
+RECOMPUTE = {"selective (per op)": "op", "full": "full", "none": "none"}
 # AutoModel's page writes EP '-' for gpt-oss; the configs it names run DeepEP with ep_size 8
 # (gptoss_20b_te_deepep.yaml) and 64 (gptoss_120b_te_deepep.yaml at 36044ad): frameworks.json
 # `config`
