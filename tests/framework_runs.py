@@ -28,9 +28,10 @@ How a source's words become options (the source of each in SOURCES.md and framew
 - torchtitan's H100s are Grand Teton's 500 W HBM2e parts whose clock is unpublished: each run is
   predicted at the SXM peak and at 835 TFLOP/s and the interval joined (as tests/training_runs.py
   does for its torchtitan run).
-- A micro-batch under pipeline parallelism, virtual stages and compile are left open where the
-  source does not state them (flopcalc has no compile option: eager and compiled runs of one
-  layout get one prediction).
+- torch.compile as each row states it (`compile`, every row here states it): compiled runs
+  `--compile` (fused element-wise kernels), eager ones `--no-compile`.
+- A micro-batch under pipeline parallelism and virtual stages are left open where the source
+  does not state them.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def options(r: dict[str, Any]) -> list[dict[str, Any]]:
         global_batch=r["global_batch"], zero=3, dropout="off", grad_fp32=True,
         recompute=RECOMPUTE[r["activation_checkpointing"]],
         sequence_parallel=bool(r["sequence_parallel"]))
+    if r["compile"] is not None:  # (every row states it; None would keep the default)
+        opts["compile"] = bool(r["compile"])
     if tp > 1:
         opts["tp_overlap"] = bool(r["async_tp"])
     if r["micro_batch"]:

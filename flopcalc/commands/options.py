@@ -168,6 +168,9 @@ _ALL = (
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's compute "
            "(Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
            "Megatron-Bridge's MoE recipes).", False),
+    Option("compile", "flag", "Fused element-wise kernels (norms, activation times gate, rotary), "
+           "as Transformer Engine and torch.compile run them; --no-compile: eager PyTorch, each "
+           "op its own kernel moving its tensors (torchtitan without compile).", True),
     Option("cuda_graph", "flag", "The whole step replayed as one CUDA graph (Megatron-Core's "
            "--cuda-graph-impl full_iteration): no host time to issue its kernels. Without it "
            "the device waits where the host issues them slower than they run (small layers, "
