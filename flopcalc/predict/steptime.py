@@ -41,7 +41,10 @@ Compute, per micro-batch and device (`StageCost`):
   softmax reads and writes 2 bytes per score and dropout reads 2, writes 2 and a 1-byte mask
   (9 per score): 44·sbh + 9·as²b forward against 1.5·A = 51·sbh + 7.5·as²b; backward each
   reads its saved input and the output gradient and writes the input gradient (3 tensors for
-  2: 1.5 ×).
+  2: 1.5 ×). These are fused kernels' bytes; eager PyTorch (`compiled` False, `--no-compile`)
+  adds what its unfused RMSNorm, SiLU·gate and rotary move beyond them (`EAGER_BYTES`, counted
+  by hand from torchtitan's and PyTorch's code: 40, 10 and 20 bytes per element against 4, 6
+  and 4), 1.5 × that backward.
 - **Routed tokens**: the unpermutation after the experts reads the k copies of each token and
   writes it, 2·(k + 1)·d bytes forward and 2·(2k + 1)·d backward (Megatron-Core's `unpermute`).
 - **Head**: the LM head's matmul (vocabulary split by t) and fp32 cross-entropy, 22 bytes per

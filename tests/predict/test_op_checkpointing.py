@@ -111,3 +111,14 @@ def test_cli_takes_op_and_refuses_it_with_megatron_modules(cli):
     assert r.code == 0 and r.json()["layout"]["recompute"] == "op"
     r = cli(*base, "--recompute", "op", "--recompute-modules", "mlp")
     assert r.code == 2 and "torchtitan" in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_mfu_hfu_adds_the_rerun_matmuls_per_token(cli):
+    # Llama 3.1 8B: 5,100,273,664 FLOPs per token run again (above), the HFU row's difference
+    rows = {}
+    for r in ("none", "op"):
+        out = cli("mfu", "llama-3.1-8b", "--accelerator", "h100-sxm", "--count", "8", "--seq",
+                  "8192", "--tokens-per-second", "60000", "--recompute", r, "-f", "json")
+        rows[r] = next(x["flops_per_token"] for x in out.json()["rows"]
+                       if x["name"] == "hfu_exact_causal")
+    assert rows["op"] - rows["none"] == 5_100_273_664
