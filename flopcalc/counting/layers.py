@@ -128,9 +128,9 @@ def _op_kept(layer: Layer, d: int, k: Keeping) -> list[Part]:
     weights = [p for p in layer_flops(layer, d, Workload(s, s, b, "causal"))
                if p.family == WEIGHTS]
     ffn = layer.ffn
-    again = op_reruns(((p.name, p.role) for p in weights), ffn is not None and bool(ffn.routed))
-    for p in weights:
-        if p.name in again or len(p.weight_shape) != 2:
+    again = op_reruns((p.role for p in weights), ffn is not None and bool(ffn.routed))
+    for p, rerun in zip(weights, again):
+        if rerun or len(p.weight_shape) != 2:
             continue
         n_out = p.weight_shape[-1]
         width = Fraction(n_out, t) if p.role == COLUMN else Fraction(n_out)

@@ -364,9 +364,8 @@ def recomputed_flops(spec: ModelSpec, w: Workload, recompute: str) -> int:
         for g in spec.groups():
             parts = [p for p in layer_flops(g.layer, spec.d_model, w) if p.family == WEIGHTS]
             ffn = g.layer.ffn
-            again = op_reruns(((p.name, p.role) for p in parts),
-                              ffn is not None and bool(ffn.routed))
-            extra += g.count * sum(p.value for p in parts if p.name in again)
+            again = op_reruns((p.role for p in parts), ffn is not None and bool(ffn.routed))
+            extra += g.count * sum(p.value for p, rerun in zip(parts, again) if rerun)
         return extra
     if not by_module(recompute):
         return 0

@@ -187,20 +187,20 @@ def reruns(layer: Any, mods: frozenset[str]) -> Callable[[str], bool]:
     return lambda name: name in names or any(name.startswith(p) for p in prefixes)
 
 
-def op_reruns(gemms: Iterable[tuple[str, str]], routed: bool) -> frozenset[str]:
-    """The forward matmuls torchtitan's per-op checkpointing runs again, from a layer's weight
-    matmuls `(name, role)` in forward order: routed experts' GEMMs and a routed layer's router
-    always, the other matmuls counted in order and every second one (the 2nd, 4th, ...)."""
-    again: set[str] = set()
+def op_reruns(roles: Iterable[str], routed: bool) -> tuple[bool, ...]:
+    """Whether torchtitan's per-op checkpointing runs each of a layer's forward weight matmuls
+    again, given their tensor-parallel roles in forward order (position by position): routed
+    experts' GEMMs and a routed layer's router always, the other matmuls counted in order and
+    every second one (the 2nd, 4th, ...)."""
+    again: list[bool] = []
     count = 0
-    for name, role in gemms:
+    for role in roles:
         if role == EXPERT or (routed and role == REPLICATED):
-            again.add(name)  # grouped GEMM (never saved); the router (forced, not counted)
+            again.append(True)  # grouped GEMM (never saved); the router (forced, not counted)
             continue
         count += 1
-        if count % 2 == 0:
-            again.add(name)
-    return frozenset(again)
+        again.append(count % 2 == 0)
+    return tuple(again)
 
 
 FREES = {

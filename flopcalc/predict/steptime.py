@@ -737,17 +737,17 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     mods = modules_of(lay.recompute) if by_module(lay.recompute) else frozenset()
     rerun = reruns(lp.layer, mods)
     again = 0.0  # the forward matmuls Megatron-Core's recompute modules run again
-    op = frozenset()  # ... or torchtitan's per-op checkpointing
-    if lay.recompute == OP:
-        op = op_reruns(((g.name, g.role) for g in lp.gemms), bool(lp.moe[0]))
-    for g in lp.gemms:
+    # ... or torchtitan's per-op checkpointing, matmul by matmul
+    op = op_reruns((g.role for g in lp.gemms), bool(lp.moe[0])) if lay.recompute == OP \
+        else (False,) * len(lp.gemms)
+    for g, op_again in zip(lp.gemms, op):
         m, n, k, batch = _gemm_shapes(g, scale, lay)
         # an expert's tokens are its rows forward and backward, its reduction in the weight
         # gradient: the grouped kernel's rate at that many tokens for all three
         gs = grouped_share(m) if g.role == EXPERT else 1.0
         forward = gemm_time(m, n, k, mc, end, batch, gs)
         c.gemm_f += forward
-        if (mods and rerun(g.name)) or g.name in op:
+        if (mods and rerun(g.name)) or op_again:
             again += forward
         if cast:  # quantising the input forward and the output gradient backward
             c.mem_f += cast[0] * m * k * batch / bw

@@ -251,8 +251,8 @@ def hardware_flops_per_sequence(prof: Any, lay: Layout, attention: str = "causal
         extra = attention_flops
     elif lay.recompute == OP:  # torchtitan's per-op checkpointing: the matmuls not saved
         for lp in prof.layers:
-            again = op_reruns(((g.name, g.role) for g in lp.gemms), bool(lp.moe[0]))
-            extra += lp.count * sum(g.flops for g in lp.gemms if g.name in again)
+            again = op_reruns((g.role for g in lp.gemms), bool(lp.moe[0]))
+            extra += lp.count * sum(g.flops for g, rerun in zip(lp.gemms, again) if rerun)
     elif by_module(lay.recompute):  # Megatron-Core's modules: the matmuls each runs again
         mods = modules_of(lay.recompute)
         extra = attention_flops if "core_attn" in mods else 0
