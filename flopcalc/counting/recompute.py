@@ -221,7 +221,14 @@ FREES = {
 
 
 def describe(recompute: str) -> list[str]:
-    """The "how counted" line of a module list: what each module frees and runs again."""
+    """The "how counted" line of a module list (what each module frees and runs again) or of
+    torchtitan's per-op checkpointing."""
+    if recompute == OP:
+        return ["recompute op (torchtitan's per-op selective activation checkpointing, read at "
+                "820504e and b5bcd76): each layer keeps its input, the output of every other "
+                "matmul (the 1st, 3rd, ... in forward order) and attention's output and "
+                "log-sum-exp; the other matmuls (a Llama block's wk, wo, w3), routed experts' "
+                "GEMMs, the router and every element-wise op run again in backward"]
     if not by_module(recompute):
         return []
     mods = modules_of(recompute)

@@ -130,3 +130,17 @@ def test_mfu_hfu_adds_the_rerun_matmuls_per_token(cli):
         rows[r] = next(x["flops_per_token"] for x in out.json()["rows"]
                        if x["name"] == "hfu_exact_causal")
     assert rows["op"] - rows["none"] == 5_100_273_664
+
+
+@pytest.mark.behaviour
+def test_memory_keeps_the_hand_counted_bytes_and_says_how(cli):
+    # Llama 3.1 8B at 1,024 tokens, one layer: input 8,388,608; wq 8,388,608; wv 2·1024·1024 =
+    # 2,097,152; w1 2·1024·14336 = 29,360,128; w2 8,388,608; SDPA 8,388,608 and 4·1024·32 =
+    # 131,072: 65,142,784 bytes a layer, against the 32 layers' total
+    out = cli("memory", "llama-3.1-8b", "--recompute", "op", "--seq", "1024", "-f",
+              "json").json()
+    assert any("torchtitan's per-op" in c for c in out["conventions"])
+    layers = cli("memory", "llama-3.1-8b", "--recompute", "full", "--seq", "1024", "-f",
+                 "json").json()
+    # full keeps 2·1024·4096 = 8,388,608 a layer; op keeps 56,754,176 more a layer
+    assert out["memory"]["activations"] - layers["memory"]["activations"] == 32 * 56_754_176
