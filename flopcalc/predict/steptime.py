@@ -475,7 +475,8 @@ def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float,
     """(forward, backward) seconds the host takes to issue one micro-batch of a stage of
     `layers` layers (each kind in proportion), 0 under a full-iteration CUDA graph: the
     operators of `_host_ops`, backward BACKWARD_OPS × theirs (and the forward's again under
-    full recomputation), and per local expert of a routed layer EXPERT_LINEARS GEMMs forward
+    full recomputation and torchtitan's per-op checkpointing, which runs the block's whole
+    forward function again, its saved ops answered from the cache), and per local expert of a routed layer EXPERT_LINEARS GEMMs forward
     and EXPERT_LINEARS × EXPERT_BACKWARD_OPS operators backward, each at EAGER_OP_S."""
     if lay.cuda_graph:
         return 0.0, 0.0
@@ -486,7 +487,7 @@ def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float,
         f = lp.host_ops + EXPERT_LINEARS * local
         fwd += share * f
         bwd += share * (BACKWARD_OPS * lp.host_ops + EXPERT_LINEARS * EXPERT_BACKWARD_OPS * local
-                        + (f if lay.recompute == "full" else 0))
+                        + (f if lay.recompute in ("full", OP) else 0))
     each = EAGER_OP_S[ENDS.index(end)]
     return fwd * each, bwd * each
 

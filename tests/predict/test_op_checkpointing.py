@@ -144,3 +144,12 @@ def test_memory_keeps_the_hand_counted_bytes_and_says_how(cli):
                  "json").json()
     # full keeps 2·1024·4096 = 8,388,608 a layer; op keeps 56,754,176 more a layer
     assert out["memory"]["activations"] - layers["memory"]["activations"] == 32 * 56_754_176
+
+
+@pytest.mark.behaviour
+def test_the_host_issues_the_forward_again_as_under_full():
+    # the checkpoint re-runs the block's forward function: every operator is dispatched again
+    prof = S.profile(load("llama-3.1-8b").spec, 1024)
+    none, op, full = (S.host_time(prof, S.Layout(recompute=r), "estimate", 32)
+                      for r in ("none", "op", "full"))
+    assert op == full and op[1] == pytest.approx(none[1] + none[0]) and op[0] == none[0]
