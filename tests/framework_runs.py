@@ -14,7 +14,7 @@ How a source's words become options (the source of each in SOURCES.md and framew
   splits over dp, the closest it can say).
 - float8 is `--dtype fp8` with the row's recipe (torchtitan before 2025 had only torchao's
   dynamic tensorwise scaling); MXFP8 is `--fp8-recipe mxfp8`.
-- Activation checkpointing: torchtitan's per-op selective AC is `--recompute selective`, full AC
+- Activation checkpointing: torchtitan's per-op selective AC is `--recompute op`, full AC
   (AutoModel's `activation_checkpointing: true` wraps each layer) `--recompute full`.
 - TP runs with sequence parallelism where the source does (torchtitan's SequenceParallel
   norms; AutoModel's `sequence_parallel` key); Async TP is `--tp-overlap`, vanilla TP
@@ -28,9 +28,10 @@ How a source's words become options (the source of each in SOURCES.md and framew
 - torchtitan's H100s are Grand Teton's 500 W HBM2e parts whose clock is unpublished: each run is
   predicted at the SXM peak and at 835 TFLOP/s and the interval joined (as tests/training_runs.py
   does for its torchtitan run).
-- A micro-batch under pipeline parallelism, virtual stages and compile are left open where the
-  source does not state them (flopcalc has no compile option: eager and compiled runs of one
-  layout get one prediction).
+- torch.compile as each row states it (`compile`, every row here states it): compiled runs
+  `--compile` (fused element-wise kernels), eager ones `--no-compile`.
+- A micro-batch under pipeline parallelism and virtual stages are left open where the source
+  does not state them.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ GRAND_TETON = {"title": "H100 96GB HBM2e, 500 W (Grand Teton)", "vendor": "NVIDI
                "H100 96GB HBM2e, 2.4 TB/s, 500 W; peak between SXM and NVL (footnote 2)",
                "memory_bytes": "96GB", "memory_bandwidth": "2.4TB",
                "peak_flops": {"bf16": "989.5T", "fp8": "1979T"}}
-RECOMPUTE = {"selective (per op)": "selective", "full": "full", "none": "none"}
+RECOMPUTE = {"selective (per op)": "op", "full": "full", "none": "none"}
 # AutoModel's page writes EP '-' for gpt-oss; the configs it names run DeepEP with ep_size 8
 # (gptoss_20b_te_deepep.yaml) and 64 (gptoss_120b_te_deepep.yaml at 36044ad): frameworks.json
 # `config`
@@ -98,6 +99,8 @@ def options(r: dict[str, Any]) -> list[dict[str, Any]]:
         global_batch=r["global_batch"], zero=3, dropout="off", grad_fp32=True,
         recompute=RECOMPUTE[r["activation_checkpointing"]],
         sequence_parallel=bool(r["sequence_parallel"]))
+    if r["compile"] is not None:  # (every row states it; None would keep the default)
+        opts["compile"] = bool(r["compile"])
     if tp > 1:
         opts["tp_overlap"] = bool(r["async_tp"])
     if r["micro_batch"]:

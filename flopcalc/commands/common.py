@@ -89,6 +89,9 @@ def recompute_setting(spec: Any, name: str, recompute: Optional[str],
         return recompute
     from ..counting.recompute import MODULES, canonical, lacking
 
+    if recompute == "op":
+        raise FlopcalcError("--recompute-modules is Megatron-Core's selective recomputation, "
+                            "--recompute op torchtitan's per-op checkpointing: give one of them")
     if recompute == "full":  # (none is memory's default: the list then says what is done)
         raise FlopcalcError("--recompute-modules recomputes modules selectively (Megatron-Core's "
                             "--recompute-granularity selective), --recompute full every layer: "

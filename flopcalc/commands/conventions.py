@@ -14,8 +14,8 @@ def run(model, *, seq, tokens, recompute, scan, set):  # noqa: A002
     from ..reports.common import default_seq, default_tokens
     from ..reports.conventions import build_conventions_report
 
-    if recompute == "selective":
-        raise FlopcalcError("--recompute selective recomputes the attention core, which no "
+    if recompute in ("selective", "op"):
+        raise FlopcalcError(f"--recompute {recompute} recomputes part of each layer, which no "
                             "published convention counts: mfu and step give its HFU; here "
                             "choose none or full")
     loaded = load(model, set)

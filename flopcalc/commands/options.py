@@ -114,8 +114,10 @@ _ALL = (
            "weights (gathered layer by layer).", 0,
            tuple(map(str, ZERO_STAGES))),
     Option("recompute", "choice", "Activation recomputation: selective recomputes the attention "
-           "core (its s² tensors are not kept), full each layer's forward from its input.",
-           "none", RECOMPUTE),
+           "core (its s² tensors are not kept), full each layer's forward from its input, op "
+           "torchtitan's per-op selective checkpointing (every second matmul of a layer and "
+           "all its element-wise ops run again; attention and the other matmuls are kept).",
+           "none", RECOMPUTE + ("op",)),
     Option("recompute_modules", "text", "Megatron-Core's selective recomputation by module "
            "(--recompute-granularity selective --recompute-modules), a comma list of core_attn, "
            "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts: each frees its saved "
@@ -166,6 +168,9 @@ _ALL = (
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's compute "
            "(Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
            "Megatron-Bridge's MoE recipes).", False),
+    Option("compile", "flag", "Fused element-wise kernels (norms, activation times gate, rotary), "
+           "as Transformer Engine and torch.compile run them; --no-compile: eager PyTorch, each "
+           "op its own kernel moving its tensors (torchtitan without compile).", True),
     Option("cuda_graph", "flag", "The whole step replayed as one CUDA graph (Megatron-Core's "
            "--cuda-graph-impl full_iteration): no host time to issue its kernels. Without it "
            "the device waits where the host issues them slower than they run (small layers, "

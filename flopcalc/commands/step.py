@@ -15,7 +15,8 @@ from .options import CAUSAL, OPTIONS, UNKNOWN, pick
 def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
            sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
            tp_overlap, capacity_factor, count, etp, dispatcher, moe_overlap,
-           schedule, cuda_graph=False) -> tuple[Any, int, list[str]]:
+           schedule, cuda_graph=False, compile=True  # noqa: A002
+           ) -> tuple[Any, int, list[str]]:
     """The Layout of `step` from its options, with the unknowns (the options not given)."""
     from ..predict.steptime import Layout
     from ..reports.common import default_seq
@@ -40,14 +41,15 @@ def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recom
                  flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
                  capacity=capacity_factor or Fraction(1), etp=expert_tp(spec, etp, tp, ep),
                  dispatcher=dispatcher, moe_overlap=moe_overlap, schedule=schedule,
-                 cuda_graph=cuda_graph)
+                 cuda_graph=cuda_graph, compiled=compile)
     return lay, seq, unknown
 
 
 def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, recompute_modules,
         sequence_parallel,
         micro_batch, global_batch, dropout, flash, schedule, fp8_recipe, lora_rank, qlora,
-        dispatcher, moe_overlap, cuda_graph, precision, optimizer, accelerator, count, network,
+        dispatcher, moe_overlap, cuda_graph, compile, precision, optimizer, accelerator, count,
+        network,
         efficiency,
         dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens, price, attention,
         set):  # noqa: A002
@@ -65,7 +67,7 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
         sequence_parallel=sequence_parallel, micro_batch=micro_batch, global_batch=global_batch,
         dropout=dropout, flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
         capacity_factor=capacity_factor, count=count, etp=etp, dispatcher=dispatcher,
-        moe_overlap=moe_overlap, schedule=schedule, cuda_graph=cuda_graph)
+        moe_overlap=moe_overlap, schedule=schedule, cuda_graph=cuda_graph, compile=compile)
     samples = parse_packed(packed, seq, spec, loaded.name)
     if samples and not flash:
         raise FlopcalcError("--packed with --no-flash: an eager kernel scores every pair of the "
@@ -131,8 +133,8 @@ COMMAND = Command(
      OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),
      OPTIONS["dropout"].but(default=None, why=UNKNOWN + " (off, and both)"),
      *pick("flash", "schedule", "fp8_recipe", "lora_rank", "qlora", "dispatcher",
-           "moe_overlap", "cuda_graph", "precision", "optimizer", "accelerator", "count", "network",
-           "efficiency", "dtype", "peak", "grad_fp32", "tp_overlap", "capacity_factor",
+           "moe_overlap", "cuda_graph", "compile", "precision", "optimizer", "accelerator",
+           "count", "network", "efficiency", "dtype", "peak", "grad_fp32", "tp_overlap", "capacity_factor",
            "tokens", "price"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, presentation=("format", "brief"), report=("step", "StepReport"),

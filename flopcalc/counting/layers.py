@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from ..kinds.base import ELEMENTWISE, Keeping, Part, prefixed, scaled
 from ..models.spec import Layer
-from .recompute import by_module, freed, modules_of
+from .recompute import OP, by_module, freed, modules_of, op_reruns
 from .workload import Workload
 
 
@@ -87,6 +87,8 @@ def layer_activations(layer: Layer, d: int, k: Keeping) -> list[Part]:
     sbh = s * b * d
     if k.recompute == "full":
         return [Part("layer_input", ceil_fraction(2 * sbh * sp), "bytes")]
+    if k.recompute == OP:
+        return _op_kept(layer, d, k)
     mods = modules_of(k.recompute)
     if by_module(k.recompute):  # the kinds know selective (core_attn) or none
         k = replace(k, recompute="selective" if "core_attn" in mods else "none")  # type: ignore
@@ -107,3 +109,42 @@ def layer_activations(layer: Layer, d: int, k: Keeping) -> list[Part]:
             parts.append((f"{sub}.dropout_mask", sbh * sp, none))
     return [Part(name, ceil_fraction(value), "bytes", gemm_input=gemm_input)
             for name, value, gemm_input in freed(layer, mods, parts)]
+
+
+def _op_kept(layer: Layer, d: int, k: Keeping) -> list[Part]:
+    """Bytes torchtitan's per-op checkpointing (`recompute.op_reruns`) keeps of one layer: the
+    block's input (the checkpoint's), the 16-bit output of each matmul it saves, per device
+    (column-parallel n_out/t wide; row-parallel the n_out-wide partial sum each rank holds
+    before its reduction, and under sequence parallelism the reduce-scatter's s/t rows too, a
+    saved op), and each attention core's output (s·b·v_width, 2 bytes) with its fp32
+    log-sum-exp (s·b·heads, 4 bytes; FlashAttention's and PyTorch's SDPA backward read both).
+    fp8's saved amax are scalars: not counted. Everything else is recomputed."""
+    from ..kinds.base import ceil_fraction, COLUMN, ROW, WEIGHTS
+
+    s, b, t = k.seq, k.batch, k.tp
+    sp = Fraction(1, t) if k.sequence_parallel else Fraction(1)
+    tokens = s * b
+    parts = [Part("layer_input", ceil_fraction(2 * tokens * d * sp), "bytes")]
+    weights = [p for p in layer_flops(layer, d, Workload(s, s, b, "causal"))
+               if p.family == WEIGHTS]
+    ffn = layer.ffn
+    again = op_reruns((p.role for p in weights), ffn is not None and bool(ffn.routed))
+    for p, rerun in zip(weights, again):
+        if rerun or len(p.weight_shape) != 2:
+            continue
+        n_out = p.weight_shape[-1]
+        width = Fraction(n_out, t) if p.role == COLUMN else Fraction(n_out)
+        parts.append(Part(f"{p.name}.output", ceil_fraction(2 * tokens * width), "bytes"))
+        if p.role == ROW and k.sequence_parallel:  # (T×n)/t rows after the reduce-scatter
+            parts.append(Part(f"{p.name}.reduce_scatter",
+                              ceil_fraction(2 * tokens * n_out * sp), "bytes"))
+    for name, kind in layer.slots():
+        if not kind.pair_terms():
+            continue
+        pub = kind.published(d)
+        if pub.heads:
+            parts.append(Part(f"{name}.attention_output",
+                              ceil_fraction(Fraction(2 * tokens * pub.v_width, t)), "bytes"))
+            parts.append(Part(f"{name}.logsumexp",
+                              ceil_fraction(Fraction(4 * tokens * pub.heads, t)), "bytes"))
+    return parts

@@ -24,7 +24,7 @@ from ..kinds.base import (ATTENTION, COLUMN, ELEMENTWISE, EMBEDDING, FIRST, HEAD
 from ..kinds.mlp import ACTIVATION_FLOPS
 from ..models.spec import ModelSpec
 from .layers import layer_decode, layer_flops, layer_params
-from .recompute import by_module, modules_of, reruns
+from .recompute import OP, by_module, modules_of, op_reruns, reruns
 from .workload import Workload
 
 TANH = 1  # as in the GELU count
@@ -357,7 +357,16 @@ def recomputed_flops(spec: ModelSpec, w: Workload, recompute: str) -> int:
     """The forward matmul FLOPs Megatron-Core's recompute modules (`counting.recompute`) run
     again in the backward pass over workload `w`: each layer's parts that its modules re-run
     (core_attn: the attention family's scores and AV), layer by layer since a module applies to
-    some layers only (mlp to dense layers, moe to routed ones). 0 for none/selective/full."""
+    some layers only (mlp to dense layers, moe to routed ones); `op` (torchtitan's per-op
+    checkpointing): the matmuls `recompute.op_reruns` names. 0 for none/selective/full."""
+    if recompute == OP:
+        extra = 0
+        for g in spec.groups():
+            parts = [p for p in layer_flops(g.layer, spec.d_model, w) if p.family == WEIGHTS]
+            ffn = g.layer.ffn
+            again = op_reruns((p.role for p in parts), ffn is not None and bool(ffn.routed))
+            extra += g.count * sum(p.value for p, rerun in zip(parts, again) if rerun)
+        return extra
     if not by_module(recompute):
         return 0
     mods = modules_of(recompute)

@@ -26,13 +26,31 @@ moe/moe_layer.py):
   freed; runs them again.
 
 `recompute` settings across flopcalc are a string: `none`, `selective` (= `core_attn`), `full`,
-or a comma list of the modules above in `MODULES` order (`layernorm,moe_act`).
+`op` (below), or a comma list of the modules above in `MODULES` order (`layernorm,moe_act`).
+
+`op` is torchtitan's per-op selective activation checkpointing (`ac_mode selective`,
+`selective_ac_option op`), read at two commits: torchtitan/models/llama3/parallelize_llama.py
+lines 217-266 at 820504e (`_save_list`, `_custom_policy`) and
+torchtitan/distributed/activation_checkpoint.py lines 243-275 at b5bcd76 (`SelectiveAC`). Each
+block runs under a checkpoint whose policy keeps the output of an op only if the op is in the
+save list: matmuls (`aten.mm`), the SDPA kernels, the tensor-parallel reduce-scatter and `max`
+(fp8's amax). Every other op (norms, rotary, SiLU, the gate's multiply, residual adds, casts) is
+run again in the backward pass. Matmuls are counted in forward order within the block
+(`meta[mm_count_key] += 1` before the test) and the even-numbered ones are not saved: the 2nd,
+4th, ... run again. For a Llama block's wq, wk, wv, wo, w1, w3, w2 that is wk, wo and w3. A
+routed MoE layer's expert GEMMs are `torch._grouped_mm`: neither `aten.mm` nor in either save
+list (nor in PyTorch's `get_default_op_list().compute_intensive_ops`, which b5bcd76 saves), so
+they always run again and are not counted. The router's gate runs again uncounted too
+(b5bcd76's `force_recompute_mm_shapes_by_fqns` default, ["moe.router.gate"]). The attention
+core is saved, so it does not run again.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Optional
+
+from ..kinds.base import EXPERT, REPLICATED
 
 # Megatron-Core's names, in the order of its documentation (recompute_modules)
 MODULES: dict[str, str] = {
@@ -44,7 +62,8 @@ MODULES: dict[str, str] = {
     "moe": "whole MoE layers",
     "shared_experts": "the MoE layers' shared experts",
 }
-POLICIES = ("none", "selective", "full")
+OP = "op"  # torchtitan's per-op selective activation checkpointing (see above)
+POLICIES = ("none", "selective", "full", OP)
 MEMORY_BOUND = ("moe_act", "layernorm")  # element-wise work only: time from bytes moved
 
 
@@ -168,6 +187,22 @@ def reruns(layer: Any, mods: frozenset[str]) -> Callable[[str], bool]:
     return lambda name: name in names or any(name.startswith(p) for p in prefixes)
 
 
+def op_reruns(roles: Iterable[str], routed: bool) -> tuple[bool, ...]:
+    """Whether torchtitan's per-op checkpointing runs each of a layer's forward weight matmuls
+    again, given their tensor-parallel roles in forward order (position by position): routed
+    experts' GEMMs and a routed layer's router always, the other matmuls counted in order and
+    every second one (the 2nd, 4th, ...)."""
+    again: list[bool] = []
+    count = 0
+    for role in roles:
+        if role == EXPERT or (routed and role == REPLICATED):
+            again.append(True)  # grouped GEMM (never saved); the router (forced, not counted)
+            continue
+        count += 1
+        again.append(count % 2 == 0)
+    return tuple(again)
+
+
 FREES = {
     "core_attn": "core_attn frees the s² scores (none kept under flash attention) and runs "
                  "the attention core again",
@@ -186,7 +221,14 @@ FREES = {
 
 
 def describe(recompute: str) -> list[str]:
-    """The "how counted" line of a module list: what each module frees and runs again."""
+    """The "how counted" line of a module list (what each module frees and runs again) or of
+    torchtitan's per-op checkpointing."""
+    if recompute == OP:
+        return ["recompute op (torchtitan's per-op selective activation checkpointing, read at "
+                "820504e and b5bcd76): each layer keeps its input, the output of every other "
+                "matmul (the 1st, 3rd, ... in forward order) and attention's output and "
+                "log-sum-exp; the other matmuls (a Llama block's wk, wo, w3), routed experts' "
+                "GEMMs, the router and every element-wise op run again in backward"]
     if not by_module(recompute):
         return []
     mods = modules_of(recompute)

@@ -36,7 +36,7 @@ from typing import Optional
 from ..records import dataclass
 from ..kinds.base import ATTENTION, Scan, total
 from ..models.spec import ModelSpec
-from .model import model_flops, output_tokens, workload
+from .model import model_flops, output_tokens, recomputed_flops, workload
 from .published import exact, megatron, palm, shape_of, six_nd
 
 
@@ -132,4 +132,6 @@ def hardware(spec: ModelSpec, s: int, convention: str, recompute: str,
         extra = forward - head
     elif recompute == "selective":
         extra = Fraction(total(parts, ATTENTION), tokens)
+    else:  # Megatron-Core's modules or torchtitan's per-op checkpointing: the matmuls again
+        extra = Fraction(recomputed_flops(spec, w, recompute), tokens)
     return 3 * forward + extra

@@ -41,13 +41,22 @@ Compute, per micro-batch and device (`StageCost`):
   softmax reads and writes 2 bytes per score and dropout reads 2, writes 2 and a 1-byte mask
   (9 per score): 44·sbh + 9·as²b forward against 1.5·A = 51·sbh + 7.5·as²b; backward each
   reads its saved input and the output gradient and writes the input gradient (3 tensors for
-  2: 1.5 ×).
+  2: 1.5 ×). These are fused kernels' bytes; eager PyTorch (`compiled` False, `--no-compile`)
+  adds what its unfused RMSNorm, SiLU·gate and rotary move beyond them (`EAGER_BYTES`, counted
+  by hand from torchtitan's and PyTorch's code: 40, 10 and 20 bytes per element against 4, 6
+  and 4), 1.5 × that backward.
 - **Routed tokens**: the unpermutation after the experts reads the k copies of each token and
   writes it, 2·(k + 1)·d bytes forward and 2·(2k + 1)·d backward (Megatron-Core's `unpermute`).
 - **Head**: the LM head's matmul (vocabulary split by t) and fp32 cross-entropy, 22 bytes per
   logit forward (cast, max, exp-sum, log, gather) and 33 backward.
 - **Recomputation**: `full` runs each layer's forward again in backward (not the head);
-  `selective` the attention core.
+  `selective` the attention core; `op` (torchtitan's per-op selective checkpointing,
+  `counting.recompute`) every second weight matmul of each layer in forward order, the routed
+  experts' GEMMs and the router (`op_reruns`), and the layer's whole forward memory-bound
+  traffic (norms, rotary, activations, residual adds, casts, the unpermutation: no op outside
+  the save list is kept), not the attention core (SDPA is saved). For a Llama block: wk, wo
+  and w3, 36.5% of Llama 3.1 8B's layer matmul FLOPs ((1024 + 4096 + 14336)/(2·4096 + 2·1024
+  + 3·14336) = 19456/53248).
 - **Optimizer** (Adam, mixed precision): 36 bytes per locally updated parameter (read fp32
   master, m, v, gradient; write them and the 16-bit copy) and 8 per local gradient (norm and
   zeroing), memory-bound.
@@ -106,7 +115,7 @@ from operator import attrgetter
 from typing import Optional
 
 from ..records import dataclass
-from ..counting.recompute import by_module, modules_of, reruns
+from ..counting.recompute import OP, by_module, modules_of, op_reruns, reruns
 from ..kinds.base import (ATTENTION, COLUMN, EXPERT, REPLICATED, ROW, SCAN, VOCAB, WEIGHTS,
                           Part)
 
@@ -262,6 +271,7 @@ class Layout:
     fp8_recipe: str = ""  # with fp8 matmuls: how they are scaled (FP8_RECIPES)
     lora_rank: int = 0  # LoRA adapters of this rank on every projection; the base frozen
     cuda_graph: bool = False  # the whole step replayed as one CUDA graph: no host launches
+    compiled: bool = True  # fused element-wise kernels; False: eager PyTorch (EAGER_BYTES)
 
     @property
     def expert_dp(self) -> int:
@@ -465,7 +475,8 @@ def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float,
     """(forward, backward) seconds the host takes to issue one micro-batch of a stage of
     `layers` layers (each kind in proportion), 0 under a full-iteration CUDA graph: the
     operators of `_host_ops`, backward BACKWARD_OPS × theirs (and the forward's again under
-    full recomputation), and per local expert of a routed layer EXPERT_LINEARS GEMMs forward
+    full recomputation and torchtitan's per-op checkpointing, which runs the block's whole
+    forward function again, its saved ops answered from the cache), and per local expert of a routed layer EXPERT_LINEARS GEMMs forward
     and EXPERT_LINEARS × EXPERT_BACKWARD_OPS operators backward, each at EAGER_OP_S."""
     if lay.cuda_graph:
         return 0.0, 0.0
@@ -476,7 +487,7 @@ def host_time(prof: Profile, lay: Layout, end: str, layers: int) -> tuple[float,
         f = lp.host_ops + EXPERT_LINEARS * local
         fwd += share * f
         bwd += share * (BACKWARD_OPS * lp.host_ops + EXPERT_LINEARS * EXPERT_BACKWARD_OPS * local
-                        + (f if lay.recompute == "full" else 0))
+                        + (f if lay.recompute in ("full", OP) else 0))
     each = EAGER_OP_S[ENDS.index(end)]
     return fwd * each, bwd * each
 
@@ -617,6 +628,59 @@ MEMORY_BOUND_TRAFFIC = {"layernorm": 2, "moe_act": 3}
 # (6 · 67,108,864 / (7.7 TB/s · 0.9) = 58.1 µs against 52.34), and the optimizer's streaming
 # update runs as a copy.
 ELEMENTWISE = {"low": 1.0, "estimate": 0.752, "high": 0.741}
+# Eager PyTorch (no torch.compile, torchtitan's `compile` off) runs each element-wise op of the
+# model code as its own kernel, each reading its inputs from memory and writing its output;
+# the traffic above is that of fused kernels (Transformer Engine's, or Inductor's). Bytes per
+# element of the tensor the kind works on, hand-counted, as (eager, fused), 16-bit activations
+# and fp32 intermediates:
+# - RMSNorm (torchtitan's nn.RMSNorm, torchtitan/models/llama3/model.py lines 341-342 at
+#   820504e; PyTorch's composite rms_norm, aten/src/ATen/native/layer_norm.cpp
+#   `rms_norm_symint`, before its fused CUDA kernel, pytorch/pytorch pull request 153666 of
+#   May 2025): input.to(fp32) reads 2 and writes 4 (6), pow 4 + 4 (8), mean reads 4 (4; its
+#   output one per row), add eps and rsqrt per row (0), × rsqrt 4 + 4 (8), × weight 4 + 4 (8),
+#   type_as back to 16 bits 4 + 2 (6): 40; a fused kernel reads 2 and writes 2: 4.
+# - SwiGLU's activation·gate (FeedForward.forward, line 302: w2(F.silu(w1(x)) * w3(x))): silu
+#   reads 2 and writes 2 (4), the multiply reads 2 + 2 and writes 2 (6): 10 per element of one
+#   f-wide half; fused, both halves read and the product written: 6.
+# - rotary (apply_rotary_emb, lines 134-160): .float() reads 2 and writes 4 (6), the complex
+#   multiply reads 4 and writes 4 (8; the s × d_head/2 table is not counted), type_as 4 + 2
+#   (6): 20 per element of Q and of K; fused, read 2 and write 2: 4.
+# - residual adds (lines 365-366): one kernel either way (read 2
+#   + 2, write 2): no difference.
+# The difference (eager − fused) is added to the forward's memory-bound traffic, and
+# MEM_BACKWARD times it to the backward's (the backward convention of the fused traffic: a
+# hand count of the norm's eager backward gives more, about 88 bytes per element against 6
+# fused, so the backward is a lower bound). LayerNorm (one native kernel eager) and plain
+# activations (one kernel: GELU) add nothing; the routed experts' activations and the
+# head's final norm are not counted; nor are copies eager and compiled code both make (GQA's
+# repeat_kv, the transpose after attention).
+EAGER_BYTES = {"rmsnorm": (40, 4), "swiglu": (10, 6), "rotary": (20, 4)}
+
+
+def eager_extra(lp: "LayerProfile", prof: "Profile", lay: Layout) -> float:
+    """Bytes one layer's eager element-wise kernels move forward beyond fused ones, per
+    device and micro-batch (EAGER_BYTES): norms over the tokens each device normalises (1/t
+    under sequence parallelism), SwiGLU over f/t, rotary over Q's and K's local heads."""
+    layer = lp.layer
+    tokens = prof.seq * lay.micro_batch / lay.cp
+    t = lay.tp
+    extra = 0.0
+    if layer.norm.present and layer.norm.form == "rmsnorm":
+        eager, fused = EAGER_BYTES["rmsnorm"]
+        norms = sum(layer.norm_count().values())
+        extra += (eager - fused) * norms * tokens * prof.d / (t if lay.sequence_parallel else 1)
+    ffn = layer.ffn
+    if ffn is not None and not ffn.routed and getattr(ffn, "gated", False) \
+            and getattr(ffn, "activation", "") == "silu":
+        eager, fused = EAGER_BYTES["swiglu"]
+        extra += (eager - fused) * tokens * ffn.d_ff / t
+    if prof.spec.positions == "rotary":
+        eager, fused = EAGER_BYTES["rotary"]
+        for _, kind in layer.slots():
+            heads, kv = getattr(kind, "heads", 0), getattr(kind, "kv_heads", 0)
+            if heads and kind.pair_terms():
+                extra += (eager - fused) * tokens * (heads + (kv or heads)) * kind.qk_dim / t
+    return extra
 
 
 @lru_cache(maxsize=4096)
@@ -674,14 +738,17 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
     mods = modules_of(lay.recompute) if by_module(lay.recompute) else frozenset()
     rerun = reruns(lp.layer, mods)
     again = 0.0  # the forward matmuls Megatron-Core's recompute modules run again
-    for g in lp.gemms:
+    # ... or torchtitan's per-op checkpointing, matmul by matmul
+    op = op_reruns((g.role for g in lp.gemms), bool(lp.moe[0])) if lay.recompute == OP \
+        else (False,) * len(lp.gemms)
+    for g, op_again in zip(lp.gemms, op):
         m, n, k, batch = _gemm_shapes(g, scale, lay)
         # an expert's tokens are its rows forward and backward, its reduction in the weight
         # gradient: the grouped kernel's rate at that many tokens for all three
         gs = grouped_share(m) if g.role == EXPERT else 1.0
         forward = gemm_time(m, n, k, mc, end, batch, gs)
         c.gemm_f += forward
-        if mods and rerun(g.name):
+        if (mods and rerun(g.name)) or op_again:
             again += forward
         if cast:  # quantising the input forward and the output gradient backward
             c.mem_f += cast[0] * m * k * batch / bw
@@ -738,6 +805,10 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
                               lay.sequence_parallel, lay.dropout, lay.flash)
     c.mem_f += MEM_FORWARD * saved / ew
     c.mem_b += MEM_BACKWARD * MEM_FORWARD * saved / ew
+    if not lay.compiled:  # eager PyTorch: each element-wise op its own kernel
+        unfused = eager_extra(lp, prof, lay)
+        c.mem_f += unfused / ew
+        c.mem_b += MEM_BACKWARD * unfused / ew
     experts, top_k = lp.moe
     unpermute = 0.0
     if experts:  # the unpermutation of the tokens this device routes (1/t under SP)
@@ -751,6 +822,8 @@ def layer_compute(lp: LayerProfile, prof: Profile, lay: Layout, mc: Machine, end
         c.recompute = c.gemm_f + c.attn_f + c.mem_f
     elif lay.recompute == "selective":
         c.recompute = c.attn_f
+    elif lay.recompute == OP:  # the matmuls not saved and every memory-bound kernel
+        c.recompute = again + c.mem_f
     elif mods:
         c.recompute = again + (c.attn_f if "core_attn" in mods else 0.0) + (
             unpermute if "moe" in mods else 0.0)
@@ -796,7 +869,7 @@ def stage_compute(prof: Profile, lay: Layout, mc: Machine, end: str, last: bool)
     (remembered per profile, machine and the options it depends on)."""
     key = (id(prof), id(mc), lay.tp, lay.cp, lay.ep, lay.etp, lay.pp, lay.micro_batch,
            lay.recompute, lay.sequence_parallel, lay.dropout, lay.flash, lay.fp8_recipe,
-           lay.lora_rank, end, last)
+           lay.lora_rank, lay.compiled, end, last)
     found = _STAGES.get(key)
     if found is not None and found[0] is prof and found[1] is mc:  # type: ignore[index]
         return found[2]  # type: ignore[index]

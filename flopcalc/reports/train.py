@@ -133,6 +133,9 @@ def build_train_report(loaded: LoadedModel, hw: Hardware, mfu: Fraction,
     hours = Fraction(SECONDS_PER_HOUR, hw.count)
     kind = "hardware FLOPs: 4 x forward (full recomputation)" if full else \
         "3 x forward (model FLOPs)" if recompute == "none" else \
+        "hardware FLOPs: 3 x forward + the forward matmuls torchtitan's per-op checkpointing " \
+        "runs again (every second matmul of each layer, routed experts' GEMMs)" \
+        if recompute == "op" else \
         f"hardware FLOPs: 3 x forward + the forward matmuls --recompute-modules {recompute} " \
         "runs again"
     conventions = [

@@ -97,7 +97,8 @@ def test_dropout_recompute_and_gen_mean_one_thing(cli):
     infer = flopcalc.infer("gpt2", prompt=64)
     assert infer.settings.gen == 256 == COMMANDS["serve"].option("gen").default
     for name in ("memory", "mfu", "step", "conventions", "train"):
-        assert COMMANDS[name].option("recompute").choices == ("none", "selective", "full")
+        assert COMMANDS[name].option("recompute").choices == ("none", "selective", "full",
+                                                              "op")
 
 
 # ------------------------------------------------------------------------ a toy command
