@@ -81,13 +81,11 @@ each micro-batch inside them.
 
 The interval: `low` takes the best published efficiencies and hides every communication that
 a mechanism of the layout can hide (the gradient reduction and ZeRO gathers behind compute,
-the ring's K/V steps, tensor parallelism with --tp-overlap, interleaved pipelines'
-steady-state sends); what nothing can hide stays exposed there as in the estimate, at the
-network's achievable bandwidth (tensor-parallel collectives without --tp-overlap, 1F1B's
-blocking sends, the tied-embedding all-reduce). The expert all-to-all is hidden at `low` with
-or without an overlapping schedule: there it stands for a dispatch cheaper than this model's
-(fp8 dispatch and node-limited routing are not modelled; exposed at `low`, it put published
-DeepSeek-V3 runs on 256 GPUs below it); `high` hides none and takes the worst;
+the ring's K/V steps, tensor parallelism with --tp-overlap, the expert all-to-all with
+--moe-overlap or DualPipe, interleaved pipelines' steady-state sends); what nothing can hide
+stays exposed there as in the estimate, at the network's achievable bandwidth (tensor-parallel
+collectives without --tp-overlap, the expert dispatch without an overlapping schedule, 1F1B's
+blocking sends, the tied-embedding all-reduce); `high` hides none and takes the worst;
 `estimate` takes the typical efficiencies and this overlap model (attention with sinks: the
 flash rate at `low`, the unfused path at `high`, half-way in the estimate, `SINK_EAGER_SHARE`)
 (Megatron-LM's and PyTorch FSDP's, from their code):
@@ -1162,12 +1160,8 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         ep_all = (comm.ep_forward + comm.ep_backward) * t_a2a
         overlapped = (lay.moe_overlap or lay.schedule in ("dualpipe", "dualpipev")) and (
             lay.micro_batches > 1 and comp.moe_layers)
-        # `low` hides the dispatch even without an overlapping schedule: as the best case, it
-        # stands for a dispatch far cheaper than modelled here (DeepEP's fp8 dispatch and
-        # DeepSeek-V3's node-limited routing cut the bytes that cross the NIC, and neither
-        # is modelled); exposing it there put published runs below `low` (DeepSeek-V3 on
-        # 256 H100 under NeMo AutoModel, on 256 B200 at ep 32 under Megatron-Bridge)
-        if not hidden_all:
+        # without an overlapping schedule nothing hides the dispatch: exposed at `low` too
+        if not (hidden_all and overlapped):
             ep_f, ep_b = comm.ep_forward * t_a2a, comm.ep_backward * t_a2a
             if overlapped and not none_hidden and ep_f + ep_b > 0:
                 ep_f, ep_b = _paired_a2a(comp, lay, ep_f, ep_b, min(1.0, COMM_SMS / mc.sms))

@@ -28,10 +28,10 @@ def test_the_release_recipe_decides_the_overlap(release: str, overlap: bool) -> 
 
 def test_the_overlap_reaches_the_estimate() -> None:
     """The same layout, with and without the recipe's overlap: the estimate hides the
-    all-to-all (faster); the low end hides it in both (its best case), and the high end in
-    neither (the eager 26.04 run's high end adds its host launches)."""
+    all-to-all (faster); only the overlap hides it at the low end, and the high end hides
+    it in neither (the eager 26.04 run's high end adds its host launches)."""
     (before,) = _rows("26.04")
     (after,) = _rows("26.06")
     a, b = predict(before), predict(after)
     assert b["estimate"] < a["estimate"]
-    assert b["low"] == a["low"] and b["high"] <= a["high"]
+    assert b["low"] < a["low"] and b["high"] <= a["high"]
