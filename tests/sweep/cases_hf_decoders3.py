@@ -61,7 +61,7 @@ CASES += [
 ]
 CASES += [
     # DiffLlama: two attention calls per layer (the scores and AV twice); even KV heads
-    # seeded: no KV heads: flopcalc refuses an odd number (differential attention pairs heads)
+    # seeded: no KV heads: transformers requires an even number (it splits V along KV heads)
     Case("diffllama", shrink=SIZES, lengths=LENGTHS,
          variants=(dict(attention_bias=True, tie_word_embeddings=True, num_key_value_heads=8),
                    dict(head_dim=96, num_key_value_heads=16, intermediate_size=1000)),
