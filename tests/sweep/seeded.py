@@ -80,7 +80,8 @@ def _fits(ctx: dict[str, Any]) -> bool:
     """Whether a config (the default with the variant, and for the FLOP run the shrink) keeps
     the rules the draws must keep."""
     heads = [ctx[k] for k in HEADS if _int(ctx.get(k))]
-    width = next((ctx[k] for k in HEAD_DIM if k in ctx), None)
+    # JetMoE's and Zamba2's head width is `kv_channels` (never drawn: it stays the default's)
+    width = next((ctx[k] for k in HEAD_DIM + ("kv_channels",) if k in ctx), None)
     latent = any(_int(ctx.get(k)) for k in LATENT)
     hidden = next((ctx[k] for k in HIDDEN if _int(ctx.get(k))), None)
     for h in heads:
