@@ -1,7 +1,8 @@
 """Seeded random variants for every case of the model-zoo sweep: non-default settings of the
 generic keys a type's config has, drawn the same way on every run.
 
-For each case, `variants(case, default)` draws `count` settings from transformers' default
+For each case, `variants(model_type, default, shrink, skip, count)` draws `count` settings
+from transformers' default
 config of the type (after the case's `fix`; a multimodal wrapper's text config for a case with
 `text_config`), each from `random.Random(zlib.crc32(b"MODEL_TYPE/i"))`: the seed is a stable
 hash of the model_type and the variant's index (never Python's `hash()`, which is salted per
@@ -9,8 +10,9 @@ process), so the sweep, the recorded references (`tools/zoo_reference.py`) and t
 (`tools/sweep.py`) see the same variants on every machine. Only keys that exist in the default
 config with an int or bool value are drawn:
 
-- the layer count (1 to 4), unless the config has per-layer lists (their length must match:
-  the count is then left alone) or lists of layer indices;
+- the layer count (1 to 4; above `first_k_dense_replace` in a mixture of experts, which keeps
+  a sparse layer), unless the config or the shrink has per-layer lists (their length must
+  match: the count is then left alone) or lists of layer indices;
 - the attention geometry: hidden size, heads, key/value heads (a divisor of the heads) and head
   width (`head_dim`, T5's `d_kv`), kept consistent: without a head-width key the hidden size is
   heads × width; with one, heads × width or twice that;
@@ -23,7 +25,8 @@ The FLOP run sets the case's `shrink` keys on top of the variant, so a drawn key
 also sets is checked at the drawn value for parameters only. Where `shrink` sets part of the
 attention geometry, only the geometry keys it sets are drawn (the rest of the FLOP run's
 geometry would not fit the drawn part); every draw is checked for consistency both as the
-parameter check builds it and as the FLOP run does, and drawn again until it fits.
+parameter check builds it and as the FLOP run does, and drawn again until it fits (200 tries,
+then once more without the geometry; a type whose draws never fit gets the default config).
 
 A case opts keys out with `seeded_skip` (a key that the type's transformers code constrains
 beyond these rules, or that flopcalc does not count as transformers does: the case says which),
