@@ -3,9 +3,9 @@ generic keys a type's config has, drawn the same way on every run.
 
 For each case, `variants(model_type, default, shrink, skip, count)` draws `count` settings
 from transformers' default config of the type (after the case's `fix`; a multimodal wrapper's
-text config for a case with `text_config`), each from `random.Random(zlib.crc32(b"MODEL_TYPE/i"))`: the seed is a stable
-hash of the model_type and the variant's index (never Python's `hash()`, which is salted per
-process), so the sweep, the recorded references (`tools/zoo_reference.py`) and the table
+text config for a case with `text_config`), each from
+`random.Random(zlib.crc32(b"MODEL_TYPE/i"))`: the seed is a stable hash of the model_type and
+the variant's index (never Python's `hash()`, which is salted per process), so the sweep, the recorded references (`tools/zoo_reference.py`) and the table
 (`tools/sweep.py`) see the same variants on every machine. Only keys that exist in the default
 config with an int or bool value are drawn:
 
