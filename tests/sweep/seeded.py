@@ -5,9 +5,10 @@ For each case, `variants(model_type, default, shrink, skip, count)` draws `count
 from transformers' default config of the type (after the case's `fix`; a multimodal wrapper's
 text config for a case with `text_config`), each from
 `random.Random(zlib.crc32(b"MODEL_TYPE/i"))`: the seed is a stable hash of the model_type and
-the variant's index (never Python's `hash()`, which is salted per process), so the sweep, the recorded references (`tools/zoo_reference.py`) and the table
-(`tools/sweep.py`) see the same variants on every machine. Only keys that exist in the default
-config with an int or bool value are drawn:
+the variant's index (never Python's `hash()`, which is salted per process), so the sweep, the
+recorded references (`tools/zoo_reference.py`) and the table (`tools/sweep.py`) see the same
+variants on every machine. Only keys that exist in the default config with an int or bool
+value are drawn:
 
 - the layer count (1 to 4; above `first_k_dense_replace` in a mixture of experts, which keeps
   a sparse layer), unless the config or the shrink has per-layer lists (their length must
