@@ -64,6 +64,6 @@ def test_readme_sweep_table_is_every_supported_type_and_all_equal():
     body = readme.split("<!-- sweep table: start -->")[1].split("<!-- sweep table: end -->")[0]
     rows = [line for line in body.strip().splitlines()[2:] if line.startswith("| `")]
     types = [line.split("`")[1] for line in rows]
-    assert types == [c.model_type for c in sweep.cases()]
+    assert types == [c.model_type for c in sweep.cases(seeded=False)]
     assert set(types) == set(hf.supported()) - REMOTE_CODE_TYPES - TRANSFORMERS_5_25_TYPES
     assert not any("DIFFERS" in line for line in rows)

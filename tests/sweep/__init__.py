@@ -73,6 +73,12 @@ class Case:
     # a gradient function; its training forward also refuses lengths off the chunk multiple)
     # and the forward writes to its config (Reformer's num_buckets); the case's note says so
     eval_mode: bool = False
+    # seeded random variants (tests/sweep/seeded.py) appended to `variants` by `cases()`: how
+    # many (None: 2 for the first case of its model_type, none for the others, which check
+    # another shrink or the cache), and the generic keys never drawn for this type (a comment
+    # beside them says why)
+    seeded: Optional[int] = None
+    seeded_skip: tuple[str, ...] = ()
 
 
 def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
@@ -91,12 +97,47 @@ def wrapped(case: Case, config: Any) -> tuple[Case, Any]:
                 wrapper_auto=case.wrapper_auto), config
 
 
-def cases() -> list[Case]:
+def cases(seeded: bool = True) -> list[Case]:
+    """Every case of the sweep, each with its seeded random variants after its written ones
+    (`seeded=False`: the written ones only; drawing needs transformers' default configs)."""
     out: list[Case] = []
     for info in sorted(pkgutil.iter_modules([str(HERE)]), key=lambda m: m.name):
         if info.name.startswith("cases_"):
             out += importlib.import_module(f"{__name__}.{info.name}").CASES
+    if seeded:
+        seen: set[str] = set()
+        drawn = []
+        for case in out:
+            drawn.append(with_seeded(case, first=case.model_type not in seen))
+            seen.add(case.model_type)
+        out = drawn
     return out
+
+
+def seeded_count(case: Case, first: bool) -> int:
+    """How many seeded variants the case gets (see `Case.seeded`)."""
+    return case.seeded if case.seeded is not None else (2 if first else 0)
+
+
+def with_seeded(case: Case, first: bool = True) -> Case:
+    """The case with its seeded variants (tests/sweep/seeded.py) after its written ones."""
+    import dataclasses
+
+    from . import seeded
+
+    count = seeded_count(case, first)
+    if not count:
+        return case
+    data = config_of(case.model_type, dict(case.fix), case.text_config).to_dict()
+    top = None
+    if case.text_config is not None:
+        top, data = data, data[case.text_config]
+    shrink = {k: v for k, v in case.shrink.items() if k != "top"}
+    drawn = seeded.variants(case.model_type, data, shrink, case.seeded_skip, count, top)
+    if "top" in case.fix:  # a variant's wrapper keys replace the fix's: keep the fix's under them
+        drawn = tuple({**v, "top": {**case.fix["top"], **v["top"]}} if "top" in v else v
+                      for v in drawn)
+    return dataclasses.replace(case, variants=case.variants + drawn)
 
 
 # ------------------------------------------------------------------------ transformers side

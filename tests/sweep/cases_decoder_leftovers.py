@@ -44,6 +44,7 @@ _ZAMBA = dict(hidden_size=32, intermediate_size=48, num_attention_heads=4, num_k
               layers_block_type=None, attention_hidden_size=None, attention_head_dim=None,
               pad_token_id=0)
 CASES += [
+    # seeded: no layer count: its layer pattern and shared-block ties are fixed by the default's
     Case("zamba", shrink=_ZAMBA, lengths=(1, 5, 9),
          variants=(UNTIED,
                    dict(n_mamba_heads=4, num_key_value_heads=8, attention_head_dim=64,
@@ -51,7 +52,8 @@ CASES += [
                         hidden_act="silu", intermediate_size=1000),
                    dict(num_hidden_layers=7, layers_block_type=[
                        "mamba", "hybrid", "mamba", "mamba", "hybrid", "hybrid", "mamba"],
-                        mamba_expand=3, mamba_dt_rank=24, tie_word_embeddings=False))),
+                        mamba_expand=3, mamba_dt_rank=24, tie_word_embeddings=False)),
+         seeded_skip=("num_hidden_layers",)),
 ]
 
 # Bailing-hybrid (Ling): latent attention gated per head on the last layer of each group, Kimi
@@ -114,9 +116,11 @@ _MUSE_VARIANTS = (
     dict(num_hidden_layers=3, layer_types=["full_attention"] * 3, num_key_value_heads=4,
          moe_hidden_size=2048, num_experts_per_tok=3))
 CASES += [
+    # seeded: no hidden_size: transformers requires the audio encoder's output to equal it
     Case("muse_spark", shrink={**_MUSE, "top": _MUSE_TOP}, variants=_MUSE_VARIANTS + (
         {"top": {"tie_word_embeddings": True}},), text_config="text_config", count="text",
-        lengths=(1, 5, 9)),
+        lengths=(1, 5, 9),
+         seeded_skip=("hidden_size",)),
     Case("muse_spark_text", shrink=_MUSE, variants=_MUSE_VARIANTS, lengths=(1, 5, 9),
          count="text", wrapper="muse_spark", wrapper_keys=lambda text: {
              **_MUSE_TOP,

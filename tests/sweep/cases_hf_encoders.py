@@ -101,19 +101,25 @@ CASES = [
     Case("big_bird", auto="masked_lm", fix=dict(attention_type="original_full"), lengths=ENC,
          shrink=BERT, variants=(dict(use_bias=False, **UNTIED), dict(rescale_embeddings=True))),
     # RemBERT: decoupled input (E) and output (O) embedding widths, E = O
+    # seeded: no tying: flopcalc refuses tying a token table to a decoder of another width
     Case("rembert", auto="masked_lm", lengths=ENC,
          shrink={**BERT, "input_embedding_size": 16, "output_embedding_size": 48},
          variants=(dict(input_embedding_size=32, output_embedding_size=32),
-                   dict(output_embedding_size=128, hidden_act="relu"))),
+                   dict(output_embedding_size=128, hidden_act="relu")),
+         seeded_skip=("tie_word_embeddings",)),
     # SqueezeBERT: grouped kernel-1 convolutions (default groups, then others), the pooler
+    # seeded: no hidden_size: it must equal embedding_size (transformers fails)
     Case("squeezebert", auto="masked_lm", lengths=ENC, shrink={**BERT, "embedding_size": 64},
          variants=(dict(q_groups=2, k_groups=1, v_groups=8, post_attention_groups=4,
                         intermediate_groups=2, output_groups=8, **UNTIED),
                    dict(q_groups=1, k_groups=1, v_groups=1, intermediate_groups=1,
-                        output_groups=1))),
+                        output_groups=1)),
+         seeded_skip=("hidden_size",)),
     # ESM C: LayerNorms with biases, q/k norms and the final norm without, never tied
+    # seeded: no KV heads: transformers requires as many as heads
     Case("esmc", auto="masked_lm", lengths=ENC,
          shrink={**BERT, "num_key_value_heads": 4, "head_dim": 16, "pad_token_id": 1,
                  "bos_token_id": 0, "eos_token_id": 2, "mask_token_id": 3},
-         variants=(dict(attention_bias=True, mlp_bias=True), dict(tie_word_embeddings=True))),
+         variants=(dict(attention_bias=True, mlp_bias=True), dict(tie_word_embeddings=True)),
+         seeded_skip=("num_key_value_heads",)),
 ]

@@ -179,20 +179,26 @@ CASES = [
            (UNTIED, {"attention_heads": 2, "ffn_dim": 40}), inputs=_kosmos_inputs),
     # counted whole: the default config and other chunk, action and state widths; shrunk, an
     # expert of one layer with biases
+    # no seeded variants: its sizes are all in the nested vlm_config and dit_config (no generic
+    # key at the top level to draw)
     Case("pi0", auto="image_text", shrink=PI0, inputs=_pi0_inputs, lengths=(3, 9),
-         variants=({"chunk_size": 9, "max_action_dim": 12, "max_state_dim": 3},)),
+         variants=({"chunk_size": 9, "max_action_dim": 12, "max_state_dim": 3},), seeded=0),
     # as many KV heads as heads: its eager attention does not repeat grouped keys
     text_only("unlimited_ocr", {**DSOCR_TEXT, "num_key_value_heads": 4, "top": UOCR_TOP},
               (TOP_TIED, {"mlp_layer_types": ["sparse"] * 12, "n_shared_experts": 1,
                           "attention_bias": True, "mlp_bias": True})),
     nested("unlimited_ocr_text", "unlimited_ocr", {**DSOCR_TEXT, "num_key_value_heads": 4},
            UOCR_TOP, (TIED, {"first_k_dense_replace": 3, "sliding_window": 2})),
+    # seeded: no width or heads: its 3-D RoPE sections need the default's head width
     text_only("ernie4_5_vl_moe", {**ERNIE_VL, "top": ERNIE_VL_TOP},
               (TOP_UNTIED, {"use_bias": True, "moe_num_shared_experts": 0,
                             "num_hidden_layers": 3,
-                            "mlp_layer_types": ["sparse", "dense", "sparse"]})),
+                            "mlp_layer_types": ["sparse", "dense", "sparse"]}),
+              seeded_skip=("hidden_size", "num_attention_heads")),
+    # seeded: no width or heads: its 3-D RoPE sections need the default's head width
     nested("ernie4_5_vl_moe_text", "ernie4_5_vl_moe", ERNIE_VL, ERNIE_VL_TOP,
-           (UNTIED, {"moe_intermediate_size": [40, 8], "moe_k": 1})),
+           (UNTIED, {"moe_intermediate_size": [40, 8], "moe_k": 1}),
+           seeded_skip=("hidden_size", "num_attention_heads")),
     # a flat file: the text keys at the top level beside tiny image and audio encoders
     Case("phi4_multimodal", count="text", lengths=(5,), auto="causal_lm",
          wrapper_auto="causal_lm",

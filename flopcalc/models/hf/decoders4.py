@@ -318,7 +318,10 @@ def _muse_spark_text(c: Config) -> Raw:
     types = [f"muse_{'dense_' if m == 'dense' else ''}"
              f"{'full' if t == 'full_attention' else 'window'}" for t, m in zip(listed, mlp)]
     attn = c("attention_bias", False)
-    raw: Raw = {**rotary_decoder(c), **bias(attn, attn), "attention_gate": True,
+    # the head is never tied, whatever tie_word_embeddings says: the only class with a head is
+    # MuseSparkForConditionalGeneration, which names no tied weights
+    raw: Raw = {**rotary_decoder(c), "tie_embeddings": False, **bias(attn, attn),
+                "attention_gate": True,
                 "activation": "silu", "layer_types": shortest_period(types),
                 "muse_spark": {"window": c("sliding_window", 2048, int)
                                if "sliding_attention" in listed else None}}

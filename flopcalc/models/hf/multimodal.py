@@ -55,7 +55,7 @@ class Wrapper:
 # Text types whose counts are another type's (their transformers classes build the same
 # tensors and run the same forward; the model-zoo sweep checks each, tests/sweep/).
 SUBTYPES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text": "qwen3",
-            "glm_ocr_text": "qwen2", "granite_docling_text": "llama",
+            "glm_ocr_text": "glm4", "granite_docling_text": "llama",
             "qwen3_vl_moe_text": "qwen3_moe", "glm4v_text": "glm4", "glm4v_moe_text": "glm4_moe",
             "hunyuan_vl_text": "hunyuan_v1_dense", "paddleocr_vl_text": "ernie4_5",
             "qwen2_5_omni_text": "qwen2", "qwen3_omni_moe_text": "qwen3_moe",
@@ -121,8 +121,21 @@ def _unlimited_ocr_text(data: Raw) -> Raw:
     return out
 
 
+def _glm_ocr_text(data: Raw) -> Raw:
+    # GlmOcrTextAttention: q, k, v and o never biased whatever the file says, head_dim the
+    # file's or hidden_size // num_attention_heads (GLM-4's sandwich norms and fused gate_up
+    # otherwise; glm_ocr/modeling_glm_ocr.py). Counted as Qwen2 before, its q/k/v biases
+    # (h·hd + 2·kv·hd) stood in for the two extra norms (2·d) per layer: equal only where
+    # kv = h/2, as at the default config.
+    d, heads = data.get("hidden_size", 1024), data.get("num_attention_heads", 16)
+    if type(d) is not int or type(heads) is not int or heads < 1:
+        return data  # the converter names the bad key
+    return {**data, "head_dim": data.get("head_dim") or d // heads, "attention_bias": False}
+
+
 # Keys a nested text class fixes or defaults apart from the type it counts as (SUBTYPES).
 FIXES: dict[str, Callable[[Raw], Raw]] = {"glm4v_text": _glm4v_text,
+                                          "glm_ocr_text": _glm_ocr_text,
                                           "glm4v_moe_text": _glm4v_moe_text,
                                           "qwen3_omni_moe_text": _qwen3_omni_moe_text,
                                           "cosmos3_edge_text": _cosmos3_edge_text,
