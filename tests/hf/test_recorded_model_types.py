@@ -36,7 +36,7 @@ def test_every_type_of_the_sweep_is_recorded():
     # a case added to tests/sweep/ without `python tools/zoo_reference.py --only TYPE`
     recorded = {p.stem: len(json.loads(p.read_text())["cases"]) for p in ZOO.glob("*.json")}
     # the written variants and the seeded ones (drawn from transformers' configs, so counted
-    # here without drawing them: tests/sweep/seeded.py)
+    # here without drawing them: tests/sweep/draws.py)
     cases: dict[str, int] = {}
     configs = 0
     for case in sweep.cases(seeded=False):

@@ -1,4 +1,4 @@
-"""The sweep's seeded random variants (tests/sweep/seeded.py), without transformers: drawn the
+"""The sweep's seeded random variants (tests/sweep/draws.py), without transformers: drawn the
 same in every process, and keeping the rules a config needs to build, as the parameter check
 and as the shrunk FLOP run see it."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sweep import seeded
+from tests.sweep import draws as seeded
 
 pytestmark = pytest.mark.invariant
 
@@ -33,7 +33,7 @@ def _draws(model_type: str, config: dict, shrink: dict, skip: tuple = ()) -> tup
 
 def test_the_same_draws_in_a_process_with_another_hash_seed():
     # Python's hash() of a str changes with PYTHONHASHSEED; zlib.crc32 does not
-    code = ("import json, sys; from tests.sweep import seeded; "
+    code = ("import json, sys; from tests.sweep import draws as seeded; "
             "print(json.dumps(seeded.variants('llama', json.loads(sys.argv[1]), {}, (), 4)))")
     out = []
     for hash_seed in ("1", "2"):

@@ -73,7 +73,7 @@ class Case:
     # a gradient function; its training forward also refuses lengths off the chunk multiple)
     # and the forward writes to its config (Reformer's num_buckets); the case's note says so
     eval_mode: bool = False
-    # seeded random variants (tests/sweep/seeded.py) appended to `variants` by `cases()`: how
+    # seeded random variants (tests/sweep/draws.py) appended to `variants` by `cases()`: how
     # many (None: 2 for the first case of its model_type, none for the others, which check
     # another shrink or the cache), and the generic keys never drawn for this type (a comment
     # beside them says why)
@@ -120,10 +120,10 @@ def seeded_count(case: Case, first: bool) -> int:
 
 
 def with_seeded(case: Case, first: bool = True) -> Case:
-    """The case with its seeded variants (tests/sweep/seeded.py) after its written ones."""
+    """The case with its seeded variants (tests/sweep/draws.py) after its written ones."""
     import dataclasses
 
-    from . import seeded
+    from . import draws as seeded
 
     count = seeded_count(case, first)
     if not count:
