@@ -207,11 +207,16 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
     return out
 
 
-def summary(rows: list[dict[str, Any]], title: str = "") -> str:
+GROUPS = (("all", lambda r: True), ("moe", lambda r: r["moe"]),
+          ("dense", lambda r: not r["moe"]))
+
+
+def summary(rows: list[dict[str, Any]], title: str = "", groups=GROUPS) -> str:
+    """Predicted and refused, then per group (name, which runs): inside, median |error| and
+    median width (high / low)."""
     done = [r for r in rows if "refused" not in r]
     lines = [f"{title}predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
-    for name, sel in (("all", done), ("moe", [r for r in done if r["moe"]]),
-                      ("dense", [r for r in done if not r["moe"]])):
+    for name, sel in ((name, [r for r in done if keep(r)]) for name, keep in groups):
         if not sel:
             continue
         errs = sorted(abs(r["error_pct"]) for r in sel)

@@ -176,21 +176,12 @@ def evaluate(rows: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]
 
 
 def summary(rows: list[dict[str, Any]], title: str = "") -> str:
-    done = [r for r in rows if "refused" not in r]
-    lines = [f"{title}predicted {len(done)} of {len(rows)} (refused {len(rows) - len(done)})"]
-    for name, sel in (("all", done), ("moe", [r for r in done if r["moe"]]),
-                      ("dense", [r for r in done if not r["moe"]]),
-                      ("dense pre-training", [r for r in done if not r["moe"] and not r["lora"]]),
-                      ("lora", [r for r in done if r["lora"]])):
-        if not sel:
-            continue
-        errs = sorted(abs(r["error_pct"]) for r in sel)
-        widths = sorted(r["high"] / r["low"] for r in sel)
-        inside = sum(r["inside"] for r in sel)
-        lines.append(f"{name}: {len(sel)} runs, inside {inside} ({100 * inside / len(sel):.0f}%),"
-                     f" |error| median {errs[len(errs) // 2]:.1f}%, width median "
-                     f"{widths[len(widths) // 2]:.2f}x")
-    return "\n".join(lines)
+    """bridge_runs' summary with the pre-training and LoRA runs apart."""
+    from tests.bridge_runs import GROUPS, summary as grouped
+
+    return grouped(rows, title, GROUPS + (
+        ("dense pre-training", lambda r: not r["moe"] and not r["lora"]),
+        ("lora", lambda r: r["lora"])))
 
 
 def main() -> None:
