@@ -23,18 +23,12 @@ import pytest
 
 from flopcalc.commands import load
 from flopcalc.predict import steptime as S
-from flopcalc.predict.collectives import Net
+from tests.predict.test_steptime import MC, NET  # the machine these tests work on
 
 pytestmark = pytest.mark.hand
 
 TINY_MOE = str(Path(__file__).resolve().parents[1] / "data" / "serve" / "tiny-moe.yaml")
 ENDS3 = ("low", "estimate", "high")
-NET = Net(domain=64, up=1e11, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6)
-MC = S.Machine(
-    matmul_peak=1e15, attention_peak=5e14, hbm=4e12, matmul_share=0.8, sms=100,
-    attention_forward=dict(zip(ENDS3, (0.7, 0.6, 0.5))),
-    attention_backward=dict(zip(ENDS3, (0.5, 0.4, 0.3))),
-    memory_share=dict(zip(ENDS3, (0.9, 0.8, 0.7))), net=NET)
 # a micro-batch's device time (no routed-layer split: no overlap pairing)
 COMP = S.Compute(gemm_f=1e-3, gemm_b=2e-3)
 # ep 2, dp 2, a batch of 4: m = 2 micro-batches of 16 tokens
