@@ -37,7 +37,7 @@ from typing import Annotated, Any
 
 from ..records import dataclass
 from ..declare import Min
-from .base import (COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, SCAN, Cache, Keeping, Kind,
+from .base import (COLUMN, ELEMENTWISE, LAYERS, ROW, SCAN, Cache, Keeping, Kind,
                    Part, Published, Span, State, gemm, linear)
 from .registry import Entry
 

@@ -37,7 +37,7 @@ from typing import Annotated, Any, Optional
 
 from ..records import dataclass
 from ..declare import Min
-from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAST, LAYERS, NORMS, REPLICATED, ROW, VOCAB,
+from .base import (ATTENTION, ELEMENTWISE, LAST, LAYERS, NORMS, REPLICATED, ROW, VOCAB,
                    WEIGHTS, Kind, Part, Published, Span, linear)
 from .mlp import ACTIVATION_FLOPS
 from .registry import Entry

@@ -33,7 +33,7 @@ from typing import Annotated, Any, Optional
 
 from ..records import dataclass
 from ..declare import Min
-from .base import (ATTENTION, COLUMN, ELEMENTWISE, LAYERS, REPLICATED, ROW, WEIGHTS, Kind, Part,
+from .base import (ATTENTION, ELEMENTWISE, LAYERS, REPLICATED, ROW, WEIGHTS, Kind, Part,
                    Published, Span, linear)
 from .mlp import ACTIVATION_FLOPS
 from .registry import Entry
