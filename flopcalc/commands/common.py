@@ -41,7 +41,8 @@ def platform(accelerator: Optional[str], dtype: str, count: Optional[int] = None
 
 
 def machine(accelerator: Optional[str], dtype: str, count: int, peak: Optional[int],
-            network: Optional[str], efficiency: Optional[str]) -> tuple[Any, Any]:
+            network: Optional[str], efficiency: Optional[str],
+            attention_kernel: Optional[str] = None) -> tuple[Any, Any]:
     """The hardware and the Machine of a training step (`step`, `plan`)."""
     from ..predict.plans import machine_for
 
@@ -50,7 +51,7 @@ def machine(accelerator: Optional[str], dtype: str, count: int, peak: Optional[i
                             "lists them)")
     found = platform(accelerator, dtype, count, peak, timed=True, network=network,
                      efficiency=efficiency)
-    return found.hw, machine_for(found)
+    return found.hw, machine_for(found, attention_kernel)
 
 
 def routed(spec: Any) -> bool:

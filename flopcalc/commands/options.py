@@ -82,6 +82,9 @@ _ALL = (
            "a YAML file. Default: the accelerator's usual system.", metavar="NAME"),
     Option("efficiency", "text", "Achievable-throughput file (presets/efficiency) or a YAML "
            "file. Default: the accelerator's preset.", metavar="FILE"),
+    Option("attention_kernel", "text", "Which attention kernel's shares of peak the efficiency "
+           "file gives (fa2: FlashAttention-2, PyTorch SDPA's default on Hopper before cuDNN's "
+           "kernel took over). Default: the file's own (fa3 on Hopper).", metavar="NAME"),
     Option("dtype", "choice", "Which of the accelerator's dense peaks the matmuls run at and "
            "MFU divides by (fp8: fp8 GEMMs).", "bf16", COMPUTE_DTYPES),
     Option("compute_dtype", "choice", "dtype of a serving run's matmuls: which of the "
@@ -165,6 +168,10 @@ _ALL = (
     Option("dispatcher", "choice", "How routed tokens reach their experts: flex (DeepEP, as "
            "published MoE recipes run: a token crosses to each other node once), alltoall "
            "(Megatron-Core's default) or allgather.", "flex", ("flex", "alltoall", "allgather")),
+    Option("routing", "choice", "Where a token's routed copies land, for the dispatch's "
+           "traffic: uniform (a balanced router, or Megatron-Core's forced balancing) or "
+           "contiguous (k consecutive experts, NeMo AutoModel's fake_balanced_gate).", "uniform",
+           ("uniform", "contiguous")),
     Option("moe_overlap", "flag", "Hide the expert dispatch behind another micro-batch's compute "
            "(Megatron-Core's 1F1B all-to-all overlap: off by default there, on in "
            "Megatron-Bridge's MoE recipes).", False),

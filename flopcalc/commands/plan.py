@@ -8,7 +8,8 @@ from .common import load, machine, recompute_setting
 from .options import CAUSAL, OPTIONS, pick
 
 
-def run(model, *, seq, global_batch, accelerator, count, network, efficiency, dtype, peak,
+def run(model, *, seq, global_batch, accelerator, count, network, efficiency,
+        attention_kernel, dtype, peak,
         flash, grad_fp32, tp_overlap, precision, optimizer, recompute_modules, top, attention,
         set):  # noqa: A002
     from ..reports.common import default_seq
@@ -17,7 +18,8 @@ def run(model, *, seq, global_batch, accelerator, count, network, efficiency, dt
     loaded = load(model, set)
     seq = seq or default_seq(loaded.spec)
     recompute = recompute_setting(loaded.spec, loaded.name, None, recompute_modules)
-    hw, res = machine(accelerator, dtype, count, peak, network, efficiency)
+    hw, res = machine(accelerator, dtype, count, peak, network, efficiency,
+                      attention_kernel)
     if hw.memory_bytes is None:
         raise FlopcalcError("plan needs the accelerator's memory: give --accelerator NAME")
     from ..predict.plans import fp8_recipes
@@ -35,7 +37,7 @@ COMMAND = Command(
      OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),
      OPTIONS["accelerator"],
      OPTIONS["count"].but(required=True, why="the devices to lay the model out on"),
-     *pick("network", "efficiency", "dtype", "peak", "flash", "grad_fp32", "tp_overlap",
+     *pick("network", "efficiency", "attention_kernel", "dtype", "peak", "flash", "grad_fp32", "tp_overlap",
            "precision", "optimizer", "recompute_modules", "top"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, report=("plan", "PlanReport"), render=Render("plan", "plan_csv", "plan_tables"))

@@ -15,7 +15,7 @@ from .options import CAUSAL, OPTIONS, UNKNOWN, pick
 def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
            sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
            tp_overlap, capacity_factor, count, etp, dispatcher, moe_overlap,
-           schedule, cuda_graph=False, compile=True  # noqa: A002
+           schedule, cuda_graph=False, compile=True, routing="uniform"  # noqa: A002
            ) -> tuple[Any, int, list[str]]:
     """The Layout of `step` from its options, with the unknowns (the options not given)."""
     from ..predict.steptime import Layout
@@ -41,16 +41,17 @@ def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recom
                  flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
                  capacity=capacity_factor or Fraction(1), etp=expert_tp(spec, etp, tp, ep),
                  dispatcher=dispatcher, moe_overlap=moe_overlap, schedule=schedule,
-                 cuda_graph=cuda_graph, compiled=compile)
+                 cuda_graph=cuda_graph, compiled=compile, routing=routing)
     return lay, seq, unknown
 
 
 def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, recompute_modules,
         sequence_parallel,
         micro_batch, global_batch, dropout, flash, schedule, fp8_recipe, lora_rank, qlora,
-        dispatcher, moe_overlap, cuda_graph, compile, precision, optimizer, accelerator, count,
+        dispatcher, routing, moe_overlap, cuda_graph, compile, precision, optimizer,
+        accelerator, count,
         network,
-        efficiency,
+        efficiency, attention_kernel,
         dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens, price, attention,
         set):  # noqa: A002
     from ..counting.memory import check_setup
@@ -67,7 +68,8 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
         sequence_parallel=sequence_parallel, micro_batch=micro_batch, global_batch=global_batch,
         dropout=dropout, flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
         capacity_factor=capacity_factor, count=count, etp=etp, dispatcher=dispatcher,
-        moe_overlap=moe_overlap, schedule=schedule, cuda_graph=cuda_graph, compile=compile)
+        moe_overlap=moe_overlap, schedule=schedule, cuda_graph=cuda_graph, compile=compile,
+        routing=routing)
     samples = parse_packed(packed, seq, spec, loaded.name)
     if samples and not flash:
         raise FlopcalcError("--packed with --no-flash: an eager kernel scores every pair of the "
@@ -99,7 +101,8 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
         profile(spec, seq, samples), lay, lay.vp)
     if problem:
         raise FlopcalcError(problem)
-    hw, res = machine(accelerator, dtype, lay.devices, peak, network, efficiency)
+    hw, res = machine(accelerator, dtype, lay.devices, peak, network, efficiency,
+                      attention_kernel)
     from ..models.accelerators import MICROSCALING
 
     if lay.fp8_recipe == "mxfp8" and hw.name != "custom" and \
@@ -133,8 +136,8 @@ COMMAND = Command(
      OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),
      OPTIONS["dropout"].but(default=None, why=UNKNOWN + " (off, and both)"),
      *pick("flash", "schedule", "fp8_recipe", "lora_rank", "qlora", "dispatcher",
-           "moe_overlap", "cuda_graph", "compile", "precision", "optimizer", "accelerator",
-           "count", "network", "efficiency", "dtype", "peak", "grad_fp32", "tp_overlap", "capacity_factor",
+           "routing", "moe_overlap", "cuda_graph", "compile", "precision", "optimizer", "accelerator",
+           "count", "network", "efficiency", "attention_kernel", "dtype", "peak", "grad_fp32", "tp_overlap", "capacity_factor",
            "tokens", "price"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, presentation=("format", "brief"), report=("step", "StepReport"),

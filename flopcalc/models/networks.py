@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, Optional
 from ..records import dataclass
 from ..declare import Invalid, Min, Parsed, structure
 from ..errors import FlopcalcError
-from ..numbers import parse_bytes, parse_share
+from ..numbers import parse_bytes, parse_share, shown
 from ..tables import COMPUTE_DTYPES
 from .files import read_mapping, user_path
 
@@ -93,6 +93,16 @@ class Spread:
 
 
 @dataclass(frozen=True)
+class KernelShares:
+    """Another attention kernel's shares of peak on the same device, with their source."""
+
+    forward: Spread
+    backward: Spread
+    title: str
+    source: str
+
+
+@dataclass(frozen=True)
 class EfficiencySpec:
     """An efficiency file (see the module docstring)."""
 
@@ -104,10 +114,29 @@ class EfficiencySpec:
     attention_backward: Spread
     memory: Spread
     notes: str = ""
+    # the kernel attention_forward/backward describe, and the others measured on this device
+    # (`--attention-kernel NAME` picks one)
+    attention_kernel: str = "flash"
+    attention_title: str = "a fused flash-attention kernel"
+    attention_kernels: dict[str, KernelShares] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for dtype, value in self.matmul.items():
             share(value, f"matmul.{dtype}")
+
+    def attention(self, kernel: Optional[str]) -> tuple[str, str, Spread, Spread]:
+        """The (name, title, forward, backward) shares of `kernel` (None: the default)."""
+        if kernel is None or kernel.lower() == self.attention_kernel:
+            return (self.attention_kernel, self.attention_title, self.attention_forward,
+                    self.attention_backward)
+        other = self.attention_kernels.get(kernel.lower())
+        if other is None:
+            known = ", ".join([f"{self.attention_kernel} (the default)",
+                               *self.attention_kernels])
+            raise FlopcalcError(f"--attention-kernel {shown(kernel)}: this efficiency "
+                                f"file has shares for {known}; give one of those, or an "
+                                "efficiency file (--efficiency FILE) with yours")
+        return kernel.lower(), other.title, other.forward, other.backward
 
     def matmul_share(self, dtype: str) -> Optional[float]:
         value = self.matmul.get(dtype)  # type: ignore[call-overload]

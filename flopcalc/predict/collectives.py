@@ -30,6 +30,7 @@ Bandwidths are the network preset's achievable ones (datasheet × measured share
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from ..records import dataclass
 from ..kinds.base import cdiv
@@ -137,29 +138,70 @@ def p2p(size: float, across: bool, net: Net) -> float:
 DISPATCHERS = ("alltoall", "allgather", "flex")
 
 
-def _domains_hit(top_k: float, domains: int) -> float:
-    """Expected fast domains other than its own that a token's k routed copies reach, with
-    experts spread evenly over `domains` domains and chosen uniformly: (D−1)·(1 − (1 − 1/D)^k)."""
+ROUTINGS = ("uniform", "contiguous")
+
+
+@lru_cache(maxsize=256)
+def groups_hit(routing: str, top_k: float, experts: int, groups: int) -> float:
+    """Expected number of `groups` equal groups of the routed experts (the ranks of an expert
+    group, or its fast domains; experts spread evenly and in order over them) that one
+    token's k routed copies reach:
+    - `uniform`: the k experts chosen uniformly (a balanced router on average; Megatron-Core's
+      --moe-router-force-load-balancing draws random logits): G·(1 − (1 − 1/G)^k);
+    - `contiguous`: token t takes experts t·k … t·k + k − 1 (mod E), NeMo AutoModel's
+      FakeBalancedGate (nemo_automodel/components/moe/layers.py at 89e3a9f: `indices =
+      arange(tokens·k).view(-1, k) % n_experts`), which its benchmark configurations set
+      (`fake_balanced_gate: true`): the mean over the E / gcd(E, k) windows it cycles through,
+      exact.
+    By symmetry a token's own group is among those hit with probability hit / G."""
+    if groups <= 1:
+        return float(groups)
+    if routing == "contiguous" and experts >= groups and float(top_k).is_integer() and \
+            float(experts).is_integer():
+        k, experts = int(top_k), int(experts)
+        per = experts / groups
+        starts = experts // math.gcd(experts, k)
+        total = sum(len({int(((s * k + i) % experts) // per) for i in range(k)})
+                    for s in range(starts))
+        return total / starts
+    return groups * (1 - (1 - 1 / groups) ** top_k)
+
+
+def _domains_hit(top_k: float, domains: int, routing: str = "uniform",
+                 experts: int = 0) -> float:
+    """Expected fast domains other than its own that a token's k routed copies reach:
+    hit·(D−1)/D (`groups_hit`; uniform routing: (D−1)·(1 − (1 − 1/D)^k))."""
     if domains <= 1:
         return 0.0
-    return (domains - 1) * (1 - (1 - 1 / domains) ** top_k)
+    return groups_hit(routing, top_k, experts, domains) * (domains - 1) / domains
 
 
-def dispatch_bytes(dispatcher: str, size: float, top_k: float, ep: int) -> float:
+def _ranks_hit(top_k: float, n: int, routing: str, experts: int) -> float:
+    """Expected ranks of an expert group of n other than its own that receive a token
+    (DeepEP sends a token once to each rank holding one of its experts: `get_dispatch_layout`'s
+    num_tokens_per_rank and is_token_in_rank, deep_ep/buffer.py)."""
+    return groups_hit(routing, top_k, experts, n) * (n - 1) / n
+
+
+def dispatch_bytes(dispatcher: str, size: float, top_k: float, ep: int,
+                   routing: str = "uniform", experts: int = 0) -> float:
     """Bytes one device sends per dispatch (or combine) of its routed tokens (`size`: the
     buffer of its tokens' k copies) over an expert group of `ep` devices, in NCCL's convention:
     the all-to-all sends (ep−1)/ep of it; the all-gather dispatcher (Megatron-Core's
     `allgather`) sends each token once, uncopied, to every other rank: (ep−1)·size/k; `flex`
-    (DeepEP) sends what the all-to-all does, deduplicated across domains in `dispatch`."""
+    (DeepEP) sends each token once to each other rank its experts sit on (`_ranks_hit`),
+    and across domains once per domain (`dispatch`)."""
     if ep <= 1 or size <= 0:
         return 0.0
     if dispatcher == "allgather":
         return (ep - 1) * size / top_k
+    if dispatcher == "flex":
+        return size / top_k * _ranks_hit(top_k, ep, routing, experts)
     return (ep - 1) / ep * size
 
 
 def dispatch(dispatcher: str, size: float, top_k: float, n: int, per_domain: int,
-             net: Net) -> float:
+             net: Net, routing: str = "uniform", experts: int = 0) -> float:
     """Seconds of one dispatch (or combine) of the routed copies of a device's tokens
     (`size` bytes, k copies per token) over an expert group of n devices, `per_domain` of
     them to a fast domain:
@@ -167,9 +209,11 @@ def dispatch(dispatcher: str, size: float, top_k: float, n: int, per_domain: int
     - `allgather`: an all-gather of the uncopied tokens over the group (each device keeps the
       ones its experts take), size/k bytes from each;
     - `flex` (DeepEP, as DeepSeek-V3 trains: its technical report §3.2.2): a token crosses to
-      each other domain its experts sit in once, over the NIC, and is forwarded to its experts
-      there over the fast domain: NIC bytes (size/k)·E[domains hit], fast-domain bytes the
-      all-to-all's.
+      each other domain its experts sit in once, over the NIC, and reaches each rank holding
+      one of its experts once over the fast domain (from its own rank, or forwarded on
+      arrival): NIC bytes (size/k)·E[other domains hit], fast-domain bytes
+      (size/k)·E[other ranks hit]; inside one domain an all-to-all of those bytes.
+    Where the copies land follows `routing` (`groups_hit`; `experts` per layer).
     """
     if dispatcher not in DISPATCHERS:
         raise ValueError(f"a dispatcher is one of {', '.join(DISPATCHERS)}, got {dispatcher!r}")
@@ -179,8 +223,11 @@ def dispatch(dispatcher: str, size: float, top_k: float, n: int, per_domain: int
         return collective("allgather", n * size / top_k, n, per_domain, net)
     g = max(1, min(per_domain, n))
     k = cdiv(n, g)
-    if dispatcher == "alltoall" or k == 1:
+    if dispatcher == "alltoall":
         return collective("alltoall", size, n, per_domain, net)
-    nic = size / top_k * _domains_hit(top_k, k)
-    fast = size * (g - 1) / n + size * (n - g) / n  # local peers, and forwarding on arrival
+    ranks = size / top_k * groups_hit(routing, top_k, experts, n)  # once per rank hit
+    if k == 1:
+        return collective("alltoall", ranks, n, per_domain, net)
+    nic = size / top_k * _domains_hit(top_k, k, routing, experts)
+    fast = ranks * (n - 1) / n  # to its own domain's ranks, and forwarding on arrival
     return net.base + k * net.lat_out + max(fast / net.up_for(g), nic / net.out)

@@ -115,6 +115,7 @@ class PerMicrobatch:
     pp_send: Fraction  # bytes of one pipeline send per device
     pp_gather: Fraction  # bytes all-gathered after it over the t ranks (0: none)
     ep_top_k: Fraction = Fraction(0)  # routed copies per token (the mean over MoE layers)
+    ep_experts: int = 0  # routed experts of the stage's most common routed layer
 
 
 def per_microbatch(prof, lay, layers: int) -> PerMicrobatch:  # type: ignore[no-untyped-def]
@@ -141,9 +142,11 @@ def per_microbatch(prof, lay, layers: int) -> PerMicrobatch:  # type: ignore[no-
         steps = (lay.cp - 1) * kv_count * share
     ep_size = top_k = Fraction(0)
     ep_layers = Fraction(0)
+    experts = 0
     if (lay.ep > 1 or lay.etp > 1) and moe_layers:
         count = sum(c for _, c in moe_layers)
         top_k = Fraction(sum(m[1] * c for m, c in moe_layers), count)
+        experts = max(moe_layers, key=lambda mc: mc[1])[0][0]
         ep_size = tokens / lay.tp * top_k * lay.capacity * d * BETA
         ep_layers = count * share
     pp_full = tokens * d * BETA
@@ -151,7 +154,7 @@ def per_microbatch(prof, lay, layers: int) -> PerMicrobatch:  # type: ignore[no-
         tokens * d * BETA, tp_f, tp_b, cp_step, steps, 2 * steps, ep_size,
         2 * ep_layers, (2 + (2 if full else 0)) * ep_layers,
         pp_full / lay.tp, pp_full if lay.tp > 1 and not lay.sequence_parallel else Fraction(0),
-        top_k)
+        top_k, experts)
 
 
 @dataclass
@@ -240,7 +243,8 @@ def volumes(prof, lay, which: str = "last") -> dict[str, AxisVolume]:  # type: i
     if c.ep_size:  # none unless experts are split (ep > 1) and this stage holds some
         from .collectives import dispatch_bytes
 
-        sent = dispatch_bytes(lay.dispatcher, c.ep_size, c.ep_top_k, lay.ep)
+        sent = dispatch_bytes(lay.dispatcher, c.ep_size, c.ep_top_k, lay.ep, lay.routing,
+                              c.ep_experts)
         total = m * (c.ep_forward + c.ep_backward) * sent
         text = (f"{lay.dispatcher} dispatcher (dispatch, combine): {_n(c.ep_forward)} forward, "
                 f"{_n(c.ep_backward)} backward per micro-batch over {lay.ep} ranks, "

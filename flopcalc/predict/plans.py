@@ -74,12 +74,14 @@ class Resolved:
     warnings: tuple[str, ...]
 
 
-def machine_for(platform: Platform) -> Resolved:
+def machine_for(platform: Platform, attention_kernel: Optional[str] = None) -> Resolved:
     """The Machine of a timed platform (`models.hardware.resolve(..., timed=True)`): the
-    device's peaks and bandwidth, its network and its efficiency file's shares."""
+    device's peaks and bandwidth, its network and its efficiency file's shares (attention:
+    those of `attention_kernel`, None for the file's default kernel)."""
     hw, net, eff = platform.hw, platform.network, platform.efficiency
     assert hw is not None and net is not None and eff is not None, "resolve(..., timed=True)"
     spec = eff.spec
+    kernel, kernel_title, forward, backward = spec.attention(attention_kernel)
     dtype = hw.dtype
     share = spec.matmul_share(dtype)
     if share is None:
@@ -94,11 +96,12 @@ def machine_for(platform: Platform) -> Resolved:
         matmul_peak=float(hw.peak_flops),
         attention_peak=float(attention_peak), hbm=float(hw.bandwidth), matmul_share=share,
         sms=spec.sms,
-        attention_forward={e: spec.attention_forward.at(EFFICIENCY_END[e]) for e in ENDS},
-        attention_backward={e: spec.attention_backward.at(EFFICIENCY_END[e]) for e in ENDS},
+        attention_forward={e: forward.at(EFFICIENCY_END[e]) for e in ENDS},
+        attention_backward={e: backward.at(EFFICIENCY_END[e]) for e in ENDS},
         memory_share={e: spec.memory.at(EFFICIENCY_END[e]) for e in ENDS},
         net=Net.of(net.spec),
-        matmul_bytes=NVFP4_BYTES if dtype == "fp4" else 1 if dtype in ("fp8", "int8") else 2)
+        matmul_bytes=NVFP4_BYTES if dtype == "fp4" else 1 if dtype in ("fp8", "int8") else 2,
+        attention_kernel=kernel, attention_title=kernel_title)
     return Resolved(machine, net.name, net.spec.title, net.spec.source, eff.name,
                     spec.source, platform.warnings)
 

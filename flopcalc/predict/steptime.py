@@ -266,6 +266,7 @@ class Layout:
     capacity: Fraction = Fraction(1)  # MoE capacity factor (1: dropless, on average)
     etp: int = 1  # expert tensor parallelism (Megatron-Core's ETP): each expert split etp ways
     dispatcher: str = "alltoall"  # MoE token dispatcher: alltoall, allgather or flex (DeepEP)
+    routing: str = "uniform"  # where a token's routed copies land (collectives.groups_hit)
     moe_overlap: bool = False  # the expert all-to-all hidden behind another micro-batch
     schedule: str = "1f1b"  # 1f1b (interleaved with vp > 1), zero-bubble, dualpipe, dualpipev
     fp8_recipe: str = ""  # with fp8 matmuls: how they are scaled (FP8_RECIPES)
@@ -313,6 +314,8 @@ class Machine:
     memory_share: dict
     net: Net
     matmul_bytes: float = 2  # bytes per element of a matmul's inputs (NVFP4: 0.5625)
+    attention_kernel: str = "flash"  # the efficiency file's name of the attention kernel
+    attention_title: str = "a fused flash-attention kernel"
 
 
 # ---------------------------------------------------------------------- the model's profile
@@ -885,7 +888,7 @@ _LAYERS: dict[tuple, tuple] = {}
 # schedule, the communication): any other field, a new one included, keys `_LAYERS`.
 _NOT_PER_LAYER = frozenset(("pp", "vp", "dp", "zero", "global_batch", "grad_fp32",
                             "tp_overlap", "capacity", "dispatcher", "moe_overlap", "schedule",
-                            "cuda_graph"))
+                            "cuda_graph", "routing"))
 _per_layer = attrgetter(*(k for k in Layout.__dataclass_fields__ if k not in _NOT_PER_LAYER))
 
 
@@ -1032,7 +1035,8 @@ def _tp_time(comm, lay: Layout, where: dict[str, int], net: Net) -> float:  # ty
 def _a2a_time(comm, lay: Layout, where: dict[str, int], net: Net) -> float:  # type: ignore
     """One dispatch (or combine) of the routed tokens, with the gather over the expert's t_e
     ranks."""
-    t = dispatch(lay.dispatcher, comm.ep_size, comm.ep_top_k, lay.ep, where["ep"], net)
+    t = dispatch(lay.dispatcher, comm.ep_size, comm.ep_top_k, lay.ep, where["ep"], net,
+                 lay.routing, comm.ep_experts)
     if lay.etp > 1:  # the dispatched tokens gathered over the expert's t_e ranks
         t += collective("allgather", comm.ep_size * lay.etp, lay.etp, where["etp"], net)
     return t

@@ -130,7 +130,8 @@ def build_plan_report(loaded: LoadedModel, hw: Hardware, res: Resolved, seq: int
            else "the least recomputation that fits")
         + (f", and each fp8 recipe this device runs ({', '.join(recipes)})" if recipes
            else ""),
-        f"ranked by the estimate of flopcalc step (typical efficiencies, its overlap model); "
+        f"ranked by the estimate of flopcalc step (typical efficiencies, attention as "
+        f"{res.machine.attention_kernel}: {res.machine.attention_title}; its overlap model); "
         f"memory checked against {hw.memory_bytes / 1e9:,.0f} GB per device, ZeRO-3's gathered "
         "layer included",
         "each plan's line says where its time goes; flopcalc step with its options gives the "

@@ -268,6 +268,12 @@ def machine_info(hw: Hardware, res: Resolved) -> StepMachine:
                    res.network_title, res.efficiency, res.machine.matmul_share, hw.count)
 
 
+ROUTING_TEXT = {
+    "uniform": "uniformly over the experts (--routing uniform)",
+    "contiguous": "to k consecutive experts each (--routing contiguous: AutoModel's "
+                  "fake_balanced_gate)"}
+
+
 def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
                      attention: str = "causal") -> list[str]:
     mc = res.machine
@@ -281,7 +287,8 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
         f"{SHAPE_FACTOR['estimate']:.2f} ({SHAPE_FACTOR['low']:.2f} low, "
         f"{SHAPE_FACTOR['high']:.2f} high), wave quantisation on {mc.sms} SMs, and the memory "
         "roof of their operands",
-        ("attention: flash kernels over the causal pairs, forward at "
+        (f"attention: {mc.attention_kernel} ({mc.attention_title}) over the causal pairs, "
+         "forward at "
          f"{mc.attention_forward['estimate']:.0%} of peak, backward 2.5 x its FLOPs at "
          f"{mc.attention_backward['estimate']:.0%}" if lay.flash else
          "attention: eager QK^T and AV over every pair as batched matmuls (no --flash)"),
@@ -348,7 +355,10 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
             "layout); expert GEMMs at the grouped kernel's rate for their tokens per expert "
             "(DeepGEMM's measurements: 73% of the dense rate at 256 tokens, all of it from "
             "4,096), the unpermutation's traffic after them; each device dispatches the routed copies of the tokens it holds (1/t "
-            f"under sequence parallelism) through the {lay.dispatcher} dispatcher, "
+            f"under sequence parallelism) through the {lay.dispatcher} dispatcher"
+            + (" (once to each rank and each other node its experts sit on, DeepEP's "
+               "deduplication)" if lay.dispatcher == "flex" else "")
+            + f", the copies routed {ROUTING_TEXT[lay.routing]}, "
             + ("hidden behind another micro-batch's compute (--moe-overlap), which loses the "
                "20 SMs its kernels hold meanwhile (DeepSeek-V3 Technical Report §3.2.2)"
                if lay.moe_overlap else "exposed (--moe-overlap hides it behind another "

@@ -58,15 +58,17 @@ def test_expert_tensor_parallelism_gathers_the_dispatched_tokens(moe):
 def test_flex_dispatch_crosses_to_each_other_domain_once():
     # ep 4 over domains of 2: 2 domains. A token's 2 copies reach the other domain with
     # probability 1 − (1/2)² = 3/4, so the NIC carries 8,192 / 2 · 3/4 = 3,072 bytes (3.072e-7
-    # s at 1e10 B/s); the fast domain the all-to-all's (4−1)/4 · 8,192 = 6,144 (6.144e-8 s).
+    # s at 1e10 B/s); the fast domain a token once per other rank it reaches: 4·(1 − (3/4)²)
+    # = 7/4 ranks hit, 3/4 of them other ranks: 4,096 · 7/4 · 3/4 = 5,376 bytes (5.376e-8 s).
     # Latency: base 1e-5 + 2 domains × 5e-6.
     assert dispatch("flex", 8192, 2, 4, 2, NET) == pytest.approx(2e-5 + 3.072e-7, rel=1e-12)
     # The all-to-all sends (4−2)/4 of the buffer, 4,096 bytes, through the NIC: 4.096e-7 s
     # after base + 4 ranks × 5e-6
     assert dispatch("alltoall", 8192, 2, 4, 2, NET) == pytest.approx(3e-5 + 4.096e-7, rel=1e-12)
     assert dispatch("alltoall", 8192, 2, 4, 2, NET) == collective("alltoall", 8192, 4, 2, NET)
-    # inside one domain flex is the all-to-all
-    assert dispatch("flex", 8192, 2, 2, 2, NET) == collective("alltoall", 8192, 2, 2, NET)
+    # inside one domain flex is an all-to-all of each token once per rank it reaches:
+    # 2·(1 − (1/2)²) = 3/2 ranks of 2, a buffer of 4,096 · 3/2 = 6,144 bytes (not 8,192)
+    assert dispatch("flex", 8192, 2, 2, 2, NET) == collective("alltoall", 6144, 2, 2, NET)
     # the all-gather dispatcher gathers the uncopied tokens, 4,096 bytes from each of 4
     assert dispatch("allgather", 8192, 2, 4, 2, NET) == collective("allgather", 16_384, 4, 2,
                                                                     NET)
