@@ -19,6 +19,8 @@ How a source's words become options (the source of each in SOURCES.md and framew
 - TP runs with sequence parallelism where the source does (torchtitan's SequenceParallel
   norms; AutoModel's `sequence_parallel` key); Async TP is `--tp-overlap`, vanilla TP
   `--no-tp-overlap`.
+- AutoModel's MoE benchmark configurations route with `fake_balanced_gate: true` (each
+  token to k consecutive experts): `--routing contiguous`.
 - LoRA rows (AutoModel's fine-tuning table, `kind` "lora") are `--lora-rank` 16 on every
   projection, as their configs set (`dim: 16`, every linear / '*_proj').
 - Gradients are reduced in fp32 (`--grad-fp32`): torchtitan's mixed_precision_reduce defaults
@@ -27,7 +29,13 @@ How a source's words become options (the source of each in SOURCES.md and framew
   89e3a9f).
 - torchtitan's H100s are Grand Teton's 500 W HBM2e parts whose clock is unpublished: each run is
   predicted at the SXM peak and at 835 TFLOP/s and the interval joined (as tests/training_runs.py
-  does for its torchtitan run).
+  does for its torchtitan run); the estimate is the one at the midpoint of the two clocks
+  (912.25 TFLOP/s), the page saying only that the peak lies between them.
+- torchtitan's attention is PyTorch's scaled_dot_product_attention (torchtitan
+  models/llama3/model.py at 820504e), whose flash backend is FlashAttention-2 and which took it
+  on Hopper until cuDNN's kernel became the default (PyTorch 2.9, pytorch/pytorch#162073; both
+  pages' runs are on earlier nightlies): `--attention-kernel fa2` on H100 and H200. On GB200
+  no FlashAttention-2 share is known: the file's default kernel.
 - torch.compile as each row states it (`compile`, every row here states it): compiled runs
   `--compile` (fused element-wise kernels), eager ones `--no-compile`.
 - A micro-batch under pipeline parallelism and virtual stages are left open where the source
@@ -92,7 +100,8 @@ def measured(r: dict[str, Any]) -> tuple[float, float]:
 
 
 def options(r: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `step` options of a run: one set, or two to join (the unknown Grand Teton clock)."""
+    """The `step` options of a run: one set, or three (the unknown Grand Teton clock: the
+    estimate's midpoint first, then the two ends whose intervals are joined)."""
     tp, pp, cp = r["tp"], r["pp"], r["cp"]
     opts: dict[str, Any] = dict(
         seq=r["seq"], tp=tp, pp=pp, cp=cp, dp=r["gpus"] // (tp * pp * cp),
@@ -115,15 +124,22 @@ def options(r: dict[str, Any]) -> list[dict[str, Any]]:
     if ep and ep > 1:
         opts["ep"] = ep
         opts["dispatcher"] = "flex" if r["dispatcher"] == "deepep" else "alltoall"
+        if "fake_balanced_gate true" in (r["config"] or ""):
+            opts["routing"] = "contiguous"
     if r["lora_rank"]:
         opts["lora_rank"] = r["lora_rank"]
     if r["dtype"] in ("fp8", "mxfp8"):
         opts["dtype"] = "fp8"
         opts["fp8_recipe"] = r["float8_recipe"]
     acc = r["accelerator"]
+    if r["framework"] == "torchtitan" and not acc.startswith("GB200"):
+        opts["attention_kernel"] = "fa2"
     if acc.startswith("H100 96GB"):
         opts.update(accelerator=GRAND_TETON, network="dgx-h100")
-        return [opts, {**opts, "peak": "1670T" if opts.get("dtype") == "fp8" else "835T"}]
+        fp8 = opts.get("dtype") == "fp8"
+        # the estimate's run first (the midpoint clock), then the two ends to join
+        return [{**opts, "peak": "1824.5T" if fp8 else "912.25T"}, opts,
+                {**opts, "peak": "1670T" if fp8 else "835T"}]
     if acc.startswith("H200"):
         opts.update(accelerator="h200", network="dgx-h100")  # 8 NVLink GPUs, 400 Gb/s per GPU
     elif acc.startswith("GB200"):
