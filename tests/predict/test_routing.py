@@ -50,6 +50,8 @@ def test_uniform_routing_reaches_each_group_with_one_minus_its_miss_chance():
     # a window that wraps: 10 experts, k 4, 5 ranks of 2: starts 0, 4, 8, 2, 6 (5 windows);
     # [0..3] 2 ranks, [4..7] 2, [8, 9, 0, 1] 2, [2..5] 2, [6..9] 2
     (10, 4, 5, 2.0),
+    # one expert a rank: a window of k reaches k ranks
+    (8, 2, 8, 2.0),
 ])
 def test_contiguous_routing_matches_the_gate_token_by_token(experts, k, groups, by_hand):
     assert groups_hit("contiguous", k, experts, groups) == pytest.approx(by_hand, rel=1e-12)
@@ -85,3 +87,10 @@ def test_the_step_takes_the_routing_and_says_it(cli):
     assert any("--routing contiguous" in line for line in contiguous["conventions"])
     bad = cli(*args, "--routing", "nearest")
     assert bad.code == 2 and bad.err.count("\n") == 1
+
+
+def test_contiguous_routing_needs_whole_copies_and_experts():
+    # a stage whose routed layers differ has a fractional mean k: the uniform figure stands
+    # (4·(1 − (3/4)^2.5)), as it does for fewer experts than groups
+    assert groups_hit("contiguous", 2.5, 8, 4) == pytest.approx(4 * (1 - 0.75 ** 2.5))
+    assert groups_hit("contiguous", 2, 4, 8) == pytest.approx(8 * (1 - (7 / 8) ** 2))
