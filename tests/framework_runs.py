@@ -17,8 +17,8 @@ How a source's words become options (the source of each in SOURCES.md and framew
 - Activation checkpointing: torchtitan's per-op selective AC is `--recompute op`, full AC
   (AutoModel's `activation_checkpointing: true` wraps each layer) `--recompute full`.
 - TP runs with sequence parallelism where the source does (torchtitan's SequenceParallel
-  norms; AutoModel's `sequence_parallel` key); Async TP is `--tp-overlap`, vanilla TP
-  `--no-tp-overlap`.
+  norms; AutoModel's `sequence_parallel` key); Async TP (PyTorch's, in both frameworks) is
+  `--async-tp`, vanilla TP `--no-tp-overlap`.
 - AutoModel's MoE benchmark configurations route with `fake_balanced_gate: true` (each
   token to k consecutive experts): `--routing contiguous`.
 - LoRA rows (AutoModel's fine-tuning table, `kind` "lora") are `--lora-rank` 16 on every
@@ -112,6 +112,8 @@ def options(r: dict[str, Any]) -> list[dict[str, Any]]:
         opts["compile"] = bool(r["compile"])
     if tp > 1:
         opts["tp_overlap"] = bool(r["async_tp"])
+        if r["async_tp"]:
+            opts["async_tp"] = True
     if r["micro_batch"]:
         opts["micro_batch"] = r["micro_batch"]
     elif pp == 1:  # no pipeline and no accumulation stated: the local batch is one micro-batch

@@ -150,6 +150,9 @@ _ALL = (
     Option("tp_overlap", "flag", "Tensor-parallel communication overlapped with the matmuls in "
            "the estimate (Megatron's --tp-comm-overlap, as its published recipes run; "
            "--no-tp-overlap: exposed).", True),
+    Option("async_tp", "flag", "PyTorch's async tensor parallelism (torch.compile's "
+           "micro-pipelining, torchtitan's enable_async_tensor_parallel): the estimate hides the "
+           "forward's tensor-parallel collectives, not the backward's.", False),
     Option("fp8_recipe", "choice", "With --dtype fp8: how the matmuls are scaled, and so what "
            "quantising their operands moves: tensorwise (Transformer Engine's current scaling, "
            "the default), delayed, rowwise (torchao), blockwise (DeepSeek-V3) or mxfp8 "

@@ -15,7 +15,8 @@ from .options import CAUSAL, OPTIONS, UNKNOWN, pick
 def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recompute,
            sequence_parallel, micro_batch, global_batch, dropout, flash, grad_fp32,
            tp_overlap, capacity_factor, count, etp, dispatcher, moe_overlap,
-           schedule, cuda_graph=False, compile=True, routing="uniform"  # noqa: A002
+           schedule, cuda_graph=False, compile=True, routing="uniform",
+           async_tp=False  # noqa: A002
            ) -> tuple[Any, int, list[str]]:
     """The Layout of `step` from its options, with the unknowns (the options not given)."""
     from ..predict.steptime import Layout
@@ -35,13 +36,17 @@ def layout(spec: Any, seq: Optional[int], *, tp, pp, vp, dp, cp, ep, zero, recom
     if (global_batch // dp) % mb:
         raise FlopcalcError(f"--micro-batch {mb} must divide the {global_batch // dp:,} "
                             "sequences each data-parallel rank takes per step")
+    if async_tp and not tp_overlap:
+        raise FlopcalcError("--async-tp overlaps tensor-parallel communication: drop "
+                            "--no-tp-overlap (or --async-tp for vanilla tensor parallelism)")
     lay = Layout(tp=tp, pp=pp, vp=vp or 1, dp=dp, cp=cp, ep=ep, zero=zero,
                  recompute=recompute or "none", sequence_parallel=sequence_parallel,
                  micro_batch=mb, global_batch=global_batch, dropout=dropout == "on",
                  flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
                  capacity=capacity_factor or Fraction(1), etp=expert_tp(spec, etp, tp, ep),
                  dispatcher=dispatcher, moe_overlap=moe_overlap, schedule=schedule,
-                 cuda_graph=cuda_graph, compiled=compile, routing=routing)
+                 cuda_graph=cuda_graph, compiled=compile, routing=routing,
+                 async_tp=async_tp)
     return lay, seq, unknown
 
 
@@ -52,7 +57,8 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
         accelerator, count,
         network,
         efficiency, attention_kernel,
-        dtype, peak, grad_fp32, tp_overlap, capacity_factor, tokens, price, attention,
+        dtype, peak, grad_fp32, tp_overlap, async_tp, capacity_factor, tokens, price,
+        attention,
         set):  # noqa: A002
     from ..counting.memory import check_setup
     from ..predict.plans import least_recompute, setup_of, valid_vp
@@ -69,7 +75,7 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
         dropout=dropout, flash=flash, grad_fp32=grad_fp32, tp_overlap=tp_overlap,
         capacity_factor=capacity_factor, count=count, etp=etp, dispatcher=dispatcher,
         moe_overlap=moe_overlap, schedule=schedule, cuda_graph=cuda_graph, compile=compile,
-        routing=routing)
+        routing=routing, async_tp=async_tp)
     samples = parse_packed(packed, seq, spec, loaded.name)
     if samples and not flash:
         raise FlopcalcError("--packed with --no-flash: an eager kernel scores every pair of the "
@@ -137,7 +143,7 @@ COMMAND = Command(
      OPTIONS["dropout"].but(default=None, why=UNKNOWN + " (off, and both)"),
      *pick("flash", "schedule", "fp8_recipe", "lora_rank", "qlora", "dispatcher",
            "routing", "moe_overlap", "cuda_graph", "compile", "precision", "optimizer", "accelerator",
-           "count", "network", "efficiency", "attention_kernel", "dtype", "peak", "grad_fp32", "tp_overlap", "capacity_factor",
+           "count", "network", "efficiency", "attention_kernel", "dtype", "peak", "grad_fp32", "tp_overlap", "async_tp", "capacity_factor",
            "tokens", "price"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, presentation=("format", "brief"), report=("step", "StepReport"),

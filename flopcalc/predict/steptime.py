@@ -228,6 +228,14 @@ EXPERT_LINEARS = 2
 HOST_SYNC_SERIAL = {"low": 0.0, "estimate": 0.0, "high": 1.0}
 BACKWARD_OPS = 2
 EXPERT_BACKWARD_OPS = 4
+# PyTorch's async tensor parallelism (torch.compile's micro-pipeline pass, as torchtitan runs it
+# with enable_async_tensor_parallel) is reported as a forward-pass speed-up: "up to ~29%
+# forward pass speedup and ~8% E2E speedup in Llama3 7B, up to ~20% forward ... ~8% E2E in
+# Llama3 70B" (Wang et al., "[Distributed w/ TorchTitan] Introducing Async Tensor Parallelism
+# in PyTorch", PyTorch forums, 2024): an end-to-end gain of the forward's gain times the
+# forward's share of a step. The estimate hides the forward's collectives as --tp-overlap
+# does (and full recomputation's re-run forward's) and exposes the backward's; `low` still
+# hides them all, `high` none.
 FP8_RECIPES = ("tensorwise", "delayed", "rowwise", "blockwise", "mxfp8")
 # NVFP4 (fp4 matmuls, Transformer Engine's NVFP4BlockScaling as Megatron-Bridge's
 # bf16_with_nvfp4_mixed selects it): E2M1 values with an E4M3 scale per 16, 4.5 bits an element
@@ -263,6 +271,7 @@ class Layout:
     flash: bool = False
     grad_fp32: bool = False  # gradients reduced in fp32 (Megatron-Core with bf16)
     tp_overlap: bool = False
+    async_tp: bool = False  # PyTorch's async TP: the estimate hides the forward's collectives
     capacity: Fraction = Fraction(1)  # MoE capacity factor (1: dropless, on average)
     etp: int = 1  # expert tensor parallelism (Megatron-Core's ETP): each expert split etp ways
     dispatcher: str = "alltoall"  # MoE token dispatcher: alltoall, allgather or flex (DeepEP)
@@ -888,7 +897,7 @@ _LAYERS: dict[tuple, tuple] = {}
 # schedule, the communication): any other field, a new one included, keys `_LAYERS`.
 _NOT_PER_LAYER = frozenset(("pp", "vp", "dp", "zero", "global_batch", "grad_fp32",
                             "tp_overlap", "capacity", "dispatcher", "moe_overlap", "schedule",
-                            "cuda_graph", "routing"))
+                            "cuda_graph", "routing", "async_tp"))
 _per_layer = attrgetter(*(k for k in Layout.__dataclass_fields__ if k not in _NOT_PER_LAYER))
 
 
@@ -1143,6 +1152,10 @@ def _schedule(prof: Profile, lay: Layout, mc: Machine, end: str, comp: Compute, 
         each_f = max(0.0, t_coll - per_layer_gemm / 4)
         each_b = max(0.0, t_coll - per_layer_gemm / 2)
         tp_f, tp_b = comm.tp_forward * each_f, comm.tp_backward * each_b
+        if lay.async_tp:  # the backward's own collectives exposed; full recomputation's
+            # re-run forward hides its collectives as the forward does (ASYNC_TP)
+            rerun = comm.tp_forward if lay.recompute == "full" else 0
+            tp_b = (comm.tp_backward - rerun) * t_coll + rerun * each_f
     # --- context parallelism: ring K/V steps ---------------------------------------------
     cp_f = cp_b = cp_all = 0.0
     if lay.cp > 1 and comm.cp_step:

@@ -307,7 +307,9 @@ def step_conventions(res: Resolved, lay: Layout, outcome: Outcome,
         "layout can hide (what nothing hides stays exposed: TP without --tp-overlap, EP "
         "without --moe-overlap, 1F1B's sends); high = none hidden, worst; estimate = "
         "typical efficiencies and Megatron-LM's / FSDP's overlap: "
-        "TP exposed" + (" (hidden behind 1/4 of each layer's matmuls with --tp-overlap)"
+        "TP exposed" + (" (hidden behind 1/4 of each layer's matmuls with --tp-overlap"
+                        + ("; --async-tp: the forward's only, PyTorch's async TP reported as "
+                           "a forward-pass speed-up" if lay.async_tp else "") + ")"
                         if lay.tp_overlap else "")
         + ", CP ring steps behind the attention blocks, EP exposed, pipeline sends exposed "
         "(only fill and drain when interleaved), gradient reduction behind the last "

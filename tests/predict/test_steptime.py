@@ -368,6 +368,26 @@ def test_tensor_parallel_overlap_hides_behind_a_share_of_the_matmuls(prof):
     assert st.exposed["tp"] == approx(4 * (4 * each_f + 4 * each_b))
 
 
+def test_async_tensor_parallelism_hides_the_forwards_collectives_only(prof):
+    # PyTorch's async TP is a forward-pass speed-up: the 2 forward collectives of a
+    # micro-batch hide as with --tp-overlap (each_f exposed), the 2 backward ones stay whole
+    slow = replace(COMP, gemm_f=4e-5)
+    each_f = TP - 1e-5
+    lay = replace(LAY, tp_overlap=True, async_tp=True)
+    st = S._schedule(prof, lay, MC, "estimate", slow, "last", S.placement(lay, NET))
+    assert st.exposed["tp"] == approx(4 * (2 * each_f + 2 * TP))
+    # full recomputation re-runs the forward's 2 in backward (4 there): those hide as the
+    # forward's do, the backward's own 2 stay whole
+    lay = replace(lay, recompute="full")
+    st = S._schedule(prof, lay, MC, "estimate", slow, "last", S.placement(lay, NET))
+    assert st.exposed["tp"] == approx(4 * (2 * each_f + 2 * each_f + 2 * TP))
+    # the interval's ends as with --tp-overlap: all hidden at `low`, none at `high`
+    assert S._schedule(prof, lay, MC, "low", slow, "last",
+                       S.placement(lay, NET)).exposed["tp"] == 0.0
+    assert S._schedule(prof, lay, MC, "high", slow, "last",
+                       S.placement(lay, NET)).exposed["tp"] == approx(4 * 6 * TP)
+
+
 def test_the_slowest_stage_decides(prof):
     lay = S.Layout(pp=2, global_batch=4)
     st = S.step_time(prof, lay, MC, "estimate")
