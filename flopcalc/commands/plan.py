@@ -37,7 +37,7 @@ COMMAND = Command(
      OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),
      OPTIONS["accelerator"],
      OPTIONS["count"].but(required=True, why="the devices to lay the model out on"),
-     *pick("network", "efficiency", "attention_kernel", "dtype", "peak", "flash", "grad_fp32", "tp_overlap",
-           "precision", "optimizer", "recompute_modules", "top"),
+     *pick("network", "efficiency", "attention_kernel", "dtype", "peak", "flash", "grad_fp32",
+           "tp_overlap", "precision", "optimizer", "recompute_modules", "top"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, report=("plan", "PlanReport"), render=Render("plan", "plan_csv", "plan_tables"))

@@ -142,9 +142,9 @@ COMMAND = Command(
      OPTIONS["global_batch"].but(required=True, why="a step's time is that of its batch"),
      OPTIONS["dropout"].but(default=None, why=UNKNOWN + " (off, and both)"),
      *pick("flash", "schedule", "fp8_recipe", "lora_rank", "qlora", "dispatcher",
-           "routing", "moe_overlap", "cuda_graph", "compile", "precision", "optimizer", "accelerator",
-           "count", "network", "efficiency", "attention_kernel", "dtype", "peak", "grad_fp32", "tp_overlap", "async_tp", "capacity_factor",
-           "tokens", "price"),
+           "routing", "moe_overlap", "cuda_graph", "compile", "precision", "optimizer",
+           "accelerator", "count", "network", "efficiency", "attention_kernel", "dtype", "peak",
+           "grad_fp32", "tp_overlap", "async_tp", "capacity_factor", "tokens", "price"),
      OPTIONS["attention"].but(default="causal", why=CAUSAL), OPTIONS["set"]),
     run, presentation=("format", "brief"), report=("step", "StepReport"),
     render=Render("step", "step_csv", "step_tables", "step_brief"))

@@ -43,10 +43,10 @@ def test_inside_shares_do_not_regress(results):
     # measured: 24 of the 34 torchtitan runs inside (20 before --recompute op and
     # --no-compile, 23 before --attention-kernel fa2 and the midpoint clock; the rest run
     # slower than the interval's high end: context parallelism, rowwise float8 with TP, Llama 4
-    # Scout's MoE on GB200; the async-TP rows' errors follow their vanilla twins' since --async-tp),
-    # all 8 AutoModel pre-training runs (4 before --routing contiguous
-    # and AutoModel's interleaved stages), 3 of its 7 LoRA runs (the pipelined 70B ones run
-    # 1.4-1.6x slower than predicted)
+    # Scout's MoE on GB200; the async-TP rows' errors follow their vanilla twins' since
+    # --async-tp), all 8 AutoModel pre-training runs (4 before --routing contiguous and
+    # AutoModel's interleaved stages), 3 of its 7 LoRA runs (the pipelined 70B ones run 1.4-1.6x
+    # slower than predicted)
     tt = [r for r in results if r["run"]["framework"] == "torchtitan"]
     am = [r for r in results if r["run"]["framework"] == "NeMo AutoModel" and not r["lora"]]
     lora = [r for r in results if r["lora"]]
