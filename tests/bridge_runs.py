@@ -91,6 +91,38 @@ MOE_A2A_OVERLAP = {
 }
 
 
+# The token dispatcher as each release's scripts set it. Megatron-Bridge's MoE recipes default to
+# Megatron-Core's all-to-all (recipes/qwen/qwen3_moe.py: moe_token_dispatcher_type = "alltoall"),
+# and its benchmark scripts switch to flex (DeepEP or Hybrid-EP: training/
+# flex_dispatcher_backend.py `apply_flex_dispatcher_backend`) only where a workload base config
+# sets moe_flex_dispatcher_backend (scripts/performance/configs/*/…workload_base_configs.py at
+# the release's tag, as MOE_A2A_OVERLAP; each row matched to the config of its layout where one
+# matches, and every config of its model, system and precision agreeing where none does; 26.08:
+# the perf_recipes at 067f987df, whose MXFP8 MoE recipes on GB200/GB300 set hybridep). These
+# rows' configs leave it unset: all-to-all. Every other MoE row runs flex.
+ALLTOALL = {
+    ("25.11", "GPT OSS 120B", "DGX-B200", "BF16"),  # GPT_OSS_120B_*_BASE_CONFIG (every one)
+    ("25.11", "GPT OSS 120B", "DGX-GB200", "BF16"), ("25.11", "GPT OSS 120B", "DGX-GB300", "BF16"),
+    ("25.11", "GPT OSS 120B", "DGX-H100", "BF16"),
+    ("25.11", "Qwen3_235B_a22B", "DGX-B200", "FP8-MX"),  # QWEN3_235B_A22B_B200_FP8_MX_BASE_CONFIG
+    ("25.11", "Qwen3_235B_a22B", "DGX-H100", "FP8-CS"),  # QWEN3_235B_A22B_H100_FP8_CS_BASE_CONFIG
+    ("25.11", "Qwen3_30B_a3B", "DGX-B200", "FP8-MX"),  # QWEN3_30B_A3B_B200_FP8_MX_BASE_CONFIG
+    ("25.11", "Qwen3_30B_a3B", "DGX-H100", "FP8-CS"),  # QWEN3_30B_A3B_H100_*_BASE_CONFIG
+    ("26.02", "GPT OSS 120B", "DGX-B200", "BF16"),  # GPT_OSS_120B_PRETRAIN_CONFIG_*_BF16_V1/V2
+    ("26.02", "GPT OSS 120B", "DGX-B300", "BF16"), ("26.02", "GPT OSS 120B", "DGX-GB200", "BF16"),
+    ("26.02", "GPT OSS 120B", "DGX-GB300", "BF16"), ("26.02", "GPT OSS 120B", "DGX-H100", "BF16"),
+    ("26.02", "Qwen3_235B_a22B", "DGX-B200", "MXFP8"),  # ..._B200_FP8_MX_V2
+    ("26.02", "Qwen3_235B_a22B", "DGX-B300", "MXFP8"),  # ..._B300_FP8_MX_V2
+    ("26.02", "Qwen3_235B_a22B", "DGX-H100", "FP8"),  # ..._H100_FP8_CS_V2
+    ("26.02", "Qwen3_30B_a3B", "DGX-B200", "MXFP8"),  # QWEN3_30B_A3B_..._B200_FP8_MX_V1
+    ("26.04", "GPT OSS 120B", "DGX-GB300", "BF16"),  # GPT_OSS_120B_..._GB300_BF16_V2
+    ("26.04", "GPT OSS 120B", "DGX-H100", "BF16"),  # ..._H100_BF16_V2
+    ("26.04", "Qwen3_235B_a22B", "DGX-B200", "MXFP8"),  # ..._B200_FP8_MX_V2
+    ("26.04", "Qwen3_235B_a22B", "DGX-B300", "MXFP8"),  # ..._B300_FP8_MX_V2
+    ("26.04", "Qwen3_235B_a22B", "DGX-H100", "FP8"),  # ..._H100_FP8_CS_V2
+}
+
+
 def runs(kinds: tuple[str, ...] = ("pretrain",)) -> list[dict[str, Any]]:
     """The rows flopcalc can predict: a preset model, a stated precision, pre-training."""
     out = []
@@ -155,6 +187,9 @@ def options(r: dict[str, Any]) -> dict[str, Any]:
             opts["recompute_modules"] = modules
         else:
             opts["recompute"] = "none"
+    if r.get("ep") and r["ep"] > 1 and r["release"] != "modelzoo":
+        opts["dispatcher"] = ("alltoall" if (r["release"][:5], r["model"], r["system"],
+                                             r["precision"]) in ALLTOALL else "flex")
     if (r["release"][:5], r["model"], r["system"], r["precision"]) in MOE_A2A_OVERLAP:
         opts["moe_overlap"] = True
         # from 26.06 the rows that overlap do so inside a full-iteration CUDA graph (v0.5.0's
