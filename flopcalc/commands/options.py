@@ -168,9 +168,10 @@ _ALL = (
            "(DeepSpeed's estimator).", False),
     # flex by default: DeepEP (or its HybridEP) is what Megatron-Bridge's MoE recipes and the
     # Megatron-MoE model zoo run; Megatron-Core's own default is alltoall.
-    Option("dispatcher", "choice", "How routed tokens reach their experts: flex (DeepEP, as "
-           "published MoE recipes run: a token crosses to each other node once), alltoall "
-           "(Megatron-Core's default) or allgather.", "flex", ("flex", "alltoall", "allgather")),
+    Option("dispatcher", "choice", "How routed tokens reach their experts: flex (DeepEP or "
+           "Hybrid-EP, as most published MoE benchmarks run: a token goes once to each other "
+           "node and each rank its experts sit on), alltoall (Megatron-Core's default: every "
+           "copy) or allgather.", "flex", ("flex", "alltoall", "allgather")),
     Option("routing", "choice", "Where a token's routed copies land, for the dispatch's "
            "traffic: uniform (a balanced router, or Megatron-Core's forced balancing) or "
            "contiguous (k consecutive experts, NeMo AutoModel's fake_balanced_gate).", "uniform",
