@@ -74,6 +74,14 @@ def test_flex_dispatch_crosses_to_each_other_domain_once():
                                                                     NET)
 
 
+def test_flex_dispatch_bound_by_the_fast_domain_sends_each_token_once_per_rank():
+    # the same group with a NIC ten times NVLink: the fast domain decides. A token reaches
+    # 4·(1 − (3/4)²) = 7/4 of the 4 ranks, 3/4 of them other ranks: 4,096 · 7/4 · 3/4 = 5,376
+    # bytes at 1e11 B/s (every copy would be 6,144); latency base 1e-5 + 2 domains × 5e-6
+    net = Net(domain=2, up=1e11, out=1e12, base=1e-5, lat_up=1e-6, lat_out=5e-6)
+    assert dispatch("flex", 8192, 2, 4, 2, net) == pytest.approx(2e-5 + 5.376e-8, rel=1e-12)
+
+
 def test_the_other_micro_batch_hides_the_dispatch(moe):
     mc = S.Machine(matmul_peak=1e15, attention_peak=5e14, hbm=4e12, matmul_share=0.8,
                    sms=100, attention_forward=dict.fromkeys(S.ENDS, 0.6),
