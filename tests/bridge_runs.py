@@ -333,6 +333,21 @@ def class_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def run_table(rows: list[dict[str, Any]]) -> str:
+    """The per-run table of the validation page: measured, the interval, the error."""
+    lines = ["| run | half | measured s | low | estimate | high | inside | error |",
+             "|---|---|---:|---:|---:|---:|:-:|---:|"]
+    for r in rows:
+        if "refused" in r:
+            lines.append(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | refused: "
+                         f"{r['refused'][:80]} | | | | |")
+            continue
+        lines.append(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | {r['low']:.3f} | "
+                     f"**{r['estimate']:.3f}** | {r['high']:.3f} | "
+                     f"{'yes' if r['inside'] else 'NO'} | {r['error_pct']:+.1f}% |")
+    return "\n".join(lines)
+
+
 def main(which: str = "all") -> None:
     rows = evaluate()
     if which == "classes":
@@ -340,15 +355,7 @@ def main(which: str = "all") -> None:
         return
     if which != "all":
         rows = [r for r in rows if r["half"] == which]
-    print("| run | half | measured s | low | estimate | high | inside | error |")
-    print("|---|---|---:|---:|---:|---:|:-:|---:|")
-    for r in rows:
-        if "refused" in r:
-            print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | refused: "
-                  f"{r['refused'][:80]} | | | | |")
-            continue
-        print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | {r['low']:.3f} | **{r['estimate']:.3f}** | "
-              f"{r['high']:.3f} | {'yes' if r['inside'] else 'NO'} | {r['error_pct']:+.1f}% |")
+    print(run_table(rows))
     print()
     for name in ("development", "held-out"):
         sel = [r for r in rows if r["half"] == name]

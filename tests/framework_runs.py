@@ -203,17 +203,10 @@ def summary(rows: list[dict[str, Any]], title: str = "") -> str:
 
 
 def main() -> None:
+    from tests.bridge_runs import run_table
+
     rows = evaluate()
-    print("| run | half | measured s | low | estimate | high | inside | error |")
-    print("|---|---|---:|---:|---:|---:|:-:|---:|")
-    for r in rows:
-        if "refused" in r:
-            print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | refused: "
-                  f"{r['refused'][:80]} | | | | |")
-            continue
-        print(f"| {r['id']} | {r['half']} | {r['measured']:.3f} | {r['low']:.3f} | "
-              f"**{r['estimate']:.3f}** | {r['high']:.3f} | {'yes' if r['inside'] else 'NO'} | "
-              f"{r['error_pct']:+.1f}% |")
+    print(run_table(rows))
     print()
     for name in ("development", "held-out"):
         print(summary([r for r in rows if r["half"] == name], f"{name}: "))
