@@ -42,10 +42,13 @@ def platform(accelerator: Optional[str], dtype: str, count: Optional[int] = None
 
 def machine(accelerator: Optional[str], dtype: str, count: int, peak: Optional[int],
             network: Optional[str], efficiency: Optional[str],
-            attention_kernel: Optional[str] = None) -> tuple[Any, Any]:
+            attention_kernel: Optional[str] = None, flash: bool = True) -> tuple[Any, Any]:
     """The hardware and the Machine of a training step (`step`, `plan`)."""
     from ..predict.plans import machine_for
 
+    if attention_kernel is not None and not flash:
+        raise FlopcalcError("--attention-kernel names a flash kernel and --no-flash runs the "
+                            "eager one: give one of them")
     if accelerator is None:
         raise FlopcalcError("this command needs --accelerator NAME (flopcalc accelerators "
                             "lists them)")

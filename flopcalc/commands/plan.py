@@ -19,7 +19,7 @@ def run(model, *, seq, global_batch, accelerator, count, network, efficiency,
     seq = seq or default_seq(loaded.spec)
     recompute = recompute_setting(loaded.spec, loaded.name, None, recompute_modules)
     hw, res = machine(accelerator, dtype, count, peak, network, efficiency,
-                      attention_kernel)
+                      attention_kernel, flash)
     if hw.memory_bytes is None:
         raise FlopcalcError("plan needs the accelerator's memory: give --accelerator NAME")
     from ..predict.plans import fp8_recipes

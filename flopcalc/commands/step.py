@@ -108,7 +108,7 @@ def run(model, *, seq, packed, tp, pp, vp, dp, cp, ep, etp, zero, recompute, rec
     if problem:
         raise FlopcalcError(problem)
     hw, res = machine(accelerator, dtype, lay.devices, peak, network, efficiency,
-                      attention_kernel)
+                      attention_kernel, flash)
     from ..models.accelerators import MICROSCALING
 
     if lay.fp8_recipe == "mxfp8" and hw.name != "custom" and \

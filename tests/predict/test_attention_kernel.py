@@ -60,3 +60,10 @@ def test_plan_takes_the_kernel_too(cli):
             "--accelerator", "h100-sxm", "--attention-kernel", "fa2", "--format", "json")
     assert r.code == 0, r.err
     assert any("attention as fa2: FlashAttention-2" in line for line in r.json()["conventions"])
+
+
+@pytest.mark.parametrize("command", ["step", "plan"])
+def test_a_kernel_with_the_eager_path_is_refused(cli, command):
+    r = cli(command, "llama-3.1-8b", "--count", "8", "--global-batch", "16", "--accelerator",
+            "h100-sxm", "--attention-kernel", "fa2", "--no-flash")
+    assert r.code == 2 and r.err.count("\n") == 1 and "--no-flash" in r.err
