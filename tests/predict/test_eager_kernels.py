@@ -9,15 +9,11 @@ import pytest
 from flopcalc.commands import load
 from flopcalc.predict import steptime as S
 
+from tests.predict.test_op_checkpointing import MC  # the same made-up machine
+
 pytestmark = [pytest.mark.hand]
 
 TINY = ["d_model=64", "n_heads=4", "n_kv_heads=2", "d_ff=96", "n_layers=2", "vocab_size=100"]
-ENDS = ("low", "estimate", "high")
-MC = S.Machine(matmul_peak=1e15, attention_peak=5e14, hbm=4e12, matmul_share=0.8, sms=100,
-               attention_forward=dict(zip(ENDS, (0.7, 0.6, 0.5))),
-               attention_backward=dict(zip(ENDS, (0.5, 0.4, 0.3))),
-               memory_share=dict(zip(ENDS, (0.9, 0.9, 0.9))),
-               net=S.Net(domain=8, up=1e11, out=1e10, base=1e-5, lat_up=1e-6, lat_out=5e-6))
 
 
 def test_the_hand_counts_per_element():
